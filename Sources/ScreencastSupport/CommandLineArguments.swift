@@ -1,0 +1,110 @@
+import Foundation
+
+/// A bad command line: the executable prints `name: reason` and a pointer to `--help`, then exits 64.
+public struct UsageError: Error, CustomStringConvertible, Equatable {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// Exit codes shared by every executable (see DESIGN.md, "Conventions").
+public enum ExitCode {
+    /// Done.
+    public static let success: Int32 = 0
+    /// A runtime failure (input that did not decode, a socket that failed, a truncated stream).
+    public static let failure: Int32 = 1
+    /// Bad usage (`EX_USAGE` from sysexits.h).
+    public static let usage: Int32 = 64
+}
+
+/// A small command-line scanner: `--name value`, `--name=value`, boolean flags, and positionals.
+///
+/// Declare what a command accepts, then read values; anything undeclared, a missing value, or a
+/// value that does not parse throws ``UsageError``.
+public struct CommandLineArguments {
+    public private(set) var positionals: [String] = []
+    private var values: [String: [String]] = [:]
+    private var flags: Set<String> = []
+
+    /// - Parameters:
+    ///   - arguments: the words after the executable (and subcommand) name.
+    ///   - options: long names (without `--`) that take a value; may repeat.
+    ///   - flags: long names that take no value.
+    public init(_ arguments: [String], options: Set<String>, flags: Set<String>) throws(UsageError) {
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let word = arguments[index]
+            index += 1
+            if onlyPositionals || !word.hasPrefix("--") || word == "-" {
+                if !onlyPositionals, word.hasPrefix("-"), word != "-", word.count > 1 {
+                    throw UsageError("unknown option '\(word)'")
+                }
+                positionals.append(word)
+                continue
+            }
+            if word == "--" { onlyPositionals = true; continue }
+            let body = word.dropFirst(2)
+            let name: String
+            var inline: String?
+            if let eq = body.firstIndex(of: "=") {
+                name = String(body[..<eq])
+                inline = String(body[body.index(after: eq)...])
+            } else {
+                name = String(body)
+            }
+            if flags.contains(name) {
+                guard inline == nil else { throw UsageError("option '--\(name)' takes no value") }
+                self.flags.insert(name)
+            } else if options.contains(name) {
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard index < arguments.count else { throw UsageError("option '--\(name)' needs a value") }
+                    value = arguments[index]
+                    index += 1
+                }
+                values[name, default: []].append(value)
+            } else {
+                throw UsageError("unknown option '--\(name)'")
+            }
+        }
+    }
+
+    /// True when the flag was given.
+    public func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// The last value given for `name`, or nil.
+    public func string(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value given for a repeatable option, in order.
+    public func strings(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// The option parsed as an integer within `range`, or nil when absent.
+    public func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    /// The option parsed as a number within `range`, or nil when absent.
+    public func double(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw UsageError("--\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    /// Exactly `count` positionals, named in the error when missing or extra.
+    public func positionals(exactly count: Int, names: String) throws(UsageError) -> [String] {
+        guard positionals.count == count else {
+            if positionals.count < count { throw UsageError("missing \(names)") }
+            throw UsageError("unexpected argument '\(positionals[count])'")
+        }
+        return positionals
+    }
+}

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderDumpToolTests: XCTestCase { func testNothing() {} }

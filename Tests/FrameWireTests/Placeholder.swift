@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderFrameWireTests: XCTestCase { func testNothing() {} }

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderMediaTests: XCTestCase { func testNothing() {} }
