@@ -29,10 +29,11 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "Media"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media"]),
-        .testTarget(name: "FrameSocketTests", dependencies: ["FrameSocket", "FrameWire", "ScreencastSupport"]),
-        .testTarget(name: "DumpToolTests", dependencies: ["FrameWire", "FrameSocket", "ScreencastSupport"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG"]),  // CTurboJPEG: tests make 4:4:4/gray JPEGs with tjCompress2
+        .testTarget(name: "FrameSocketTests", dependencies: ["FrameSocket", "FrameWire", "Media", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "DumpToolTests", dependencies: ["FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

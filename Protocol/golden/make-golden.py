@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Writes the golden frame streams in this folder and their expected results.
+
+Independent of the Swift code on purpose: the bytes come from this script and Debian's `cjpeg`
+(package libjpeg-turbo-progs), so the Swift encoder is checked against them, not against itself.
+Run from anywhere: `python3 Protocol/golden/make-golden.py`. The committed files are the source of
+truth; rerunning with another cjpeg version may change JPEG bytes (and then the sha256 values).
+"""
+import hashlib
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def pattern(width, height, seed):
+    """A PPM (P6) image: gradients plus a moving block, different for each seed."""
+    rows = []
+    for y in range(height):
+        row = bytearray()
+        for x in range(width):
+            r = (x * 255 // max(1, width - 1) + seed * 40) % 256
+            g = (y * 255 // max(1, height - 1)) % 256
+            b = 220 if (x // 8 + y // 8 + seed) % 2 == 0 else 30
+            if seed * 6 <= x < seed * 6 + 12 and 4 <= y < 16:
+                r, g, b = 250, 250, 250
+            row += bytes((r, g, b))
+        rows.append(bytes(row))
+    return b"P6\n%d %d\n255\n" % (width, height) + b"".join(rows)
+
+
+def jpeg(width, height, seed, quality=85):
+    ppm = pattern(width, height, seed)
+    return subprocess.run(["cjpeg", "-quality", str(quality), "-optimize"], input=ppm,
+                          capture_output=True, check=True).stdout
+
+
+def ios_header(length, width, height, orientation, extra=b""):
+    return (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nBuffer-Width: %d\r\nBuffer-Height: %d\r\n"
+            b"Buffer-Orientation: %d\r\n" % (length, width, height, orientation)) + extra + b"\r\n"
+
+
+ROTATION = {8: 90, 3: 180, 6: 270}
+
+
+def write(name, note, canonical, parts):
+    """parts: list of (prefix_bytes_before_status_line, header_bytes, body, fields)."""
+    stream = bytearray()
+    frames = []
+    for prefix, header, body, fields in parts:
+        stream += prefix
+        offset = len(stream)
+        stream += header + body
+        width, height, orientation = fields["w"], fields["h"], fields["o"]
+        frame = {"offset": offset, "contentLength": len(body), "bufferWidth": width,
+                 "bufferHeight": height, "orientation": orientation,
+                 "rotation": ROTATION.get(orientation, 0), "jpegWidth": fields["jw"],
+                 "jpegHeight": fields["jh"]}
+        if "ts" in fields:
+            frame["timestamp"] = fields["ts"]
+            frame["sequence"] = fields["seq"]
+        frames.append(frame)
+    with open(os.path.join(HERE, name + ".frames"), "wb") as f:
+        f.write(stream)
+    expect = {"note": note, "canonical": canonical, "frames": frames, "end": "eof", "error": None,
+              "sha256": hashlib.sha256(stream).hexdigest()}
+    with open(os.path.join(HERE, name + ".expect.json"), "w") as f:
+        json.dump(expect, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    # 1. Exactly what the iOS sender writes: three frames, orientation 1.
+    parts = []
+    for seed in range(3):
+        body = jpeg(64, 48, seed)
+        parts.append((b"", ios_header(len(body), 64, 48, 1), body, {"w": 64, "h": 48, "o": 1, "jw": 64, "jh": 48}))
+    write("ios-three-frames", "three 64x48 frames byte for byte as the iOS sender writes them", True, parts)
+
+    # 2. What our agent writes: the iOS bytes plus Buffer-Timestamp and Buffer-Sequence, 30 fps spacing.
+    parts = []
+    for seq in range(4):
+        body = jpeg(80, 60, seq + 3)
+        ts = 5_000_000 + seq * 33_333
+        extra = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\n" % (ts, seq)
+        parts.append((b"", ios_header(len(body), 80, 60, 1, extra), body,
+                      {"w": 80, "h": 60, "o": 1, "jw": 80, "jh": 60, "ts": ts, "seq": seq}))
+    write("agent-extended", "four 80x60 frames as screencast-agent writes them (timestamps 33333 us apart)", True, parts)
+
+    # 3. What a tolerant reader must also accept: not byte-identical to our writer.
+    body_a = jpeg(48, 64, 1)
+    body_b = jpeg(48, 64, 2)
+    header_a = (b"HTTP/1.0 200\nbuffer-height:64\ncontent-length: \t%d \t\nX-Unknown: (anything: at all)\n"
+                b"Buffer-Width: 0048\nBUFFER-ORIENTATION: 6\nBuffer-Height: 64\n\n" % len(body_a))
+    header_b = (b"HTTP/1.1 200 Fine Thanks\r\nContent-Length: %d\r\nBuffer-Width: 48\r\nBuffer-Height: 64\r\n"
+                b"Buffer-Orientation: 300\r\nBuffer-Orientation: abc\r\n\r\n" % len(body_b))
+    write("tolerant-reader",
+          "LF endings, HTTP/1.0 without reason, any case and order, padding, leading zeros, unknown and repeated "
+          "headers, empty lines before a status line, out-of-range orientation", False,
+          [(b"\r\n\n", header_a, body_a, {"w": 48, "h": 64, "o": 6, "jw": 48, "jh": 64}),
+           (b"\r\n", header_b, body_b, {"w": 48, "h": 64, "o": 0, "jw": 48, "jh": 64})])
+
+
+if __name__ == "__main__":
+    main()

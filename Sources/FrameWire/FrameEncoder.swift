@@ -1,0 +1,60 @@
+/// Writes frame messages exactly as the iOS screen-share extension does (Protocol/frame-wire.md §6):
+///
+///     HTTP/1.1 200 OK\r\n
+///     Content-Length: N\r\n
+///     Buffer-Width: W\r\n
+///     Buffer-Height: H\r\n
+///     Buffer-Orientation: O\r\n
+///     [Buffer-Timestamp: T\r\n]        ; our agent only: capture time, CLOCK_MONOTONIC µs
+///     [Buffer-Sequence: S\r\n]         ; our agent only: frame counter
+///     \r\n
+///     <N bytes of JPEG>
+public enum FrameEncoder {
+    /// The header block for a body of `bodyLength` bytes (`header.contentLength` is not used).
+    public static func headerBlock(for header: FrameHeader, bodyLength: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        appendHeaderBlock(for: header, bodyLength: bodyLength, to: &out)
+        return out
+    }
+
+    /// Appends the header block for a body of `bodyLength` bytes to `out`.
+    public static func appendHeaderBlock(for header: FrameHeader, bodyLength: Int, to out: inout [UInt8]) {
+        out.append(contentsOf: "HTTP/1.1 200 OK\r\nContent-Length: ".utf8)
+        appendDecimal(UInt64(bodyLength), to: &out)
+        out.append(contentsOf: "\r\nBuffer-Width: ".utf8)
+        appendDecimal(UInt64(header.bufferWidth), to: &out)
+        out.append(contentsOf: "\r\nBuffer-Height: ".utf8)
+        appendDecimal(UInt64(header.bufferHeight), to: &out)
+        out.append(contentsOf: "\r\nBuffer-Orientation: ".utf8)
+        appendDecimal(UInt64(header.orientation), to: &out)
+        out.append(contentsOf: "\r\n".utf8)
+        if let timestamp = header.timestampMicros {
+            out.append(contentsOf: "Buffer-Timestamp: ".utf8)
+            appendDecimal(timestamp, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        if let sequence = header.sequence {
+            out.append(contentsOf: "Buffer-Sequence: ".utf8)
+            appendDecimal(sequence, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        out.append(contentsOf: "\r\n".utf8)
+    }
+
+    /// One whole message: the header block (Content-Length from `body.count`) then the body, in one buffer.
+    public static func encode(header: FrameHeader, body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + body.count)
+        appendHeaderBlock(for: header, bodyLength: body.count, to: &out)
+        out.append(contentsOf: body)
+        return out
+    }
+
+    /// One whole message for a decoded frame.
+    public static func encode(_ frame: Frame) -> [UInt8] { encode(header: frame.header, body: frame.body) }
+
+    private static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+        out.append(contentsOf: String(value).utf8)  // short strings are stored inline: no allocation
+    }
+}

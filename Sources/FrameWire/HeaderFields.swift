@@ -1,0 +1,144 @@
+/// Collects and checks the header lines of one message (Protocol/frame-wire.md §2.2–§2.4):
+///
+///     header-line = field-name ":" OWS field-value OWS line-end
+///     field-name  = 1*tchar                      ; RFC 9110 §5.6.2, compared case-insensitively
+///     OWS         = *( SP / HTAB )
+///
+/// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
+/// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` (optional).
+/// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
+struct HeaderFields: Sendable {
+    private(set) var contentLength: Int?
+    private(set) var width: Int?
+    private(set) var height: Int?
+    private(set) var orientation: Int?
+    private(set) var timestamp: UInt64?
+    private(set) var sequence: UInt64?
+
+    private enum Known {
+        case contentLength, width, height, orientation, timestamp, sequence
+    }
+
+    /// The lower-case names this reader knows.
+    private static let names: [([UInt8], Known)] = [
+        (Array("content-length".utf8), .contentLength),
+        (Array("buffer-width".utf8), .width),
+        (Array("buffer-height".utf8), .height),
+        (Array("buffer-orientation".utf8), .orientation),
+        (Array("buffer-timestamp".utf8), .timestamp),
+        (Array("buffer-sequence".utf8), .sequence),
+    ]
+
+    /// Adds one header line (without its line end).
+    mutating func add(line: [UInt8], limits: FrameWireLimits) throws(FrameWireError) {
+        guard let colon = line.firstIndex(of: .colon) else {
+            throw .badHeaderLine("no colon in \(Self.show(line[...]))")
+        }
+        let name = line[..<colon]
+        guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else {
+            throw .badHeaderLine("field name is not an HTTP token in \(Self.show(line[...]))")
+        }
+        guard let known = Self.known(name) else { return }
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == .space || first == .tab { value = value.dropFirst() }
+        while let last = value.last, last == .space || last == .tab { value = value.dropLast() }
+
+        switch known {
+        case .contentLength:
+            let length = try Self.required(value, name: "Content-Length", max: nil)
+            guard length <= limits.maxBodyBytes else {
+                throw .bodyTooLarge(contentLength: Self.show(value), limit: limits.maxBodyBytes)
+            }
+            try Self.set(&contentLength, length, name: "Content-Length")
+        case .width:
+            try Self.set(&width, try Self.required(value, name: "Buffer-Width", max: limits.maxDimension), name: "Buffer-Width")
+        case .height:
+            try Self.set(&height, try Self.required(value, name: "Buffer-Height", max: limits.maxDimension), name: "Buffer-Height")
+        case .orientation:
+            let parsed = Self.digits(value).flatMap { $0 <= 255 ? Int($0) : nil } ?? 0
+            try Self.set(&orientation, parsed, name: "Buffer-Orientation")
+        case .timestamp:
+            if timestamp == nil { timestamp = Self.digits(value) }
+        case .sequence:
+            if sequence == nil { sequence = Self.digits(value) }
+        }
+    }
+
+    /// The finished header; throws ``FrameWireError/missingHeader(_:)`` for an absent required field.
+    func header() throws(FrameWireError) -> FrameHeader {
+        guard let contentLength else { throw .missingHeader("Content-Length") }
+        guard let width else { throw .missingHeader("Buffer-Width") }
+        guard let height else { throw .missingHeader("Buffer-Height") }
+        return FrameHeader(
+            contentLength: contentLength, bufferWidth: width, bufferHeight: height,
+            orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence)
+    }
+
+    // MARK: - Helpers
+
+    /// A required numeric value: 1*DIGIT (leading zeros allowed), at least 1, at most `max` when given.
+    private static func required(_ value: ArraySlice<UInt8>, name: String, max: Int?) throws(FrameWireError) -> Int {
+        guard let number = digits(value) else {
+            // Not 1*DIGIT, or more than UInt64 holds: for Content-Length the latter is simply too large.
+            if name == "Content-Length", !value.isEmpty, value.allSatisfy(isDigit) {
+                return Int.max
+            }
+            throw .badHeaderValue(name: name, value: show(value))
+        }
+        guard number >= 1, max.map({ number <= UInt64($0) }) ?? true else {
+            throw .badHeaderValue(name: name, value: show(value))
+        }
+        return number > UInt64(Int.max) ? Int.max : Int(number)
+    }
+
+    /// A repeated field is fine with the same value and ``FrameWireError/conflictingHeaders(_:)`` otherwise.
+    private static func set(_ slot: inout Int?, _ value: Int, name: String) throws(FrameWireError) {
+        if let existing = slot, existing != value { throw .conflictingHeaders(name) }
+        slot = value
+    }
+
+    /// 1*DIGIT as an unsigned number, nil when empty, not all digits, or above `UInt64.max`.
+    static func digits(_ value: ArraySlice<UInt8>) -> UInt64? {
+        guard !value.isEmpty else { return nil }
+        var number: UInt64 = 0
+        for byte in value {
+            guard isDigit(byte) else { return nil }
+            let (times10, o1) = number.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(byte - 0x30))
+            if o1 || o2 { return nil }
+            number = sum
+        }
+        return number
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    /// tchar (RFC 9110 §5.6.2): `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    private static func known(_ name: ArraySlice<UInt8>) -> Known? {
+        for (candidate, known) in names where candidate.count == name.count {
+            if zip(candidate, name).allSatisfy({ $0 == ($1 | ($1 >= 0x41 && $1 <= 0x5A ? 0x20 : 0)) }) {
+                return known
+            }
+        }
+        return nil
+    }
+
+    /// Printable text of header bytes for an error message (at most 64 characters).
+    static func show(_ bytes: ArraySlice<UInt8>) -> String {
+        var text = ""
+        for byte in bytes.prefix(64) {
+            text += (0x20...0x7E).contains(byte) ? String(Character(Unicode.Scalar(byte))) : "\\x" + String(byte, radix: 16)
+        }
+        return "\"" + text + (bytes.count > 64 ? "…" : "") + "\""
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderFrameWireTests: XCTestCase { func testNothing() {} }
