@@ -277,7 +277,7 @@ public struct FrameDecoder: Sendable {
     private var pendingHeader = FrameHeader(contentLength: 0, bufferWidth: 0, bufferHeight: 0)
 
     private mutating func deliverFrame(_ emit: (FrameDecoderEvent) -> Void) {
-        let frame = Frame(header: pendingHeader, body: body, offset: messageOffset)
+        let frame = Frame(header: pendingHeader, body: body, offset: messageOffset, headerLength: headerBytes)
         body = []
         bodyFilled = 0
         phase = .preamble(sawCR: false)

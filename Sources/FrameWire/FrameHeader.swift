@@ -59,10 +59,16 @@ public struct Frame: Sendable, Equatable {
     public var body: [UInt8]
     /// Byte offset of the frame's status line from the start of the stream (skipped empty lines excluded).
     public var offset: Int
+    /// Bytes of the header block as received, status line through the empty line.
+    public var headerLength: Int
 
-    public init(header: FrameHeader, body: [UInt8], offset: Int = 0) {
+    /// The bytes this message occupied in the stream: `headerLength + body.count`.
+    public var messageLength: Int { headerLength + body.count }
+
+    public init(header: FrameHeader, body: [UInt8], offset: Int = 0, headerLength: Int = 0) {
         self.header = header
         self.body = body
         self.offset = offset
+        self.headerLength = headerLength
     }
 }

@@ -66,7 +66,8 @@ final class CaseReplayTests: XCTestCase {
                     XCTAssertEqual(h.sequence, expected.sequence, "\(context): sequence", file: file, line: line)
                 }
                 // The body is exactly the bytes after the header block in the stream.
-                let start = frame.offset + headerBlockLength(of: wireCase.bytes, at: frame.offset)
+                XCTAssertEqual(frame.headerLength, headerBlockLength(of: wireCase.bytes, at: frame.offset), "\(context): header length", file: file, line: line)
+                let start = frame.offset + frame.headerLength
                 XCTAssertTrue(frame.body[...] == wireCase.bytes[start..<(start + frame.body.count)],
                               "\(context): body bytes", file: file, line: line)
             }

@@ -1,0 +1,404 @@
+import Foundation
+import Glibc
+import ScreencastSupport
+
+/// The agent side of the agent↔call socket: a client that keeps one frame in flight, lets the newest
+/// frame win, and reconnects with back-off.
+///
+/// - A writer thread (named `frame-sender`) connects to ``path``, retrying with ``Backoff`` while no
+///   server is there (one log line per state change, not per try).
+/// - ``offer(_:)`` never blocks: the message goes into a single pending slot; a message that was still
+///   pending (not yet started) is replaced and counted in ``Stats/droppedFrames``. A slow or stopped
+///   reader therefore makes the sender drop frames, never queue them: at most one message is pending
+///   and one being written.
+/// - Writes use `send(…, MSG_NOSIGNAL)`, so a vanished reader is an error (`EPIPE`), not SIGPIPE
+///   death; the frame being written is then dropped (counted), the socket closed, and the sender
+///   reconnects.
+/// - ``close()`` is idempotent and prompt even while a write is blocked on a stopped reader; dropping
+///   the last reference closes too.
+///
+/// All methods are thread-safe.
+public final class FrameSender: Sendable {
+    /// Counters since the sender was created.
+    public struct Stats: Sendable, Equatable {
+        /// Messages written completely.
+        public var sentFrames = 0
+        /// Bytes of those messages.
+        public var sentBytes = 0
+        /// Messages not written: replaced while pending, cut off by a failed write, or offered /
+        /// pending at or after ``FrameSender/close()``.
+        public var droppedFrames = 0
+        /// Successful connections made.
+        public var connects = 0
+        /// Bytes held right now: the pending message plus the one being written (never more than two
+        /// messages' worth).
+        public var bufferedBytes = 0
+        /// True while a connection is open.
+        public var isConnected = false
+
+        public init() {}
+    }
+
+    /// Reconnect delays: `initial`, doubling per consecutive failure, at most `maximum`.
+    public struct Backoff: Sendable, Equatable {
+        /// Delay after the first failure (default 100 ms).
+        public var initial: Duration
+        /// Longest delay (default 2 s).
+        public var maximum: Duration
+
+        public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(2)) {
+            self.initial = initial
+            self.maximum = max(initial, maximum)
+        }
+
+        /// 100 ms doubling to 2 s.
+        public static let standard = Backoff()
+
+        /// The wait after `failures` (≥ 1) consecutive failures: `initial × 2^(failures-1)`, capped.
+        public func delay(afterFailures failures: Int) -> Duration {
+            var delay = initial
+            var step = 1
+            while step < failures, delay < maximum {
+                delay *= 2
+                step += 1
+            }
+            return min(delay, maximum)
+        }
+    }
+
+    /// The socket this sender connects to.
+    public var path: SocketPath { core.path }
+
+    private let core: SenderCore
+
+    /// Starts the writer thread, which connects right away and then whenever the connection is lost.
+    ///
+    /// - Parameters:
+    ///   - path: the server's socket.
+    ///   - backoff: reconnect delays (default 100 ms doubling to 2 s).
+    ///   - logger: receives `connected`, `waiting for server`, `server disconnected` and `closed`.
+    /// - Throws: ``FrameSocketError/systemCall(name:errno:path:)`` when the wake-up socket pair cannot
+    ///   be made (out of descriptors).
+    public init(path: SocketPath, backoff: Backoff = .standard, logger: Logger) throws(FrameSocketError) {
+        core = SenderCore(path: path, backoff: backoff, logger: logger, wake: try WakeSignal())
+        let core = core
+        let thread = Thread { core.runWriter() }
+        thread.name = "frame-sender"
+        thread.start()
+    }
+
+    deinit { core.close() }
+
+    /// Hands over one complete message (header block and body, e.g. from `FrameEncoder.encode`).
+    /// Never blocks. A message still pending from before is replaced and counted as dropped; after
+    /// ``close()`` the message is counted as dropped.
+    public func offer(_ message: [UInt8]) { core.offer(message) }
+
+    /// Hands over one message without loss: waits until the pending slot is free (the writer has
+    /// started the previous message), then fills it. For replaying dumps.
+    ///
+    /// - Throws: ``FrameSocketError/closed`` when the sender is or gets closed while waiting.
+    public func send(_ message: [UInt8]) throws(FrameSocketError) { try core.send(message) }
+
+    /// Waits until nothing is pending or being written (everything offered was written or dropped).
+    ///
+    /// - Returns: true when that happened within `timeout`; false on timeout or when closed first.
+    @discardableResult
+    public func flush(timeout: Duration) -> Bool { core.flush(timeout: timeout) }
+
+    /// Stops the writer thread and closes the connection; a pending message and a message cut off
+    /// mid-write are counted as dropped. Idempotent; returns once the thread has finished.
+    public func close() { core.close() }
+
+    /// A snapshot of the counters.
+    public var stats: Stats { core.statsSnapshot() }
+}
+
+/// The sender's shared state and its writer thread's loop.
+///
+/// `@unchecked Sendable` is safe because every mutable stored property (`pending`, `inFlightBytes`,
+/// `closed`, `threadDone`, `stats`) is read and written only while `condition` is locked; the `let`s
+/// are Sendable; the connected socket is a local of the writer thread and never shared.
+final class SenderCore: @unchecked Sendable {
+    let path: SocketPath
+    let backoff: FrameSender.Backoff
+    let logger: Logger
+    let wake: WakeSignal
+
+    private let condition = NSCondition()
+    private var pending: [UInt8]?
+    private var inFlightBytes = 0
+    private var writing = false
+    private var closed = false
+    private var threadDone = false
+    private var stats = FrameSender.Stats()
+
+    /// How often an idle writer checks that the server is still there.
+    private static let idleCheckSeconds = 0.5
+    /// A connection that lived at least this long resets the back-off.
+    private static let healthyConnectionMicros: UInt64 = 1_000_000
+
+    init(path: SocketPath, backoff: FrameSender.Backoff, logger: Logger, wake: WakeSignal) {
+        self.path = path
+        self.backoff = backoff
+        self.logger = logger
+        self.wake = wake
+    }
+
+    deinit { wake.close() }
+
+    // MARK: - Caller side
+
+    func offer(_ message: [UInt8]) {
+        condition.lock()
+        defer { condition.unlock() }
+        if closed {
+            stats.droppedFrames += 1
+            return
+        }
+        if pending != nil { stats.droppedFrames += 1 }
+        pending = message
+        condition.broadcast()
+    }
+
+    func send(_ message: [UInt8]) throws(FrameSocketError) {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending != nil, !closed { condition.wait() }
+        guard !closed else { throw .closed }
+        pending = message
+        condition.broadcast()
+    }
+
+    func flush(timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while pending != nil || writing, !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+        return pending == nil && !writing
+    }
+
+    func close() {
+        condition.lock()
+        if !closed {
+            closed = true
+            if pending != nil {
+                pending = nil
+                stats.droppedFrames += 1
+            }
+            condition.broadcast()
+        }
+        condition.unlock()
+        wake.signal()
+        condition.lock()
+        while !threadDone { condition.wait() }
+        condition.unlock()
+    }
+
+    func statsSnapshot() -> FrameSender.Stats {
+        condition.lock()
+        defer { condition.unlock() }
+        var snapshot = stats
+        snapshot.bufferedBytes = (pending?.count ?? 0) + inFlightBytes
+        return snapshot
+    }
+
+    // MARK: - Writer thread
+
+    private enum Next {
+        case message([UInt8])
+        case idle
+        case closed
+    }
+
+    private enum WriteResult {
+        case written
+        case failed(Int32)
+        case closed
+    }
+
+    /// The writer thread: connect (with back-off) → take the pending message → write it → repeat.
+    func runWriter() {
+        var socket: FileDescriptor?
+        var failures = 0
+        var reportedWaiting: Int32?
+        var connectedAt: UInt64 = 0
+
+        func disconnect(_ reason: String, errno code: Int32?) {
+            socket?.close()
+            socket = nil
+            setConnected(false)
+            logger.warning("server disconnected", [
+                "path": path, "reason": reason, "errno": code.map(String.init) ?? "-", "dropped": statsSnapshot().droppedFrames,
+            ])
+            if MonotonicClock.nowMicros() - connectedAt >= Self.healthyConnectionMicros {
+                failures = 0
+            } else {
+                // Refused or cut off at once: keep backing off instead of hammering the server.
+                failures += 1
+                pause(backoff.delay(afterFailures: failures))
+            }
+        }
+
+        while !isClosed {
+            guard let connection = socket else {
+                switch connect() {
+                case .success(let connected):
+                    socket = connected
+                    connectedAt = MonotonicClock.nowMicros()
+                    reportedWaiting = nil
+                    let count = setConnected(true)
+                    logger.info("connected", ["path": path, "connects": count])
+                case .failure(let error):
+                    let code: Int32 = if case .systemCall(_, let code, _) = error { code } else { 0 }
+                    if reportedWaiting != code {
+                        reportedWaiting = code
+                        logger.info("waiting for server", ["path": path, "reason": FrameSocketError.errorText(code)])
+                    }
+                    failures += 1
+                    pause(backoff.delay(afterFailures: failures))
+                }
+                continue
+            }
+            switch nextMessage() {
+            case .closed:
+                break
+            case .idle:
+                if peerHasHungUp(connection) { disconnect("eof", errno: nil) }
+            case .message(let message):
+                let result = write(message, to: connection)
+                finishWrite(message.count, written: { if case .written = result { true } else { false } }())
+                if case .failed(let code) = result { disconnect(FrameSocketError.errorText(code), errno: code) }
+            }
+        }
+        socket?.close()
+        let final = statsSnapshot()
+        logger.info("closed", ["path": path, "sent": final.sentFrames, "dropped": final.droppedFrames])
+        condition.lock()
+        stats.isConnected = false
+        threadDone = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    /// Records the connection state; returns the number of connects so far.
+    @discardableResult
+    private func setConnected(_ connected: Bool) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        stats.isConnected = connected
+        if connected { stats.connects += 1 }
+        return stats.connects
+    }
+
+    /// Waits for `delay` or until closed.
+    private func pause(_ delay: Duration) {
+        let deadline = Date(timeIntervalSinceNow: delay.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+    }
+
+    /// A non-blocking connect; the socket is non-blocking from then on (writes poll for room).
+    private func connect() -> Result<FileDescriptor, FrameSocketError> {
+        let socket: FileDescriptor
+        do {
+            socket = try UnixSocket.makeStream(nonBlocking: true)
+        } catch {
+            return .failure(error)
+        }
+        let code = UnixSocket.connect(socket, to: path)
+        guard code == 0 else {
+            socket.close()
+            return .failure(.systemCall(name: "connect", errno: code, path: path.string))
+        }
+        return .success(socket)
+    }
+
+    /// Takes the pending message, or reports `.idle` after a quiet while (to check the connection).
+    private func nextMessage() -> Next {
+        let deadline = Date(timeIntervalSinceNow: Self.idleCheckSeconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while pending == nil, !closed {
+            if !condition.wait(until: deadline) { return .idle }
+        }
+        guard !closed, let message = pending else { return .closed }
+        pending = nil
+        writing = true
+        inFlightBytes = message.count
+        condition.broadcast()
+        return .message(message)
+    }
+
+    private func finishWrite(_ count: Int, written: Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        writing = false
+        inFlightBytes = 0
+        if written {
+            stats.sentFrames += 1
+            stats.sentBytes += count
+        } else {
+            stats.droppedFrames += 1
+        }
+        condition.broadcast()
+    }
+
+    /// Writes all of `message`, waiting for room with poll (and the wake-up, so close stays prompt).
+    private func write(_ message: [UInt8], to socket: FileDescriptor) -> WriteResult {
+        let fd = socket.rawValue
+        return message.withUnsafeBytes { raw -> WriteResult in
+            guard let base = raw.baseAddress else { return .written }
+            var offset = 0
+            while offset < raw.count {
+                let count = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                if count > 0 {
+                    offset += count
+                    continue
+                }
+                let code = count < 0 ? errno : EPIPE
+                if code == EINTR { continue }
+                guard code == EAGAIN || code == EWOULDBLOCK else { return .failed(code) }
+                var fds = [
+                    pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+                    pollfd(fd: wake.pollDescriptor, events: Int16(POLLIN), revents: 0),
+                ]
+                do throws(FrameSocketError) {
+                    _ = try UnixSocket.poll(&fds, timeoutMilliseconds: -1)
+                } catch {
+                    if case .systemCall(_, let code, _) = error { return .failed(code) }
+                    return .failed(EIO)
+                }
+                if fds[1].revents != 0 { return .closed }
+                // POLLOUT, or POLLERR/POLLHUP: the next send tells which.
+            }
+            return .written
+        }
+    }
+
+    /// True when the server closed its end (or sent something, which it never should).
+    private func peerHasHungUp(_ socket: FileDescriptor) -> Bool {
+        var fds = [pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)]
+        guard let ready = try? UnixSocket.poll(&fds, timeoutMilliseconds: 0), ready > 0 else { return false }
+        return fds[0].revents & Int16(POLLHUP | POLLERR | POLLIN) != 0
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double` (for `Date`/`NSCondition` deadlines).
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    }
+}

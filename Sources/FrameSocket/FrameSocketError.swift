@@ -1,0 +1,67 @@
+import Glibc
+
+/// Everything that can go wrong in the Unix-socket transport: a bad socket path, a path that is
+/// already served, a failing system call, or a server/sender used in the wrong state.
+///
+/// Wire-format problems are not here: a sender that breaks the frame format ends its connection
+/// with a ``SourceEndReason/stream(_:)`` carrying the `FrameWire` error.
+public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The socket path is the empty string.
+    case emptyPath
+    /// The socket path does not start with `/` (the path given).
+    case relativePath(String)
+    /// The socket path has more than `limit` (107) bytes of UTF-8; `sun_path` holds 108 bytes
+    /// including the terminating NUL, and a longer path would be cut short silently.
+    case pathTooLong(path: String, bytes: Int, limit: Int)
+    /// The socket path contains a NUL byte (it would name a different, possibly abstract, socket).
+    case pathContainsNUL(String)
+    /// A live server already listens on the path (a probe connection succeeded).
+    case inUse(path: String)
+    /// Something that is not a socket (a regular file, a folder, …) is in the way; it is left alone.
+    case notASocket(path: String)
+    /// The socket's parent path exists but is not a folder.
+    case notADirectory(path: String)
+    /// A system call failed: its name, `errno`, and the path involved when there is one.
+    case systemCall(name: String, errno: Int32, path: String?)
+    /// ``FrameServer/start()`` was called on a server that is already running.
+    case alreadyStarted
+    /// The sender was closed (``FrameSender/close()``) before the operation could finish.
+    case closed
+
+    /// A one-line, human-readable explanation (for logs and CLI error messages).
+    public var description: String {
+        switch self {
+        case .emptyPath:
+            "socket path is empty"
+        case .relativePath(let path):
+            "socket path '\(path)' is relative; give an absolute path"
+        case .pathTooLong(let path, let bytes, let limit):
+            "socket path '\(path)' is \(bytes) bytes long; the limit is \(limit) bytes"
+        case .pathContainsNUL(let path):
+            "socket path '\(path.replacingOccurrences(of: "\0", with: "\\0"))' contains a NUL byte"
+        case .inUse(let path):
+            "socket '\(path)' is in use by a live server"
+        case .notASocket(let path):
+            "'\(path)' exists and is not a socket; not replacing it"
+        case .notADirectory(let path):
+            "'\(path)' is not a folder"
+        case .systemCall(let name, let code, let path):
+            "\(name)\(path.map { " '\($0)'" } ?? "") failed: \(Self.errorText(code)) (errno \(code))"
+        case .alreadyStarted:
+            "the server is already running"
+        case .closed:
+            "the sender is closed"
+        }
+    }
+
+    /// `strerror(code)` as a Swift string.
+    static func errorText(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "unknown error" }
+        return String(cString: text)
+    }
+
+    /// A `.systemCall` error from the current `errno`.
+    static func lastError(_ name: String, path: String? = nil) -> FrameSocketError {
+        .systemCall(name: name, errno: errno, path: path)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Glibc
+
+/// A validated filesystem path for the agent↔call Unix stream socket.
+///
+/// Valid means: not empty, absolute (starts with `/`, so never an abstract socket, whose name starts
+/// with NUL), no NUL byte inside, and at most ``maxBytes`` (107) bytes of UTF-8, because `sun_path`
+/// is 108 bytes including the terminating NUL. Anything else is refused with a ``FrameSocketError``
+/// rather than truncated.
+public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
+    /// The longest accepted path in bytes: `sizeof(sun_path)` (108) minus the terminating NUL.
+    public static let maxBytes = 107
+
+    /// The path as given (absolute).
+    public let string: String
+
+    /// Validates `path`.
+    ///
+    /// - Throws: ``FrameSocketError/emptyPath``, ``FrameSocketError/relativePath(_:)``,
+    ///   ``FrameSocketError/pathContainsNUL(_:)`` or ``FrameSocketError/pathTooLong(path:bytes:limit:)``.
+    public init(_ path: String) throws(FrameSocketError) {
+        let bytes = path.utf8
+        if bytes.isEmpty { throw .emptyPath }
+        if bytes.contains(0) { throw .pathContainsNUL(path) }
+        if bytes.first != UInt8(ascii: "/") { throw .relativePath(path) }
+        if bytes.count > Self.maxBytes { throw .pathTooLong(path: path, bytes: bytes.count, limit: Self.maxBytes) }
+        string = path
+    }
+
+    /// The project's default socket (DESIGN.md, "Conventions"): `$XDG_RUNTIME_DIR/screencast/agent.sock`
+    /// when `XDG_RUNTIME_DIR` is set to an absolute path, else `/tmp/screencast-$UID/agent.sock`.
+    ///
+    /// - Parameters:
+    ///   - environment: the variables to read (default: this process's environment).
+    ///   - uid: the user id for the `/tmp` fallback (default: `getuid()`).
+    /// - Throws: the validation errors of ``init(_:)`` (e.g. a very long `XDG_RUNTIME_DIR`).
+    public static func defaultPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        uid: UInt32 = getuid()
+    ) throws(FrameSocketError) -> SocketPath {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            let base = runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime
+            return try SocketPath(base + "/screencast/agent.sock")
+        }
+        return try SocketPath("/tmp/screencast-\(uid)/agent.sock")
+    }
+
+    /// The folder that holds the socket (everything before the last `/`; `/` for a top-level socket).
+    public var directory: String {
+        guard let slash = string.utf8.lastIndex(of: UInt8(ascii: "/")), slash != string.utf8.startIndex else {
+            return "/"
+        }
+        return String(string[..<slash])
+    }
+
+    public var description: String { string }
+
+    /// Makes sure ``directory`` exists. Only the last component is created, with mode 0700; an existing
+    /// folder is used as it is (never chmod-ed: it may be a shared system folder such as `/tmp`).
+    ///
+    /// - Returns: true when the folder was created here.
+    /// - Throws: ``FrameSocketError/notADirectory(path:)`` when something else is in the way, or
+    ///   ``FrameSocketError/systemCall(name:errno:path:)`` from `mkdir`/`chmod` (e.g. `ENOENT` when
+    ///   the grandparent folder is missing, `EACCES`).
+    @discardableResult
+    func createDirectoryIfNeeded() throws(FrameSocketError) -> Bool {
+        let dir = directory
+        if mkdir(dir, 0o700) == 0 {
+            // mkdir's mode passes through the umask; say exactly 0700.
+            guard chmod(dir, 0o700) == 0 else { throw .lastError("chmod", path: dir) }
+            return true
+        }
+        let code = errno
+        guard code == EEXIST else { throw .systemCall(name: "mkdir", errno: code, path: dir) }
+        var info = stat()
+        guard stat(dir, &info) == 0 else { throw .lastError("stat", path: dir) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: dir) }
+        return false
+    }
+}

@@ -1,0 +1,126 @@
+internal import CTurboJPEG
+
+/// Compresses I420 pictures to baseline JPEG with libturbojpeg (`tjCompressFromYUVPlanes`, no RGB step).
+///
+/// Owns one libturbojpeg compressor handle and one worst-case output buffer (`tjBufSize`), both reused:
+/// encoding same-sized frames allocates only the returned bytes. Used by tests and the golden-stream
+/// generator now; the agent will add BGRX input (`tjCompress2`) here.
+///
+/// One thread at a time: an encoder is not `Sendable`.
+public final class JPEGEncoder {
+    private let handle: tjhandle
+    /// libturbojpeg-allocated output buffer (`tjAlloc`), `outputCapacity` bytes; nil until first use.
+    private var output: UnsafeMutablePointer<UInt8>?
+    private var outputCapacity = 0
+    private let planePointers = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 3)
+    private let planeStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
+    /// Luma padded to even size (edge pixels repeated) for odd-sized 4:2:0 frames; grown, never shrunk.
+    private var paddedLuma: [UInt8] = []
+
+    /// - Throws: `MediaError.handleCreationFailed` if libturbojpeg cannot allocate its handle.
+    public init() throws(MediaError) {
+        guard let handle = tjInitCompress() else {
+            throw .handleCreationFailed(turboJPEGError(nil).message)
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        tjFree(output)
+        tjDestroy(handle)
+        planePointers.deallocate()
+        planeStrides.deallocate()
+    }
+
+    /// Compresses `frame` to a JPEG.
+    /// - Parameters:
+    ///   - quality: 1 (worst) … 100 (best).
+    ///   - subsampling: `.yuv420` (default; the chroma planes are used as they are) or `.gray` (only the
+    ///     Y plane is written, as a one-component JPEG).
+    /// - Throws: `MediaError.invalidArgument` for an empty frame, a quality outside 1…100 or another
+    ///   subsampling; `.jpegEncode` if libturbojpeg fails.
+    public func encode(
+        _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420
+    ) throws(MediaError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try encode(frame, quality: quality, subsampling: subsampling, into: &bytes)
+        return bytes
+    }
+
+    /// Compresses `frame` into `jpeg`, replacing its contents (its capacity is kept); see
+    /// `encode(_:quality:subsampling:)`.
+    public func encode(
+        _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420, into jpeg: inout [UInt8]
+    ) throws(MediaError) {
+        guard frame.width >= 1, frame.height >= 1 else {
+            throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) frame")
+        }
+        guard (1...100).contains(quality) else {
+            throw .invalidArgument("JPEG quality must be 1...100, got \(quality)")
+        }
+        guard subsampling == .yuv420 || subsampling == .gray else {
+            throw .invalidArgument("I420 input encodes as 4:2:0 or gray, not \(subsampling)")
+        }
+        let samp = subsampling.turboJPEG
+        let worstCase = tjBufSize(Int32(frame.width), Int32(frame.height), samp)
+        guard worstCase != UInt.max, worstCase <= UInt(Int32.max) else {
+            throw .jpegEncode(turboJPEGError(nil).message)
+        }
+        if Int(worstCase) > outputCapacity {
+            tjFree(output)
+            output = tjAlloc(Int32(worstCase))
+            outputCapacity = output == nil ? 0 : Int(worstCase)
+            guard output != nil else { throw .jpegEncode("tjAlloc of \(worstCase) bytes failed") }
+        }
+
+        // libturbojpeg reads a luma plane padded to whole chroma samples (`tjPlaneWidth`/`tjPlaneHeight`:
+        // 38x24 for a 37x23 4:2:0 frame). For odd sizes the frame's Y plane is copied into a padded one
+        // with its edge pixels repeated (as libjpeg pads), instead of letting it read the U plane.
+        let (width, height) = (frame.width, frame.height)
+        let lumaPlaneWidth = Int(tjPlaneWidth(0, Int32(width), samp))
+        let lumaPlaneHeight = Int(tjPlaneHeight(0, Int32(height), samp))
+        guard lumaPlaneWidth >= width, lumaPlaneHeight >= height else {
+            throw .jpegEncode(turboJPEGError(nil).message)
+        }
+        let lumaInPlace = lumaPlaneWidth == width && lumaPlaneHeight == height
+        if !lumaInPlace, paddedLuma.count < lumaPlaneWidth * lumaPlaneHeight {
+            paddedLuma = [UInt8](repeating: 0, count: lumaPlaneWidth * lumaPlaneHeight)
+        }
+
+        var size = UInt(outputCapacity)
+        let status = frame.withUnsafePlanes { y, u, v in
+            paddedLuma.withUnsafeMutableBufferPointer { padded in
+                var luma = y.baseAddress!
+                var lumaStride = frame.yStride
+                if !lumaInPlace, let out = padded.baseAddress {
+                    for row in 0..<lumaPlaneHeight {
+                        let source = y.baseAddress! + min(row, height - 1) * frame.yStride
+                        let target = out + row * lumaPlaneWidth
+                        target.update(from: source, count: width)
+                        (target + width).update(repeating: source[width - 1], count: lumaPlaneWidth - width)
+                    }
+                    luma = UnsafePointer(out)
+                    lumaStride = lumaPlaneWidth
+                }
+                planePointers[0] = luma
+                planePointers[1] = u.baseAddress
+                planePointers[2] = v.baseAddress
+                planeStrides[0] = Int32(lumaStride)
+                planeStrides[1] = Int32(frame.uvStride)
+                planeStrides[2] = Int32(frame.uvStride)
+                return tjCompressFromYUVPlanes(
+                    handle, planePointers, Int32(width), planeStrides, Int32(height), samp,
+                    &output, &size, Int32(quality), Int32(TJFLAG_NOREALLOC))
+            }
+        }
+        guard status == 0, let output else {
+            throw .jpegEncode(turboJPEGError(handle).message)
+        }
+        jpeg.removeAll(keepingCapacity: true)
+        jpeg.append(contentsOf: UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+}
+
+/// An encoder holds a libturbojpeg handle and an output buffer: use it from one thread at a time.
+@available(*, unavailable)
+extension JPEGEncoder: Sendable {}

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderMediaTests: XCTestCase { func testNothing() {} }
