@@ -33,7 +33,7 @@ let package = Package(
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG"]),  // CTurboJPEG: tests make 4:4:4/gray JPEGs with tjCompress2
         .testTarget(name: "FrameSocketTests", dependencies: ["FrameSocket", "FrameWire", "Media", "ScreencastSupport", "TestSupport"]),
-        .testTarget(name: "DumpToolTests", dependencies: ["FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "DumpToolTests", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,6 +36,7 @@ public final class FrameSender: Sendable {
         /// True while a connection is open.
         public var isConnected = false
 
+        /// All counters zero, not connected.
         public init() {}
     }
 
@@ -46,6 +47,7 @@ public final class FrameSender: Sendable {
         /// Longest delay (default 2 s).
         public var maximum: Duration
 
+        /// A `maximum` below `initial` is raised to `initial`.
         public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(2)) {
             self.initial = initial
             self.maximum = max(initial, maximum)
@@ -82,9 +84,7 @@ public final class FrameSender: Sendable {
     public init(path: SocketPath, backoff: Backoff = .standard, logger: Logger) throws(FrameSocketError) {
         core = SenderCore(path: path, backoff: backoff, logger: logger, wake: try WakeSignal())
         let core = core
-        let thread = Thread { core.runWriter() }
-        thread.name = "frame-sender"
-        thread.start()
+        WorkerThread.start(name: "frame-sender") { core.runWriter() }
     }
 
     deinit { core.close() }
@@ -107,7 +107,8 @@ public final class FrameSender: Sendable {
     public func flush(timeout: Duration) -> Bool { core.flush(timeout: timeout) }
 
     /// Stops the writer thread and closes the connection; a pending message and a message cut off
-    /// mid-write are counted as dropped. Idempotent; returns once the thread has finished.
+    /// mid-write are counted as dropped. Idempotent; returns once the writer thread has
+    /// finished its work (the thread itself exits a moment later).
     public func close() { core.close() }
 
     /// A snapshot of the counters.

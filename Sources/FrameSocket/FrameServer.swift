@@ -18,7 +18,7 @@ import Synchronization
 /// - EOF, a wire-format error or a read error ends the connection with
 ///   ``FrameServerEvent/senderEnded(_:_:)``; the server then waits for the next sender.
 /// - ``stop()`` is idempotent and prompt (it does not depend on a client), closes the connection,
-///   removes the socket file (only if it is still the one this server bound) and joins the thread.
+///   removes the socket file (only if it is still the one this server bound) and waits for the thread to finish.
 ///
 /// Events are delivered in order on the reader thread; a slow handler slows reading, which makes the
 /// sender drop frames rather than queue them.
@@ -85,7 +85,8 @@ public final class FrameServer: Sendable {
     /// Stops the reader thread, ends the current sender (``SourceEndReason/serverStopped``), removes
     /// the socket file and returns when all of that is done. Idempotent; a later ``start()`` may reuse
     /// the server. Called from within `onEvent` (the reader thread itself), it returns at once and the
-    /// thread finishes as soon as the handler returns.
+    /// thread finishes as soon as the handler returns. When two threads call it at once, the one that
+    /// finds the server already stopping returns without waiting.
     public func stop() {
         guard let run = running.withLock({ $0.take() }) else { return }
         run.wake.signal()
@@ -150,14 +151,12 @@ final class ServerContext: Sendable {
             throw error
         }
 
-        let thread = Thread { [self] in
+        WorkerThread.start(name: "frame-server") { [self] in
             run.markCurrentThread()
             var loop = ServerLoop(context: self, session: run)
             loop.run()
             run.finished.signal()
         }
-        thread.name = "frame-server"
-        thread.start()
         logger.info("listening", ["path": file])
         return run
     }
@@ -314,7 +313,8 @@ struct ServerLoop {
         }
         logger.log(level, "sender ended", [
             "connection": ended.info.connection, "pid": ended.info.pid, "reason": reason.name,
-            "frames": ended.frames, "bytes": ended.bytes, "detail": reason.description,
+            "frames": ended.frames, "bytes": ended.bytes,
+            "detail": reason.description == reason.name ? "-" : reason.description,
         ])
         context.onEvent(.senderEnded(ended.info, reason))
     }

@@ -10,12 +10,14 @@ public struct SenderInfo: Sendable, Equatable, Hashable, CustomStringConvertible
     /// (refused connections use a number too).
     public var connection: Int
 
+    /// A sender's identity (normally made by the server from `SO_PEERCRED`).
     public init(pid: Int32, uid: UInt32, connection: Int) {
         self.pid = pid
         self.uid = uid
         self.connection = connection
     }
 
+    /// `connection N (pid P, uid U)`.
     public var description: String { "connection \(connection) (pid \(pid), uid \(uid))" }
 }
 
@@ -38,6 +40,7 @@ public enum SourceEndReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The name plus detail: `eof`, `error: bad status line: …`, `io-error: read failed: …`.
     public var description: String {
         switch self {
         case .stream(let end): end.description

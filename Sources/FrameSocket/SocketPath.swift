@@ -53,6 +53,7 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
         return String(string[..<slash])
     }
 
+    /// The path itself.
     public var description: String { string }
 
     /// Makes sure ``directory`` exists. Only the last component is created, with mode 0700; an existing

@@ -4,16 +4,16 @@ public import FoundationEssentials
 /// Decodes JPEG pictures straight to I420, with libturbojpeg and no RGB round trip.
 ///
 /// Owns one libturbojpeg decompressor handle (created in `init`, destroyed in `deinit`) and a scratch
-/// buffer (for non-4:2:0 chroma and the padded luma of odd sizes), both reused from frame to frame: decoding a stream of same-sized JPEGs
-/// into the same `I420Buffer` allocates nothing after the first frame.
+/// buffer (non-4:2:0 chroma, padded luma of odd sizes), both reused from frame to frame: decoding a stream
+/// of same-sized JPEGs into the same `I420Buffer` allocates nothing of ours after the first frame.
 ///
 /// One thread at a time: a decoder is not `Sendable`; give each thread (or task) its own.
 ///
 /// - 4:2:0 JPEGs are decoded by `tjDecompressToYUVPlanes` directly into the I420 planes (at odd sizes the
 ///   luma goes through scratch, because libturbojpeg writes a luma plane padded to even size).
 /// - Grayscale JPEGs decode into the Y plane; U and V are set to 128 (no colour).
-/// - 4:4:4, 4:2:2, 4:4:0 and 4:1:1 JPEGs decode Y directly and their chroma into scratch planes, which
-///   `downsampleChromaToI420` converts (to be replaced by libyuv in the call-process issue).
+/// - 4:4:4, 4:2:2, 4:4:0 and 4:1:1 JPEGs decode Y the same way and their chroma into scratch planes,
+///   which `downsampleChromaToI420` converts (to be replaced by libyuv in the call-process issue).
 /// - RGB, CMYK and YCCK JPEGs are refused (`MediaError.unsupportedColorspace`).
 /// - A JPEG that decodes only with a libjpeg warning (a premature end, corrupt data) is a failure
 ///   (`MediaError.jpegWarning`): decoding stops at the first warning (`TJFLAG_STOPONWARNING`).
@@ -26,8 +26,8 @@ public final class JPEGDecoder {
     /// Padded luma of odd-sized JPEGs, then chroma of non-4:2:0 JPEGs (Cb, Cr); grown, never shrunk.
     private var scratch: [UInt8] = []
     /// The three plane pointers and strides passed to libturbojpeg, kept so a decode allocates nothing.
-    private let planePointers = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 3)
-    private let planeStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
+    private let planePointers: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
+    private let planeStrides: UnsafeMutablePointer<Int32>
 
     private static let decodeFlags = Int32(TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS)
 
@@ -44,6 +44,9 @@ public final class JPEGDecoder {
         }
         self.maximumDimension = maximumDimension
         self.handle = handle
+        // Allocated only once nothing can throw any more, so a failed init leaks nothing.
+        planePointers = .allocate(capacity: 3)
+        planeStrides = .allocate(capacity: 3)
     }
 
     deinit {

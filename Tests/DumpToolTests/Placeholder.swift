@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderDumpToolTests: XCTestCase { func testNothing() {} }

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderFrameSocketTests: XCTestCase { func testNothing() {} }

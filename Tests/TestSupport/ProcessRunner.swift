@@ -1,0 +1,79 @@
+import Foundation
+
+/// Runs a command to completion (with a time limit) and captures its output, for black-box CLI tests.
+public struct ProcessResult {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    /// True when the time limit ended the process.
+    public var timedOut: Bool
+}
+
+public enum ProcessRunner {
+    /// Starts `executable` with `arguments`; the returned process is running. Output goes to the given pipes.
+    public static func start(_ executable: URL, _ arguments: [String], stdout: Pipe? = nil, stderr: Pipe? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = stdout ?? FileHandle.nullDevice
+        process.standardError = stderr ?? FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Runs to completion; a process still running after `timeout` seconds is killed (SIGKILL).
+    public static func run(_ executable: URL, _ arguments: [String], timeout: Double = 60) throws -> ProcessResult {
+        let out = Pipe()
+        let err = Pipe()
+        let process = try start(executable, arguments, stdout: out, stderr: err)
+        // Drain both pipes concurrently so a chatty process never blocks on a full pipe.
+        let outData = DrainedPipe(out)
+        let errData = DrainedPipe(err)
+        let timedOut = wait(for: process, timeout: timeout)
+        return ProcessResult(status: process.terminationStatus, stdout: outData.finish(), stderr: errData.finish(),
+                             timedOut: timedOut)
+    }
+
+    /// Waits for `process` to exit; kills it after `timeout` seconds. Returns true when it was killed.
+    @discardableResult
+    public static func wait(for process: Process, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        guard process.isRunning else { return false }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return true
+    }
+}
+
+/// Reads a pipe to its end on a background thread.
+final class DrainedPipe: @unchecked Sendable {
+    // @unchecked Sendable: `data` is written only by the reading thread and read after `done` is signalled.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func finish() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A fresh temporary folder, removed by `remove()`.
+public struct TemporaryDirectory {
+    public let url: URL
+    public init(prefix: String = "screencast-test") throws {
+        // Short paths: Unix socket paths must stay under 108 bytes.
+        url = URL(fileURLWithPath: "/tmp").appendingPathComponent("\(prefix)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}
