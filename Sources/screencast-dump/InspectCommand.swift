@@ -11,6 +11,7 @@ struct InspectCommand {
         let arguments = try CommandLineArguments(words, options: ["log-level"], flags: ["json"])
         path = try arguments.positionals(exactly: 1, names: "the dump FILE to inspect")[0]
         json = arguments.has("json")
+        _ = try DumpTool.logger(arguments, component: "inspect")  // validates --log-level
     }
 
     func run() throws -> Int32 {
@@ -30,6 +31,7 @@ struct ExtractCommand {
         path = try arguments.positionals(exactly: 1, names: "the dump FILE to extract")[0]
         guard let out = arguments.string("out"), !out.isEmpty else { throw UsageError("extract needs --out DIR") }
         outputDirectory = out
+        _ = try DumpTool.logger(arguments, component: "extract")  // validates --log-level
     }
 
     func run() throws -> Int32 {
