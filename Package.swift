@@ -6,23 +6,37 @@ import PackageDescription
 let package = Package(
     name: "screencast",
     products: [
+        .executable(name: "screencast-agent", targets: ["screencast-agent"]),
+        .executable(name: "screencast-call", targets: ["screencast-call"]),
         .executable(name: "screencast-dump", targets: ["screencast-dump"]),
     ],
     targets: [
         // MARK: C libraries (module map + one header of static inline wrappers each)
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),  // libyuv ships no .pc file
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(
-            name: "CTurboJPEG",
-            pkgConfig: "libturbojpeg",
-            providers: [.apt(["libturbojpeg0-dev"])]
+            name: "CXCB", pkgConfig: "xcb",
+            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
         ),
 
         // MARK: Libraries, lowest first
         .target(name: "ScreencastSupport"),
         .target(name: "FrameWire"),
-        .target(name: "Media", dependencies: ["CTurboJPEG"]),
+        .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
+        .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
+        .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
 
         // MARK: Executables (thin: parse options, validate, run)
+        .executableTarget(
+            name: "screencast-agent",
+            dependencies: ["Capture", "FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
+        ),
+        .executableTarget(
+            name: "screencast-call",
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
+        ),
         .executableTarget(
             name: "screencast-dump",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
@@ -31,9 +45,25 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG"]),  // CTurboJPEG: tests make 4:4:4/gray JPEGs with tjCompress2
-        .testTarget(name: "FrameSocketTests", dependencies: ["FrameSocket", "FrameWire", "Media", "ScreencastSupport", "TestSupport"]),
-        .testTarget(name: "DumpToolTests", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG"]),
+        .testTarget(
+            name: "FrameSocketTests",
+            dependencies: ["FrameSocket", "FrameWire", "Media", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "DumpToolTests",
+            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "ScreencastSupport", "TestSupport"]),
+        .testTarget(
+            name: "AgentTests",
+            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(name: "VideoSourceTests", dependencies: ["VideoSource", "Media", "FrameWire", "TestSupport"]),
+        .testTarget(
+            name: "CallTests",
+            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,1 @@
+// Capture: see issues 3/4

@@ -1,0 +1,1 @@
+// VideoSource: see issues 3/4

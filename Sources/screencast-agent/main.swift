@@ -1,0 +1,1 @@
+print("screencast-agent: not yet built")

@@ -1,0 +1,1 @@
+print("screencast-call: not yet built")
