@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
         .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
+        .target(name: "RTP"),
+        .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport"]),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -59,6 +61,8 @@ let package = Package(
             name: "AgentTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
+        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"]),
         .testTarget(name: "VideoSourceTests", dependencies: ["VideoSource", "Media", "FrameWire", "TestSupport"]),
         .testTarget(
             name: "CallTests",

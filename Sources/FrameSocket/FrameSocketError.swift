@@ -21,6 +21,8 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
     case notASocket(path: String)
     /// The socket's parent path exists but is not a folder.
     case notADirectory(path: String)
+    /// The socket's folder belongs to another user (neither us nor root), who could replace our socket.
+    case foreignDirectory(path: String, owner: UInt32)
     /// A system call failed: its name, `errno`, and the path involved when there is one.
     case systemCall(name: String, errno: Int32, path: String?)
     /// ``FrameServer/start()`` was called on a server that is already running.
@@ -45,6 +47,8 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
             "'\(path)' exists and is not a socket; not replacing it"
         case .notADirectory(let path):
             "'\(path)' is not a folder"
+        case .foreignDirectory(let path, let owner):
+            "folder '\(path)' belongs to uid \(owner), not to this user; refusing to put a socket there"
         case .systemCall(let name, let code, let path):
             "\(name)\(path.map { " '\($0)'" } ?? "") failed: \(Self.errorText(code)) (errno \(code))"
         case .alreadyStarted:

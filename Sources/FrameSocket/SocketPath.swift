@@ -60,7 +60,8 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
     /// folder is used as it is (never chmod-ed: it may be a shared system folder such as `/tmp`).
     ///
     /// - Returns: true when the folder was created here.
-    /// - Throws: ``FrameSocketError/notADirectory(path:)`` when something else is in the way, or
+    /// - Throws: ``FrameSocketError/notADirectory(path:)`` when something else is in the way,
+    ///   ``FrameSocketError/foreignDirectory(path:owner:)`` when the folder belongs to another user, or
     ///   ``FrameSocketError/systemCall(name:errno:path:)`` from `mkdir`/`chmod` (e.g. `ENOENT` when
     ///   the grandparent folder is missing, `EACCES`).
     @discardableResult
@@ -76,6 +77,11 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
         var info = stat()
         guard stat(dir, &info) == 0 else { throw .lastError("stat", path: dir) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: dir) }
+        // Another user's folder (say a /tmp/screencast-$UID made by someone else first) could let them
+        // swap our socket: accept only folders of our own user or of root (such as /tmp itself).
+        guard info.st_uid == getuid() || info.st_uid == 0 else {
+            throw .foreignDirectory(path: dir, owner: info.st_uid)
+        }
         return false
     }
 }

@@ -49,6 +49,17 @@ final class FrameServerTests: SocketTestCase {
         server.stop()
     }
 
+    /// A folder of another user (say a /tmp/screencast-$UID someone made first) is refused: they could
+    /// swap the socket. Root-owned folders such as /tmp are fine.
+    func testAnotherUsersFolderIsRefused() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to chown a folder to another user (uid 65534)") }
+        XCTAssertEqual(mkdir(folder + "/theirs", 0o777), 0)
+        XCTAssertEqual(chown(folder + "/theirs", 65534, 65534), 0)
+        let server = makeServer(try SocketPath(folder + "/theirs/agent.sock"))
+        XCTAssertEqual(startError(server), .foreignDirectory(path: folder + "/theirs", owner: 65534))
+        XCTAssertNil(fileMode(folder + "/theirs/agent.sock"), "nothing created in the foreign folder")
+    }
+
     func testMissingGrandparentIsAClearError() throws {
         let server = makeServer(try SocketPath(folder + "/a/b/agent.sock"))
         XCTAssertEqual(startError(server), .systemCall(name: "mkdir", errno: ENOENT, path: folder + "/a/b"))

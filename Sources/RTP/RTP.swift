@@ -1,0 +1,1 @@
+// RTP: see issue 5

@@ -1,0 +1,1 @@
+// WebRTC: see issue 5
