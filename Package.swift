@@ -47,7 +47,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
             name: "FrameSocketTests",
             dependencies: ["FrameSocket", "FrameWire", "Media", "ScreencastSupport", "TestSupport"]

@@ -15,13 +15,8 @@ final class SocketReplayTests: XCTestCase {
     func testEveryCaseThroughAFrameServer() throws {
         let cases = try WireCase.load(from: TestPaths.sharedCases).map { ($0, TestPaths.sharedCases) }
             + WireCase.load(from: TestPaths.golden).map { ($0, TestPaths.golden) }
-        let dir = try TemporaryDirectory(prefix: "sc-replay")
-        defer { dir.remove() }
-        let socket = try SocketPath(dir.path("agent.sock"))
-        let collector = Collector()
-        let server = FrameServer(path: socket, logger: Logger(component: "test", threshold: .error)) { collector.add($0) }
-        try server.start()
-        defer { server.stop() }
+        let (dir, socket, collector, server) = try startServer(prefix: "sc-replay")
+        defer { server.stop(); dir.remove() }
         let jpeg = try JPEGDecoder()
         var picture = I420Buffer()
 
@@ -90,13 +85,8 @@ final class SocketReplayTests: XCTestCase {
 
     /// Paced replay keeps `Buffer-Timestamp` spacing; the frames all arrive in order.
     func testPacedReplayDeliversEveryFrameInOrder() throws {
-        let dir = try TemporaryDirectory(prefix: "sc-paced")
-        defer { dir.remove() }
-        let socket = try SocketPath(dir.path("agent.sock"))
-        let collector = Collector()
-        let server = FrameServer(path: socket, logger: Logger(component: "test", threshold: .error)) { collector.add($0) }
-        try server.start()
-        defer { server.stop() }
+        let (dir, socket, collector, server) = try startServer(prefix: "sc-paced")
+        defer { server.stop(); dir.remove() }
         let file = TestPaths.golden.appendingPathComponent("agent-extended.frames").path
         let result = try ProcessRunner.run(tool, ["replay", file, "--socket", socket.string, "--log-level", "error"])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -104,6 +94,16 @@ final class SocketReplayTests: XCTestCase {
         XCTAssertEqual(end, .stream(.eof))
         XCTAssertEqual(frames.compactMap(\.header.sequence), [0, 1, 2, 3])
     }
+}
+
+/// A FrameServer on a fresh socket, collecting what it receives.
+private func startServer(prefix: String) throws -> (TemporaryDirectory, SocketPath, Collector, FrameServer) {
+    let dir = try TemporaryDirectory(prefix: prefix)
+    let socket = try SocketPath(dir.path("agent.sock"))
+    let collector = Collector()
+    let server = FrameServer(path: socket, logger: Logger(component: "test", threshold: .error)) { collector.add($0) }
+    try server.start()
+    return (dir, socket, collector, server)
 }
 
 /// Collects a FrameServer's events for one sender at a time.

@@ -1,4 +1,5 @@
 import FrameWire
+import TestSupport
 import XCTest
 
 /// How a test hands a stream to the decoder.
@@ -26,19 +27,6 @@ enum Chunking: CustomStringConvertible {
         .randomFeeds(seed: 1, maxChunk: 7), .randomFeeds(seed: 2, maxChunk: 300), .randomFeeds(seed: 3, maxChunk: 70_000),
         .socketReads(seed: 4), .socketReads(seed: 5),
     ]
-}
-
-/// SplitMix64: a tiny seeded generator so every chunking is reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 struct DecodeResult {

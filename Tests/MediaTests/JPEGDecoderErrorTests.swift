@@ -1,5 +1,6 @@
 import CTurboJPEG
 import Media
+import TestSupport
 import XCTest
 
 /// Bad input is a typed error, never a crash; a warning counts as a failure.
@@ -45,7 +46,7 @@ final class JPEGDecoderErrorTests: XCTestCase {
             try decoder.decodeI420([], into: &frame)
         }) else { return XCTFail("empty input should be jpegHeader") }
 
-        var random = SplitMix64(state: 42)
+        var random = SeededGenerator(seed: 42)
         for length in [1, 2, 7, 100, 4096, 65536] {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
             guard case .jpegHeader = assertThrowsMediaError({ () throws(MediaError) in
@@ -57,7 +58,7 @@ final class JPEGDecoderErrorTests: XCTestCase {
     func testSOIFollowedByGarbageFails() throws {
         let decoder = try JPEGDecoder()
         var frame = I420Buffer()
-        var random = SplitMix64(state: 7)
+        var random = SeededGenerator(seed: 7)
         for length in [0, 10, 1000] {
             let bytes = [0xFF, 0xD8] + (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
             XCTAssertNotNil(assertThrowsMediaError { () throws(MediaError) in try decoder.decodeI420(bytes, into: &frame) })
@@ -70,7 +71,7 @@ final class JPEGDecoderErrorTests: XCTestCase {
         let jpeg = try sampleJPEG()
         let decoder = try JPEGDecoder()
         var frame = I420Buffer()
-        var random = SplitMix64(state: 99)
+        var random = SeededGenerator(seed: 99)
         for _ in 0..<50 {
             var bad = jpeg
             for _ in 0..<8 {
