@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "screencast-agent", targets: ["screencast-agent"]),
         .executable(name: "screencast-call", targets: ["screencast-call"]),
         .executable(name: "screencast-dump", targets: ["screencast-dump"]),
+        .executable(name: "screencast-bench", targets: ["screencast-bench"]),
     ],
     targets: [
         // MARK: C libraries (module map + one header of static inline wrappers each)
@@ -43,6 +44,8 @@ let package = Package(
             name: "screencast-dump",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
         ),
+
+        .executableTarget(name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport"]),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
