@@ -100,6 +100,9 @@ public final class JPEGDecoder {
               info.width <= maximumDimension, info.height <= maximumDimension else {
             throw .imageTooLarge(width: info.width, height: info.height, maximumDimension: maximumDimension)
         }
+        guard jpeg.count >= info.minimumEncodedBytes else {
+            throw .implausiblySmall(width: info.width, height: info.height, bytes: jpeg.count, minimum: info.minimumEncodedBytes)
+        }
         // readHeader succeeded, so the buffer is non-empty.
         let jpegBase = jpeg.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let jpegSize = UInt(jpeg.count)
@@ -128,7 +131,10 @@ public final class JPEGDecoder {
         let lumaScratchSize = lumaInPlace ? 0 : lumaPlaneWidth * lumaPlaneHeight
         let chromaScratchSize = chromaInPlace ? 0 : chromaPlaneWidth * chromaPlaneHeight
         if scratch.count < lumaScratchSize + 2 * chromaScratchSize {
-            scratch = [UInt8](repeating: 0, count: lumaScratchSize + 2 * chromaScratchSize)
+            // Not zeroed: libturbojpeg writes every byte before it is read, and pages a failed decode never
+            // reaches cost no memory.
+            let count = lumaScratchSize + 2 * chromaScratchSize
+            scratch = [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
         }
         let factors = info.subsampling.chromaFactors
         let isGray = info.subsampling == .gray

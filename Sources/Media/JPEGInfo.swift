@@ -70,3 +70,14 @@ public struct JPEGInfo: Sendable, Equatable {
         self.colorspace = colorspace
     }
 }
+
+extension JPEGInfo {
+    /// The fewest bytes a JPEG of this size can have: in Huffman coding (baseline or progressive,
+    /// ITU-T T.81 §F.1.2) every 8×8 luma block costs at least one bit for its DC coefficient, so a body
+    /// shorter than ⌈blocks / 8⌉ bytes cannot hold the picture its header claims. Checked before the planes
+    /// are allocated, so a forged 16384×16384 header in a tiny body costs nothing.
+    public var minimumEncodedBytes: Int {
+        let blocks = ((width + 7) / 8) * ((height + 7) / 8)
+        return (blocks + 7) / 8
+    }
+}

@@ -18,6 +18,9 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupportedColorspace(JPEGColorspace)
     /// The JPEG claims a size above the decoder's `maximumDimension` (checked before any allocation).
     case imageTooLarge(width: Int, height: Int, maximumDimension: Int)
+    /// The body is too short to hold the picture its header claims (a forged or cut-off header): refused
+    /// before the planes are allocated (see `JPEGInfo.minimumEncodedBytes`).
+    case implausiblySmall(width: Int, height: Int, bytes: Int, minimum: Int)
     /// libturbojpeg failed while compressing. Carries its message.
     case jpegEncode(String)
     /// A caller passed an argument outside its documented range (a programming error, reported
@@ -25,6 +28,16 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidArgument(String)
     /// libturbojpeg could not create a handle (out of memory).
     case handleCreationFailed(String)
+    /// libvpx refused to create, configure or run the VP8 encoder. Carries the operation and libvpx's
+    /// message (`vpx_codec_error` plus `vpx_codec_error_detail`).
+    case vp8Encoder(String)
+    /// libvpx could not create the VP8 decoder or decode a frame (corrupt or truncated VP8 data). Carries
+    /// libvpx's message.
+    case vp8Decoder(String)
+    /// Bytes that are not a well-formed IVF file (bad signature, header or frame length).
+    case malformedIVF(String)
+    /// libyuv reported a failure (rotation or conversion with arguments it refused).
+    case libyuv(String)
 
     public var description: String {
         switch self {
@@ -35,9 +48,15 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedColorspace(let colorspace): "unsupported JPEG colour space \(colorspace)"
         case .imageTooLarge(let width, let height, let limit):
             "JPEG of \(width)x\(height) exceeds the limit of \(limit) pixels per side"
+        case .implausiblySmall(let width, let height, let bytes, let minimum):
+            "JPEG of \(bytes) bytes cannot hold the \(width)x\(height) picture its header claims (needs at least \(minimum))"
         case .jpegEncode(let message): "JPEG encode failed: \(message)"
         case .invalidArgument(let message): "invalid argument: \(message)"
         case .handleCreationFailed(let message): "libturbojpeg handle creation failed: \(message)"
+        case .vp8Encoder(let message): "VP8 encoder: \(message)"
+        case .vp8Decoder(let message): "VP8 decoder: \(message)"
+        case .malformedIVF(let message): "malformed IVF: \(message)"
+        case .libyuv(let message): "libyuv: \(message)"
         }
     }
 }
