@@ -37,14 +37,21 @@ public final class FrameServer: Sendable {
     ///   - rawBytes: optional tap that receives every chunk exactly as read from a sender, before it is
     ///     decoded (the buffer is valid only during the call); `screencast-dump record` writes these.
     ///   - onEvent: receives ``FrameServerEvent``s in order, on the reader thread.
+    ///   - frameTimeout: when set, a sender that completes no frame within this time after connecting or after
+    ///     its previous frame is dropped (``SourceEndReason/frameTimeout(_:)``), so a silent or stalled
+    ///   client cannot hold the one sender slot forever. A static screen's keepalives (every 2 s) keep a
+    ///     5 s timeout happy.
     public convenience init(
         path: SocketPath,
         limits: FrameWireLimits = .standard,
+        frameTimeout: Duration? = nil,
         logger: Logger,
         rawBytes: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
         onEvent: @escaping @Sendable (FrameServerEvent) -> Void
     ) {
-        self.init(path: path, limits: limits, logger: logger, rawBytes: rawBytes, readObserver: nil, onEvent: onEvent)
+        self.init(
+            path: path, limits: limits, frameTimeout: frameTimeout, logger: logger, rawBytes: rawBytes,
+            readObserver: nil, onEvent: onEvent)
     }
 
     /// As the public init, plus `readObserver`, which is told the size of every read before it is
@@ -52,14 +59,15 @@ public final class FrameServer: Sendable {
     init(
         path: SocketPath,
         limits: FrameWireLimits,
+        frameTimeout: Duration? = nil,
         logger: Logger,
         rawBytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
         readObserver: (@Sendable (Int) -> Void)?,
         onEvent: @escaping @Sendable (FrameServerEvent) -> Void
     ) {
         context = ServerContext(
-            path: path, limits: limits, logger: logger, rawBytes: rawBytes, readObserver: readObserver,
-            onEvent: onEvent
+            path: path, limits: limits, frameTimeout: frameTimeout, logger: logger, rawBytes: rawBytes,
+            readObserver: readObserver, onEvent: onEvent
         )
     }
 
@@ -98,6 +106,8 @@ public final class FrameServer: Sendable {
 final class ServerContext: Sendable {
     let path: SocketPath
     let limits: FrameWireLimits
+    /// A sender's longest time without completing a frame, µs; nil for no limit.
+    let frameTimeoutMicros: UInt64?
     let logger: Logger
     let rawBytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     let readObserver: (@Sendable (Int) -> Void)?
@@ -108,12 +118,13 @@ final class ServerContext: Sendable {
     let connections = Atomic<Int>(0)
 
     init(
-        path: SocketPath, limits: FrameWireLimits, logger: Logger,
+        path: SocketPath, limits: FrameWireLimits, frameTimeout: Duration?, logger: Logger,
         rawBytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?, readObserver: (@Sendable (Int) -> Void)?,
         onEvent: @escaping @Sendable (FrameServerEvent) -> Void
     ) {
         self.path = path
         self.limits = limits
+        frameTimeoutMicros = frameTimeout.map { UInt64($0.components.seconds) * 1_000_000 + UInt64($0.components.attoseconds / 1_000_000_000_000) }
         self.logger = logger
         self.rawBytes = rawBytes
         self.readObserver = readObserver
@@ -221,6 +232,8 @@ final class ServerConnection {
     var decoder: FrameDecoder
     var frames = 0
     var bytes = 0
+    /// When the sender connected or last completed a frame (CLOCK_MONOTONIC µs), for the frame timeout.
+    var lastProgressMicros = MonotonicClock.nowMicros()
 
     init(socket: FileDescriptor, info: SenderInfo, limits: FrameWireLimits) {
         self.socket = socket
@@ -251,15 +264,26 @@ struct ServerLoop {
             ]
             if let connection { fds.append(pollfd(fd: connection.socket.rawValue, events: Int16(POLLIN), revents: 0)) }
             do {
-                _ = try UnixSocket.poll(&fds, timeoutMilliseconds: -1)
+                _ = try UnixSocket.poll(&fds, timeoutMilliseconds: pollTimeoutMilliseconds())
             } catch {
                 logger.error("reader stopped", ["error": error])
                 return
             }
             if fds[0].revents != 0 || session.wake.isSignalled { return }
             if fds.count > 2, fds[2].revents != 0, let connection { readOnce(connection) }
+            if let connection, let limit = context.frameTimeoutMicros,
+               MonotonicClock.nowMicros() - connection.lastProgressMicros >= limit {
+                end(connection, .frameTimeout(Double(limit) / 1e6))
+            }
             if fds[1].revents != 0 { acceptOne() }
         }
+    }
+
+    /// How long poll may wait: until the current sender's frame deadline, else forever (-1).
+    private func pollTimeoutMilliseconds() -> Int32 {
+        guard let connection, let limit = context.frameTimeoutMicros else { return -1 }
+        let waited = MonotonicClock.nowMicros() - connection.lastProgressMicros
+        return waited >= limit ? 0 : Int32(clamping: (limit - waited + 999) / 1000)
     }
 
     /// One read of exactly `decoder.nextReadSize` bytes; ends the connection on EOF, a wire error or an
@@ -300,6 +324,7 @@ struct ServerLoop {
         }
         connection.frames += frames
         connection.bytes += bytes
+        if frames > 0 { connection.lastProgressMicros = MonotonicClock.nowMicros() }
         if let ended { end(connection, ended) }
     }
 

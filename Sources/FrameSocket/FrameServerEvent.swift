@@ -30,13 +30,17 @@ public enum SourceEndReason: Sendable, Equatable, CustomStringConvertible {
     case ioError(FrameSocketError)
     /// ``FrameServer/stop()`` closed the connection.
     case serverStopped
+    /// The sender completed no frame within the server's frame timeout (seconds) after connecting or after
+    /// its previous frame: a silent or stalled client, dropped so the next sender can connect.
+    case frameTimeout(Double)
 
-    /// `eof`, `truncated`, `error`, `io-error` or `server-stopped` (for logs).
+    /// `eof`, `truncated`, `error`, `io-error`, `server-stopped` or `frame-timeout` (for logs).
     public var name: String {
         switch self {
         case .stream(let end): end.name
         case .ioError: "io-error"
         case .serverStopped: "server-stopped"
+        case .frameTimeout: "frame-timeout"
         }
     }
 
@@ -46,6 +50,7 @@ public enum SourceEndReason: Sendable, Equatable, CustomStringConvertible {
         case .stream(let end): end.description
         case .ioError(let error): "io-error: \(error)"
         case .serverStopped: "server-stopped"
+        case .frameTimeout(let seconds): "frame-timeout: no complete frame for \(seconds) s"
         }
     }
 }

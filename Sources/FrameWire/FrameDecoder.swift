@@ -142,10 +142,12 @@ public struct FrameDecoder: Sendable {
         if done == nil { Array(bytes).withUnsafeBytes { consume($0, emit: emit) } }
     }
 
-    /// Ends the stream (EOF): emits `.end(.eof)` between messages, `.end(.truncated)` inside one.
+    /// Ends the stream (EOF): emits `.end(.eof)` between messages (after whole empty lines at most),
+    /// `.end(.truncated)` inside one or after a CR still waiting for its LF.
     public mutating func finish(emit: (FrameDecoderEvent) -> Void) {
         guard !finished else { return }
-        if case .preamble = phase {
+        // A CR waiting for its LF is half a line end: the stream stopped inside something, not between messages.
+        if case .preamble(sawCR: false) = phase {
             end(.eof, emit)
         } else {
             end(.truncated, emit)

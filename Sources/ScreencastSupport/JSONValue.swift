@@ -6,6 +6,8 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
     case null
     case bool(Bool)
     case int(Int64)
+    /// An unsigned integer, written exactly (u64 timestamps and counters above `Int64.max` too).
+    case uint(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -17,9 +19,10 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(nilLiteral: ()) { self = .null }
 
-    /// An integer value (`UInt64` above `Int64.max` is written as a double).
+    /// An integer value, written exactly (a negative one as `.int`, others beyond `Int64` as `.uint`).
     public static func number<T: BinaryInteger>(_ value: T) -> JSONValue {
         if let exact = Int64(exactly: value) { return .int(exact) }
+        if let exact = UInt64(exactly: value) { return .uint(exact) }
         return .double(Double(value))
     }
 
@@ -35,6 +38,7 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
+        case .uint(let value): out += String(value)
         case .double(let value): out += value.isFinite ? String(value) : "null"
         case .string(let value): JSONValue.writeString(value, to: &out)
         case .array(let values):

@@ -7,11 +7,14 @@ enum DumpToolError: Error, CustomStringConvertible {
     case io(String, String)
     /// No reader accepted the connection in time (socket path, seconds waited).
     case noReader(String, Double)
+    /// The reader went away (or refused us) in the middle of a lossless replay (socket path).
+    case readerLeft(String)
 
     var description: String {
         switch self {
         case .io(let path, let reason): "\(path): \(reason)"
         case .noReader(let path, let seconds): "no reader at \(path) after \(seconds) s"
+        case .readerLeft(let path): "the reader at \(path) went away or refused the stream; frames were lost"
         }
     }
 }
@@ -37,6 +40,33 @@ enum DumpFile {
                 }
             }, emit: handle)
             progress(decoder.bytesConsumed)
+        }
+    }
+
+    /// The whole file: mapped when it is a regular file (large dumps cost no memory), read otherwise
+    /// (a FIFO, /dev/stdin). Throws ``DumpToolError/io(_:_:)`` with the reason (a folder, missing, …).
+    static func contents(of path: String) throws -> Data {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw DumpToolError.io(path, String(cString: strerror(errno))) }
+        if info.st_mode & S_IFMT == S_IFDIR { throw DumpToolError.io(path, "is a folder, not a dump file") }
+        guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
+            throw DumpToolError.io(path, "not a regular file or a FIFO")
+        }
+        if info.st_mode & S_IFMT == S_IFREG {
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            } catch {
+                throw DumpToolError.io(path, String(cString: strerror(errno)))
+            }
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw DumpToolError.io(path, String(cString: strerror(errno)))
+        }
+        defer { try? handle.close() }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw DumpToolError.io(path, "\(error)")
         }
     }
 

@@ -21,24 +21,37 @@ struct RecordCommand {
     }
 
     func run() throws -> Int32 {
-        let fd = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DumpToolError.io(outputPath, String(cString: strerror(errno))) }
-        defer { close(fd) }
+        // Record into a temporary file beside the output and rename it at the end, so a failed start (the
+        // socket in use, a bad path) never destroys an existing file of the same name.
+        let partial = outputPath + ".partial"
+        let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DumpToolError.io(partial, String(cString: strerror(errno))) }
+        var keep = false
+        defer {
+            close(fd)
+            if !keep { unlink(partial) }
+        }
         let recording = Recording(fd: fd)
         let server = FrameServer(
             path: socket, logger: logger.named("frame-server"),
             rawBytes: { recording.write($0) },
             onEvent: { recording.handle($0) })
-        try server.start()
+        do {
+            try server.start()
+        } catch {
+            throw DumpToolError.io(socket.string, error.description)
+        }
         logger.info("waiting for a sender", ["socket": socket.string, "out": outputPath])
         let signals = ShutdownSignals { _ in recording.finish(nil) }
         let outcome = recording.wait()
         server.stop()
         withExtendedLifetime(signals) {}
         let summary = recording.summary
+        if let failure = summary.writeError { throw DumpToolError.io(partial, failure) }
+        guard rename(partial, outputPath) == 0 else { throw DumpToolError.io(outputPath, String(cString: strerror(errno))) }
+        keep = true
         logger.info("recorded", [
             "frames": summary.frames, "bytes": summary.bytes, "end": outcome?.name ?? "interrupted", "out": outputPath])
-        if let failure = summary.writeError { throw DumpToolError.io(outputPath, failure) }
         switch outcome {
         case nil, .stream(.eof)?: return ExitCode.success
         default: return ExitCode.failure
@@ -90,7 +103,17 @@ final class Recording: Sendable {
         case .frame(_, let sender):
             state.withLock { if $0.connection == sender.connection, !$0.finished { $0.frames += 1 } }
         case .senderEnded(let sender, let reason):
-            if state.withLock({ $0.connection == sender.connection }) { finish(reason) }
+            // A connection that sent nothing (a probe, a sender that gave up) is not the one to record:
+            // keep waiting for a sender with bytes.
+            let isFirst = state.withLock { summary -> Bool in
+                guard summary.connection == sender.connection else { return false }
+                if summary.bytes == 0 {
+                    summary.connection = nil
+                    return false
+                }
+                return true
+            }
+            if isFirst { finish(reason) }
         case .senderRefused:
             break
         }

@@ -33,26 +33,36 @@ struct ReplayCommand {
         }
         pacing = arguments.has("as-fast-as-possible") ? .asFastAsPossible : fps.map { .fps($0) } ?? .timestamps
         loop = arguments.has("loop")
-        waitSeconds = try arguments.double("wait", in: 0...86_400) ?? 10
+        waitSeconds = try arguments.double("wait", in: 0.1...86_400) ?? 10
         logger = try DumpTool.logger(arguments, component: "replay")
     }
 
     func run() throws -> Int32 {
         let plan = try ReplayPlan(path: path)
         if plan.segments.isEmpty, plan.tail.isEmpty { throw DumpToolError.io(path, "the dump is empty") }
+        if loop, plan.segments.isEmpty { throw DumpToolError.io(path, "no complete frame to loop") }
         if case .error(let error) = plan.end {
             logger.warning("dump breaks the wire format; its faulty tail is sent as is", [
                 "frames": plan.segments.count, "error": error.kind, "tail.bytes": plan.tail.count])
         } else if plan.end == .truncated {
             logger.warning("dump ends inside a frame; the partial frame is sent as is", ["tail.bytes": plan.tail.count])
         }
-
-        let stop = StopFlag()
-        let signals = ShutdownSignals { _ in stop.set() }
-        defer { withExtendedLifetime(signals) {} }
+        if plan.clampedGaps > 0 {
+            logger.warning("timestamp gaps out of range replaced", [
+                "gaps": plan.clampedGaps, "max.gap.ms": ReplayPlan.maxGapMicros / 1000])
+        }
+        try SocketArgument.requireSocketOrNothing(at: socket)
 
         let sender = try FrameSender(path: socket, logger: logger.named("frame-sender"))
         defer { sender.close() }
+        let stop = StopFlag()
+        // Closing the sender wakes a `send` or `flush` that waits for a reader, so an interrupt is prompt.
+        let signals = ShutdownSignals { _ in
+            stop.set()
+            sender.close()
+        }
+        defer { withExtendedLifetime(signals) {} }
+
         let waitStart = MonotonicClock.nowMicros()
         while !sender.stats.isConnected {
             if stop.isSet { return ExitCode.success }
@@ -64,33 +74,56 @@ struct ReplayCommand {
 
         var start = MonotonicClock.nowMicros()
         var offered = 0
-        repeat {
-            for segment in plan.segments {
-                if let due = segment.due(pacing) {
-                    while !stop.isSet, MonotonicClock.nowMicros() < start + due {
-                        usleep(UInt32(min(20_000, start + due - MonotonicClock.nowMicros())))
-                    }
+        let lossless = pacing == .asFastAsPossible
+        // Lossless mode: a drop means the reader went away (or refused us) mid-replay. A `send` may then be
+        // waiting for a reader that never comes back, so a watcher closes the sender, which wakes it.
+        let readerLeft = StopFlag()
+        // (A dispatch source must be resumed before it is released, so it exists only in lossless mode.)
+        var watcher: (any DispatchSourceTimer)?
+        if lossless {
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "replay.watch"))
+            timer.schedule(deadline: .now(), repeating: .milliseconds(50))
+            timer.setEventHandler {
+                if sender.stats.droppedFrames > 0 {
+                    readerLeft.set()
+                    sender.close()
                 }
-                if stop.isSet { break }
-                let message = Array(plan.bytes[segment.range])
-                if pacing == .asFastAsPossible {
-                    try sender.send(message)
-                } else {
-                    sender.offer(message)
-                }
-                offered += 1
             }
-            start += plan.duration(pacing) ?? 0
-            if pacing == .asFastAsPossible { start = MonotonicClock.nowMicros() }
-        } while loop && !stop.isSet
-        if !loop, !stop.isSet, !plan.tail.isEmpty { try sender.send(Array(plan.bytes[plan.tail])) }
+            timer.resume()
+            watcher = timer
+        }
+        defer { watcher?.cancel() }
+        do {
+            repeat {
+                for segment in plan.segments {
+                    if let due = segment.due(pacing) {
+                        while !stop.isSet, MonotonicClock.nowMicros() < start + due {
+                            usleep(UInt32(min(20_000, start + due - MonotonicClock.nowMicros())))
+                        }
+                    }
+                    if stop.isSet { break }
+                    let message = Array(plan.bytes[segment.range])
+                    if lossless { try sender.send(message) } else { sender.offer(message) }
+                    offered += 1
+                }
+                start = lossless ? MonotonicClock.nowMicros() : start + (plan.duration(pacing) ?? 0)
+            } while loop && !stop.isSet && !readerLeft.isSet
+            if readerLeft.isSet { throw DumpToolError.readerLeft(socket.string) }
+            if !loop, !stop.isSet, !plan.tail.isEmpty { try sender.send(Array(plan.bytes[plan.tail])) }
+        } catch FrameSocketError.closed where stop.isSet {
+            // Interrupted while waiting for the reader: a clean stop.
+        } catch FrameSocketError.closed where readerLeft.isSet {
+            throw DumpToolError.readerLeft(socket.string)
+        }
         let flushed = sender.flush(timeout: .seconds(30))
         sender.close()
         let stats = sender.stats
         FileHandle.standardError.write(Data(
             ("replayed \(path): offered \(offered) frames, sent \(stats.sentFrames) messages (\(stats.sentBytes) bytes), "
-                + "dropped \(stats.droppedFrames)\n").utf8))
-        return flushed || stop.isSet ? ExitCode.success : ExitCode.failure
+                + "dropped \(stats.droppedFrames)\(stop.isSet ? ", interrupted" : "")\n").utf8))
+        if stop.isSet { return ExitCode.success }
+        if lossless, stats.droppedFrames > 0 { throw DumpToolError.readerLeft(socket.string) }
+        return flushed ? ExitCode.success : ExitCode.failure
     }
 }
 
@@ -118,28 +151,39 @@ struct ReplayPlan {
     /// Bytes after the last whole frame (a truncated frame or a wire-format fault), sent as is.
     var tail: Range<Int> = 0..<0
     var end: FrameStreamEnd = .eof
+    /// Timestamp gaps that were negative or above ``maxGapMicros`` and replaced by ``defaultGapMicros``.
+    var clampedGaps = 0
+
+    /// One frame at 30 fps, µs: the gap used without (usable) timestamps.
+    static let defaultGapMicros: UInt64 = 33_333
+    /// The longest timestamp gap kept as is, µs (5 s; a static screen's keepalives are 2 s apart).
+    static let maxGapMicros: UInt64 = 5_000_000
 
     init(path: String) throws {
-        do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-        } catch {
-            throw DumpToolError.io(path, error.localizedDescription)
-        }
+        bytes = try DumpFile.contents(of: path)
         var decoder = FrameDecoder()
         var previousEnd = 0
-        var first: UInt64?
+        var previousStamp: UInt64?
         var lastOffset: UInt64 = 0
         var segments: [Segment] = []
         var end = FrameStreamEnd.eof
+        var clamped = 0
         let handle: (FrameDecoderEvent) -> Void = { event in
             switch event {
             case .frame(let frame):
                 let frameEnd = frame.offset + frame.messageLength
-                var offset = lastOffset + (segments.isEmpty ? 0 : 33_333)
-                if let stamp = frame.header.timestampMicros {
-                    if first == nil { first = stamp }
-                    if let first, stamp >= first, stamp - first >= lastOffset { offset = stamp - first }
+                // The gap to the previous frame: from Buffer-Timestamp when both have one and it is within
+                // 0…maxGap, else one frame at 30 fps. Offsets therefore never overflow or run backwards.
+                var gap: UInt64 = ReplayPlan.defaultGapMicros
+                if let stamp = frame.header.timestampMicros, let previous = previousStamp {
+                    if stamp >= previous, stamp - previous <= ReplayPlan.maxGapMicros {
+                        gap = stamp - previous
+                    } else {
+                        clamped += 1
+                    }
                 }
+                previousStamp = frame.header.timestampMicros
+                let offset = segments.isEmpty ? 0 : lastOffset + gap
                 segments.append(Segment(range: previousEnd..<frameEnd, index: segments.count,
                                         timestampMicros: frame.header.timestampMicros, timestampOffset: offset))
                 lastOffset = offset
@@ -152,13 +196,14 @@ struct ReplayPlan {
         decoder.finish(emit: handle)
         self.segments = segments
         self.end = end
+        self.clampedGaps = clamped
         if end != .eof { tail = previousEnd..<bytes.count }
     }
 
     /// One pass's length in µs (the last frame's due time plus one frame interval), nil without pacing.
     func duration(_ pacing: ReplayCommand.Pacing) -> UInt64? {
         guard let last = segments.last, let due = last.due(pacing) else { return nil }
-        let interval: UInt64 = if case .fps(let fps) = pacing { UInt64(1e6 / fps) } else { 33_333 }
+        let interval: UInt64 = if case .fps(let fps) = pacing { UInt64(1e6 / fps) } else { Self.defaultGapMicros }
         return due + interval
     }
 }
@@ -172,6 +217,13 @@ final class StopFlag: Sendable {
 
 /// `--socket PATH`, validated, or the default path shared with the agent and the call process.
 enum SocketArgument {
+    /// Throws when something other than a socket is at `path` (a reader could never appear there).
+    static func requireSocketOrNothing(at path: SocketPath) throws {
+        var info = stat()
+        guard stat(path.string, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw DumpToolError.io(path.string, "not a socket") }
+    }
+
     static func path(_ arguments: CommandLineArguments) throws(UsageError) -> SocketPath {
         do {
             if let text = arguments.string("socket") { return try SocketPath(text) }

@@ -126,6 +126,8 @@ final class Collector: Sendable {
 
     func reset() { state.withLock { $0 = State() } }
 
+    var frameCount: Int { state.withLock { $0.frames.count } }
+
     func waitForEnd(timeout: Double) -> ([Frame], SourceEndReason)? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

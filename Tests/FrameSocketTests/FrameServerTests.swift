@@ -337,6 +337,41 @@ final class FrameServerTests: SocketTestCase {
         XCTAssertTrue(logs.lines.contains { $0.contains("sender refused") && $0.contains("reason=busy") })
     }
 
+    /// With a frame timeout, a client that connects and sends nothing (or stalls mid-frame) is dropped, so the
+    /// next sender gets the slot; a sender that keeps completing frames (keepalives) is never dropped.
+    func testFrameTimeoutDropsSilentAndStalledSendersButNotSteadyOnes() throws {
+        let path = try socketPath()
+        let events = EventRecorder()
+        let server = FrameServer(
+            path: path, limits: .standard, frameTimeout: .milliseconds(400), logger: logger("server"),
+            rawBytes: nil, readObserver: nil, onEvent: events.handler)
+        try server.start()
+        defer { server.stop() }
+
+        let silent = rawConnect(path)
+        XCTAssertGreaterThanOrEqual(silent, 0)
+        XCTAssertTrue(events.wait(timeout: 5) { $0.ended.count == 1 })
+        XCTAssertEqual(events.ended.first?.1, .frameTimeout(0.4))
+        close(silent)
+
+        let stalled = rawConnect(path)
+        rawWrite(stalled, Array(message(sequence: 0, bodyBytes: 1000).2.prefix(500)))
+        XCTAssertTrue(events.wait(timeout: 5) { $0.ended.count == 2 })
+        XCTAssertEqual(events.ended.last?.1, .frameTimeout(0.4))
+        close(stalled)
+
+        // Frames every 100 ms for 1.2 s: three times the timeout, never dropped.
+        let steady = try FrameSender(path: path, logger: logger("steady"))
+        for sequence in 0..<12 as Range<UInt64> {
+            try steady.send(message(sequence: sequence, bodyBytes: 100).2)
+            usleep(100_000)
+        }
+        XCTAssertTrue(events.wait(timeout: 5) { $0.frames.count == 12 })
+        XCTAssertEqual(events.ended.count, 2, "the steady sender was dropped")
+        steady.close()
+        XCTAssertTrue(logs.lines.contains { $0.contains("sender ended") && $0.contains("reason=frame-timeout") })
+    }
+
     func testAnotherUsersProcessIsRefused() throws {
         guard getuid() == 0 else {
             throw XCTSkip("needs root to run a peer as another user (uid 65534); the uid rule is unit-tested in SocketPathTests")

@@ -65,7 +65,7 @@ final class StatusLineTests: XCTestCase {
 
     func testEndOfStream() {
         let cases: [(String, String)] = [
-            ("", "eof"), ("\r\n\n", "eof"), ("\r", "eof"), ("H", "truncated"), ("HTTP/1.1 200 OK\r\n", "truncated"),
+            ("", "eof"), ("\r\n\n", "eof"), ("\r", "truncated"), ("\r\n\r", "truncated"), ("H", "truncated"), ("HTTP/1.1 200 OK\r\n", "truncated"),
             ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nBuffer-Width: 2\r\nBuffer-Height: 2\r\n\r\n", "truncated"),
             ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nBuffer-Width: 2\r\nBuffer-Height: 2\r\n\r\nabc", "truncated"),
             ("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nBuffer-Width: 2\r\nBuffer-Height: 2\r\n\r\nabcd", "eof"),
