@@ -59,17 +59,25 @@ let package = Package(
             name: "DumpToolTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "ScreencastSupport", "TestSupport"]),
+        .testTarget(
+            name: "CaptureTests",
+            dependencies: [
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "FrameWire", "FrameSocket",
+            ]
+        ),
         .testTarget(
             name: "AgentTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"]),
-        .testTarget(name: "VideoSourceTests", dependencies: ["VideoSource", "Media", "FrameWire", "TestSupport"]),
+        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "VideoSourceTests",
+            dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
+        ),
         .testTarget(
             name: "CallTests",
-            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
+            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]
         ),
     ],
     swiftLanguageModes: [.v6]

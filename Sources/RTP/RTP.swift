@@ -1,1 +1,0 @@
-// RTP: see issue 5

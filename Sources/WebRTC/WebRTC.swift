@@ -1,1 +1,0 @@
-// WebRTC: see issue 5

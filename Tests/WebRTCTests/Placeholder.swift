@@ -1,5 +1,0 @@
-import XCTest
-
-final class WebRTCTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
