@@ -1,0 +1,1 @@
+// Signaling: see issue 5
