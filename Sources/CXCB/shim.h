@@ -7,4 +7,21 @@
 #include <xcb/xfixes.h>
 #include <xcb/damage.h>
 #include <xcb/randr.h>
+
+// The extension ids (`xcb_shm_id`, …) are mutable C globals, which Swift 6 refuses to touch from
+// concurrent code; these wrappers take their address in C. Each returns the cached QueryExtension
+// reply (owned by the connection, never freed by the caller); NULL only on a broken connection.
+static inline const xcb_query_extension_reply_t *cxcb_shm_extension(xcb_connection_t *c) {
+    return xcb_get_extension_data(c, &xcb_shm_id);
+}
+static inline const xcb_query_extension_reply_t *cxcb_damage_extension(xcb_connection_t *c) {
+    return xcb_get_extension_data(c, &xcb_damage_id);
+}
+static inline const xcb_query_extension_reply_t *cxcb_xfixes_extension(xcb_connection_t *c) {
+    return xcb_get_extension_data(c, &xcb_xfixes_id);
+}
+static inline const xcb_query_extension_reply_t *cxcb_randr_extension(xcb_connection_t *c) {
+    return xcb_get_extension_data(c, &xcb_randr_id);
+}
+
 #endif

@@ -1,1 +1,39 @@
-print("screencast-agent: not yet built")
+import Capture
+import Foundation
+import ScreencastSupport
+
+/// `screencast-agent`: parse the options, then capture and send until stopped (see `agentUsage`).
+enum Agent {
+    static func main() -> Int32 {
+        signal(SIGPIPE, SIG_IGN)  // a vanished reader is an error return, never death
+        let words = Array(CommandLine.arguments.dropFirst())
+        if words.contains("--help") || words.contains("-h") {
+            print(agentUsage)
+            return ExitCode.success
+        }
+        let options: AgentOptions
+        do {
+            options = try AgentOptions(words, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            fail("\(error.reason)\nTry 'screencast-agent --help'.")
+            return ExitCode.usage
+        }
+        let logger = Logger(component: "agent", threshold: options.logLevel)
+        do {
+            if options.listMonitors {
+                for monitor in try ScreenCapture.listMonitors(display: options.capture.display) { print(monitor) }
+                return ExitCode.success
+            }
+            return try AgentRun(options: options, logger: logger).run()
+        } catch {
+            fail("\(error)")
+            return ExitCode.failure
+        }
+    }
+
+    private static func fail(_ message: String) {
+        FileHandle.standardError.write(Data("screencast-agent: \(message)\n".utf8))
+    }
+}
+
+exit(Agent.main())

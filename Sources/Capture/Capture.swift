@@ -1,1 +1,0 @@
-// Capture: see issues 3/4

@@ -1,0 +1,57 @@
+import Media
+
+/// Everything the `Capture` module throws: an X display that cannot be used, a capture target that does
+/// not exist on it, a connection lost while capturing, or a frame that could not be encoded.
+///
+/// Each case's `description` is one line fit for a CLI error message.
+public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No display was named and `DISPLAY` is not set.
+    case noDisplay
+    /// `xcb_connect` failed: the display name, and xcb's reason (`XCB_CONN_*` in words).
+    case cannotConnect(display: String, reason: String)
+    /// The X server lacks an extension capture needs (`DAMAGE`, `XFIXES`, `RANDR`), or has too old a version.
+    case missingExtension(name: String, display: String)
+    /// The root window's pixels are not 32-bit little-endian BGRX (e.g. a 16-bit display).
+    case unsupportedPixelFormat(depth: Int, bitsPerPixel: Int, detail: String)
+    /// `--monitor` names no monitor of the display; the names that exist.
+    case noSuchMonitor(String, available: [String])
+    /// `--region` does not overlap the screen (or no longer does after a resize).
+    case regionOutsideScreen(region: CaptureRect, screenWidth: Int, screenHeight: Int)
+    /// The connection to the X server broke (server killed, socket closed): display and xcb's reason.
+    case connectionLost(display: String, reason: String)
+    /// An X request failed with an X error: the request's name and the X error code.
+    case requestFailed(request: String, errorCode: Int)
+    /// A captured frame could not be scaled or encoded.
+    case encodeFailed(MediaError)
+    /// A configuration value outside its documented range (a programming error reported, not trapped).
+    case invalidConfiguration(String)
+    /// The capture thread could not be started, or a system call for its wake-up pipe failed.
+    case systemCall(name: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .noDisplay:
+            "no X display: DISPLAY is not set and no display was given"
+        case .cannotConnect(let display, let reason):
+            "cannot open X display '\(display)': \(reason)"
+        case .missingExtension(let name, let display):
+            "X display '\(display)' lacks the \(name) extension"
+        case .unsupportedPixelFormat(let depth, let bitsPerPixel, let detail):
+            "unsupported root pixel format (depth \(depth), \(bitsPerPixel) bits per pixel): \(detail)"
+        case .noSuchMonitor(let name, let available):
+            "no monitor '\(name)' (monitors: \(available.isEmpty ? "none" : available.joined(separator: ", ")))"
+        case .regionOutsideScreen(let region, let width, let height):
+            "region \(region) lies outside the \(width)x\(height) screen"
+        case .connectionLost(let display, let reason):
+            "lost the connection to X display '\(display)': \(reason)"
+        case .requestFailed(let request, let code):
+            "X request \(request) failed with X error \(code)"
+        case .encodeFailed(let error):
+            "frame encoding failed: \(error)"
+        case .invalidConfiguration(let message):
+            "invalid capture configuration: \(message)"
+        case .systemCall(let name, let code):
+            "\(name) failed (errno \(code))"
+        }
+    }
+}

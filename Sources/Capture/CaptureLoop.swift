@@ -1,0 +1,233 @@
+import Glibc
+import Media
+import ScreencastSupport
+
+/// The capture thread's work, start to end: owns the X connection and everything built on it (grabber,
+/// damage, cursor), the JPEG encoder and the scheduler. Each turn it reads the pointer, drains X events,
+/// asks the ``CaptureScheduler`` what is due, and does it — or sleeps in `poll` on the X socket and the
+/// stop pipe until something may be due.
+///
+/// Not thread-safe: made and run on the capture thread only (see ``ScreenCapture``).
+final class CaptureLoop {
+    private let configuration: CaptureConfiguration
+    private let logger: Logger
+    private let connection: XConnection
+    private let grabber: ScreenGrabber
+    private let damage: DamageTracker
+    private let cursor: CursorOverlay?
+    private let encoder: BGRXJPEGEncoder
+    private let paintOver: PaintOver?
+    private var scheduler: CaptureScheduler
+    private var scaled = BGRXImage()
+    private var area = CaptureRect(x: 0, y: 0, width: 0, height: 0)
+    private var frameSize = (width: 0, height: 0)
+    private var lastFrame: CapturedFrame?
+    private var nextIndex: UInt64 = 0
+    /// The sequence number of the request of the last grab (see ``isBeforeLastGrab(_:)``).
+    private var lastGrabSequence: UInt32?
+    private var stats = CaptureStats()
+    /// How often the pointer is read while nothing else is due.
+    private let pointerPollMicros: UInt64
+
+    /// Connects and prepares everything; the first frame is made by ``run(stop:deliver:publish:)``.
+    /// - Throws: any ``CaptureError`` of setup: bad configuration, no display, missing extensions, an
+    ///   unknown monitor, a region outside the screen.
+    init(configuration: CaptureConfiguration, logger: Logger) throws(CaptureError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        connection = try XConnection(display: configuration.display)
+        try connection.selectScreenChangeEvents()
+        damage = try DamageTracker(connection: connection)
+        cursor = configuration.drawsCursor ? try CursorOverlay(connection: connection) : nil
+        grabber = ScreenGrabber(connection: connection, allowSharedMemory: configuration.usesSharedMemory, logger: logger)
+        do {
+            encoder = try BGRXJPEGEncoder()
+        } catch {
+            throw .encodeFailed(error)
+        }
+        paintOver = configuration.effectivePaintOver
+        let interval = UInt64(1_000_000 / configuration.maxFramesPerSecond)
+        scheduler = CaptureScheduler(
+            minimumIntervalMicros: interval,
+            keepaliveMicros: UInt64(configuration.keepaliveSeconds * 1_000_000),
+            paintOverDelayMicros: paintOver.map { UInt64($0.delaySeconds * 1_000_000) })
+        pointerPollMicros = min(max(interval, 16_000), 100_000)
+        try updateArea()
+    }
+
+    /// Captures until `stop` is requested or something fails.
+    /// - Parameters:
+    ///   - deliver: receives each frame on this thread; it should not block for long (offer it on).
+    ///   - publish: receives the counters after every frame and every batch of events.
+    /// - Throws: ``CaptureError/connectionLost(display:reason:)`` when the X server goes away, or the
+    ///   errors of a resize that leaves nothing to capture (a monitor that disappeared, a region outside).
+    func run(stop: CaptureStopSignal, deliver: (CapturedFrame) -> Void, publish: (CaptureStats) -> Void) throws(CaptureError) {
+        while !stop.isRequested {
+            try connection.checkAlive()
+            if let cursor, let moved = try cursor.update(), moved.contains(where: { $0.intersects(area) }) {
+                scheduler.markDirty()
+            }
+            try drainEvents()
+            let now = MonotonicClock.nowMicros()
+            switch scheduler.next(now: now) {
+            case .capture:
+                deliver(try produce(.change))
+                scheduler.didCapture(now: now)
+            case .paintOver:
+                deliver(try produce(.paintOver))
+                scheduler.didPaintOver(now: now)
+            case .keepalive:
+                if let frame = repeatLast(now: now) { deliver(frame) }
+                scheduler.didKeepalive(now: now)
+            case .wait(let until):
+                var timeout = until > now ? until - now : 0
+                if cursor != nil { timeout = min(timeout, pointerPollMicros) }
+                sleep(micros: timeout, stop: stop)
+                continue
+            }
+            publish(stats)
+        }
+    }
+
+    // MARK: - Events and area
+
+    private func drainEvents() throws(CaptureError) {
+        var screenChanged = false
+        while let event = connection.pollEvent() {
+            switch event {
+            case .damage(let rect, let sequence):
+                stats.damageEvents += 1
+                if rect.intersects(area), !isBeforeLastGrab(sequence) { scheduler.markDirty() }
+            case .screenChanged:
+                screenChanged = true
+            case .cursorChanged:
+                cursor?.shapeChanged()
+            case .error(let code):
+                logger.warning("X error", ["code": code])
+            case .other:
+                break
+            }
+        }
+        try connection.checkAlive()
+        if screenChanged { try updateArea() }
+    }
+
+    /// True for a change the server reported before it handled the last grab: its pixels are in the last
+    /// frame already, so it must not cause another one (a window move reports several growing boxes).
+    /// Sequence numbers are compared modulo 2¹⁶, as events carry only their low 16 bits.
+    private func isBeforeLastGrab(_ sequence: UInt16) -> Bool {
+        guard let grab = lastGrabSequence else { return false }
+        return Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: grab)) < 0
+    }
+
+    /// Works out the captured area on the current screen (after start and after every resize).
+    private func updateArea() throws(CaptureError) {
+        let size = try connection.rootSize()
+        let screen = CaptureRect(x: 0, y: 0, width: size.width, height: size.height)
+        var wanted: CaptureRect
+        var name = "root"
+        switch configuration.target {
+        case .root:
+            wanted = screen
+        case .monitor(let selector):
+            let monitor = try MonitorInfo.find(selector, in: MonitorInfo.list(connection))
+            wanted = monitor.area
+            name = "monitor \(monitor.name)"
+        case .region(let region):
+            wanted = region
+            name = "region"
+        }
+        let visible = wanted.intersection(screen)
+        guard !visible.isEmpty else {
+            throw .regionOutsideScreen(region: wanted, screenWidth: size.width, screenHeight: size.height)
+        }
+        if visible != wanted {
+            logger.warning("capture area clipped to the screen", ["wanted": wanted, "area": visible])
+        }
+        scheduler.markDirty()
+        guard visible != area else { return }
+        let first = area.isEmpty
+        area = visible
+        frameSize = configuration.outputSize.frameSize(width: visible.width, height: visible.height)
+        stats.area = area
+        (stats.frameWidth, stats.frameHeight) = frameSize
+        logger.info(first ? "capture area" : "capture area changed", [
+            "what": name, "area": area, "screen": "\(size.width)x\(size.height)",
+            "frame": "\(frameSize.width)x\(frameSize.height)",
+        ])
+    }
+
+    // MARK: - Frames
+
+    /// Grabs the area, draws the cursor, scales and encodes.
+    private func produce(_ kind: CapturedFrame.Kind) throws(CaptureError) -> CapturedFrame {
+        let started = MonotonicClock.nowMicros()
+        damage.repairAll()
+        let image: GrabbedImage
+        do {
+            image = try grabber.grab(area)
+        } catch {
+            // A resize can land between our last look at the screen and the grab (BadMatch): look again.
+            guard case .requestFailed = error else { throw error }
+            try updateArea()
+            image = try grabber.grab(area)
+        }
+        let grabbed = MonotonicClock.nowMicros()
+        lastGrabSequence = image.requestSequence
+        cursor?.draw(into: image, showing: area)
+        let quality = kind == .paintOver ? paintOver?.quality ?? configuration.quality : configuration.quality
+        let subsampling = kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
+        var jpeg: [UInt8] = []
+        do {
+            if frameSize.width == area.width, frameSize.height == area.height {
+                try encoder.encode(image.view, quality: quality, subsampling: subsampling, into: &jpeg)
+            } else {
+                try BGRXScaler.scale(image.view, toWidth: frameSize.width, height: frameSize.height, into: &scaled)
+                jpeg = try encoder.encode(scaled, quality: quality, subsampling: subsampling)
+            }
+        } catch {
+            throw .encodeFailed(error)
+        }
+        let encoded = MonotonicClock.nowMicros()
+        let frame = CapturedFrame(
+            jpeg: jpeg, width: frameSize.width, height: frameSize.height, timestampMicros: grabbed, index: nextIndex,
+            kind: kind, quality: quality, subsampling: subsampling, area: area,
+            grabMicros: grabbed - started, encodeMicros: encoded - grabbed)
+        nextIndex += 1
+        lastFrame = frame
+        stats.frames += 1
+        if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
+        stats.grabMicros += frame.grabMicros
+        stats.encodeMicros += frame.encodeMicros
+        stats.jpegBytes += jpeg.count
+        stats.method = grabber.method?.rawValue ?? ""
+        return frame
+    }
+
+    /// The last frame again, stamped `now`.
+    private func repeatLast(now: UInt64) -> CapturedFrame? {
+        guard var frame = lastFrame else { return nil }
+        frame.kind = .keepalive
+        frame.timestampMicros = now
+        frame.index = nextIndex
+        frame.grabMicros = 0
+        frame.encodeMicros = 0
+        nextIndex += 1
+        stats.frames += 1
+        stats.keepaliveFrames += 1
+        stats.jpegBytes += frame.jpeg.count
+        return frame
+    }
+
+    /// Sleeps up to `micros` or until the X socket has data or a stop is requested.
+    private func sleep(micros: UInt64, stop: CaptureStopSignal) {
+        connection.flush()
+        var fds = [
+            pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: stop.pollDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let milliseconds = Int32(min((micros + 999) / 1000, 1000))
+        _ = poll(&fds, 2, milliseconds)
+    }
+}

@@ -1,0 +1,89 @@
+import Media
+
+/// One frame ready to send: a JPEG of the captured area (scaled as configured), with its capture time.
+public struct CapturedFrame: Sendable {
+    /// Why the frame was made.
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// The area changed (or it is the first frame): freshly grabbed and encoded.
+        case change
+        /// The area has been static for a while: grabbed again and encoded at the paint-over quality.
+        case paintOver = "paint-over"
+        /// Nothing changed for the keepalive interval: the previous JPEG again, with a new timestamp.
+        case keepalive
+    }
+
+    /// The JPEG (JFIF, baseline), `width`×`height` pixels.
+    public var jpeg: [UInt8]
+    /// Frame width in pixels (after scaling).
+    public var width: Int
+    /// Frame height in pixels (after scaling).
+    public var height: Int
+    /// When the pixels were read from the X server (for a keepalive: when it was sent), CLOCK_MONOTONIC µs.
+    public var timestampMicros: UInt64
+    /// 0 for the first frame delivered by a capture, then 1, 2, … (keepalives count).
+    public var index: UInt64
+    /// Why the frame was made.
+    public var kind: Kind
+    /// The JPEG quality used, 1…100.
+    public var quality: Int
+    /// The chroma subsampling used.
+    public var subsampling: JPEGSubsampling
+    /// The screen area shown, root-window coordinates, before scaling.
+    public var area: CaptureRect
+    /// Microseconds spent reading the pixels from the server (0 for a keepalive).
+    public var grabMicros: UInt64
+    /// Microseconds spent drawing the cursor, scaling and JPEG-encoding (0 for a keepalive).
+    public var encodeMicros: UInt64
+
+    /// A frame with every field given (the capture makes these; tests may too).
+    public init(
+        jpeg: [UInt8], width: Int, height: Int, timestampMicros: UInt64, index: UInt64, kind: Kind, quality: Int,
+        subsampling: JPEGSubsampling, area: CaptureRect, grabMicros: UInt64, encodeMicros: UInt64
+    ) {
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+        self.timestampMicros = timestampMicros
+        self.index = index
+        self.kind = kind
+        self.quality = quality
+        self.subsampling = subsampling
+        self.area = area
+        self.grabMicros = grabMicros
+        self.encodeMicros = encodeMicros
+    }
+}
+
+/// Counters of a capture since it started.
+public struct CaptureStats: Sendable, Equatable {
+    /// Frames delivered, all kinds.
+    public var frames = 0
+    /// Of those, freshly captured because something changed (the first frame included).
+    public var changeFrames = 0
+    /// Of those, paint-over refreshes.
+    public var paintOverFrames = 0
+    /// Of those, keepalive repeats.
+    public var keepaliveFrames = 0
+    /// Damage reports received (inside or outside the captured area).
+    public var damageEvents = 0
+    /// Total microseconds spent reading pixels from the server (change and paint-over frames).
+    public var grabMicros: UInt64 = 0
+    /// Total microseconds spent drawing the cursor, scaling and encoding (change and paint-over frames).
+    public var encodeMicros: UInt64 = 0
+    /// Total JPEG bytes delivered (keepalives included).
+    public var jpegBytes = 0
+    /// The capture method: `mit-shm` or `get-image` (empty before the first grab).
+    public var method = ""
+    /// The current captured area (root coordinates).
+    public var area = CaptureRect(x: 0, y: 0, width: 0, height: 0)
+    /// The current frame width in pixels (after scaling).
+    public var frameWidth = 0
+    /// The current frame height in pixels (after scaling).
+    public var frameHeight = 0
+
+    /// All counters zero.
+    public init() {}
+
+    /// Frames that were grabbed and encoded (changes and paint-overs).
+    public var encodedFrames: Int { changeFrames + paintOverFrames }
+}

@@ -1,0 +1,149 @@
+import Capture
+import FrameSocket
+import Media
+import ScreencastSupport
+
+/// Where frames go.
+enum AgentDestination: Equatable {
+    /// To the call process's socket (optionally also recorded to a dump file).
+    case socket(SocketPath, record: String?)
+    /// Only to a dump file (`--output`).
+    case file(String)
+}
+
+/// The agent's command line, parsed and checked: every value is in range once this exists.
+struct AgentOptions {
+    var capture = CaptureConfiguration()
+    var destination: AgentDestination
+    /// `Buffer-Orientation`, 0…255 (default 1).
+    var orientation = 1
+    /// Stop after this many frames (all kinds).
+    var frameLimit: Int?
+    /// Stop after this many seconds.
+    var durationSeconds: Double?
+    /// Seconds between stats lines; 0 for none (default 5).
+    var statsIntervalSeconds: Double = 5
+    var logLevel: LogLevel = .info
+    /// `--list-monitors`: print the monitors and exit.
+    var listMonitors = false
+
+    static let valueOptions: Set<String> = [
+        "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
+        "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
+        "paint-over-delay", "shm", "stats-interval",
+    ]
+    static let flagOptions: Set<String> = ["list-monitors", "no-paint-over"]
+
+    /// Parses the words after the program name.
+    /// - Throws: ``UsageError`` naming the first bad option or value.
+    init(_ words: [String], environment: [String: String]) throws(UsageError) {
+        let arguments = try CommandLineArguments(words, options: Self.valueOptions, flags: Self.flagOptions)
+        _ = try arguments.positionals(exactly: 0, names: "")
+        listMonitors = arguments.has("list-monitors")
+        if let level = arguments.string("log-level") {
+            guard let parsed = LogLevel(name: level) else {
+                throw UsageError("--log-level must be debug, info, warn or error, not '\(level)'")
+            }
+            logLevel = parsed
+        }
+        if let display = arguments.string("display") {
+            guard !display.isEmpty else { throw UsageError("--display needs a display name such as :0") }
+            capture.display = display
+        }
+
+        // Destination.
+        let output = try Self.nonEmpty(arguments, "output")
+        let record = try Self.nonEmpty(arguments, "record")
+        if let output {
+            guard arguments.string("socket") == nil else { throw UsageError("--output and --socket exclude each other") }
+            guard record == nil else { throw UsageError("--output and --record exclude each other") }
+            destination = .file(output)
+        } else {
+            let socket: SocketPath
+            do throws(FrameSocketError) {
+                if let path = arguments.string("socket") {
+                    socket = try SocketPath(path)
+                } else {
+                    socket = try SocketPath.defaultPath(environment: environment)
+                }
+            } catch {
+                throw UsageError("--socket: \(error)")
+            }
+            destination = .socket(socket, record: record)
+        }
+        frameLimit = try arguments.int("frames", in: 1...Int(Int32.max))
+        durationSeconds = try arguments.double("duration", in: 0.001...31_536_000)
+        statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
+        orientation = try arguments.int("orientation", in: 0...255) ?? 1
+
+        // What to capture.
+        let monitor = arguments.string("monitor")
+        let region = arguments.string("region")
+        if monitor != nil, region != nil { throw UsageError("--monitor and --region exclude each other") }
+        if let monitor {
+            guard !monitor.isEmpty else { throw UsageError("--monitor needs a name or an index") }
+            capture.target = .monitor(MonitorSelector(parsing: monitor))
+        }
+        if let region {
+            guard let rect = CaptureRect(parsing: region) else {
+                throw UsageError("--region must be X,Y,W,H in pixels (W and H at least 1), not '\(region)'")
+            }
+            capture.target = .region(rect)
+        }
+
+        // Rate, size, JPEG.
+        capture.maxFramesPerSecond = try arguments.double("fps", in: 0.1...240) ?? 30
+        let scale = try arguments.double("scale", in: 0.01...1)
+        let maxSize = arguments.string("max-size")
+        if scale != nil, maxSize != nil { throw UsageError("--scale and --max-size exclude each other") }
+        if let scale { capture.outputSize = scale == 1 ? .native : .scale(scale) }
+        if let maxSize {
+            guard let size = OutputSize.parseSize(maxSize) else {
+                throw UsageError("--max-size must be WxH with sides 1...16384, not '\(maxSize)'")
+            }
+            capture.outputSize = .fit(width: size.width, height: size.height)
+        }
+        capture.quality = try arguments.int("quality", in: 1...100) ?? 80
+        if let subsampling = arguments.string("subsampling") {
+            switch subsampling {
+            case "420": capture.subsampling = .yuv420
+            case "444": capture.subsampling = .yuv444
+            default: throw UsageError("--subsampling must be 420 or 444, not '\(subsampling)'")
+            }
+        }
+        capture.keepaliveSeconds = try arguments.double("keepalive", in: 0.05...3600) ?? 2
+        capture.drawsCursor = try Self.onOff(arguments, "cursor") ?? true
+        capture.usesSharedMemory = try Self.choice(arguments, "shm", ["auto": true, "off": false]) ?? true
+
+        let paintOverQuality = try arguments.int("paint-over-quality", in: 1...100)
+        let paintOverDelay = try arguments.double("paint-over-delay", in: 0...3600)
+        if arguments.has("no-paint-over") {
+            guard paintOverQuality == nil, paintOverDelay == nil else {
+                throw UsageError("--no-paint-over excludes --paint-over-quality and --paint-over-delay")
+            }
+            capture.paintOver = nil
+        } else {
+            capture.paintOver = PaintOver(quality: paintOverQuality ?? 95, delaySeconds: paintOverDelay ?? 1)
+        }
+    }
+
+    private static func nonEmpty(_ arguments: CommandLineArguments, _ name: String) throws(UsageError) -> String? {
+        guard let value = arguments.string(name) else { return nil }
+        guard !value.isEmpty else { throw UsageError("--\(name) needs a file name") }
+        return value
+    }
+
+    private static func onOff(_ arguments: CommandLineArguments, _ name: String) throws(UsageError) -> Bool? {
+        try choice(arguments, name, ["on": true, "off": false])
+    }
+
+    private static func choice(
+        _ arguments: CommandLineArguments, _ name: String, _ values: KeyValuePairs<String, Bool>
+    ) throws(UsageError) -> Bool? {
+        guard let text = arguments.string(name) else { return nil }
+        guard let value = values.first(where: { $0.key == text })?.value else {
+            throw UsageError("--\(name) must be \(values.map(\.key).joined(separator: " or ")), not '\(text)'")
+        }
+        return value
+    }
+}

@@ -1,0 +1,166 @@
+import Capture
+import FrameSocket
+import Foundation
+import ScreencastSupport
+import Synchronization
+
+/// One run of the agent: capture → frame outputs, until a signal, the frame or time limit, or a failure;
+/// with a stats line every interval and a summary at the end.
+struct AgentRun {
+    let options: AgentOptions
+    let logger: Logger
+
+    /// Why the run ended.
+    private enum StopReason: String {
+        case signal, frames, duration, failure
+    }
+
+    /// Runs to the end.
+    /// - Returns: the exit code (0 for a stop by signal or limit, 1 for a failure).
+    /// - Throws: ``CaptureError`` from setup (display unusable, …) and ``AgentError`` (dump not writable);
+    ///   the caller prints them and exits 1.
+    func run() throws -> Int32 {
+        let stopReason = Mutex<StopReason?>(nil)
+        let captureBox = Mutex<ScreenCapture?>(nil)
+        let requestStop: @Sendable (StopReason) -> Void = { reason in
+            stopReason.withLock { if $0 == nil { $0 = reason } }
+            captureBox.withLock { $0 }?.stop()
+        }
+
+        let signals = ShutdownSignals { signal in
+            logger.info("stopping", ["signal": signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "\(signal)"])
+            requestStop(.signal)
+        }
+        defer { withExtendedLifetime(signals) {} }
+
+        // Order: files that cannot be written and displays that cannot be used fail before anything else
+        // starts (one error line); then the socket sender; then the first frame.
+        let dumpPath: String? = switch options.destination {
+        case .file(let path): path
+        case .socket(_, let record): record
+        }
+        let dump = try dumpPath.map { path throws(AgentError) in try DumpFile(path: path) }
+        let outputsBox = Mutex<FrameOutputs?>(nil)
+        let capture = try ScreenCapture(
+            configuration: options.capture, logger: logger.named("capture"), startsAtOnce: false,
+            onFrame: { frame in outputsBox.withLock { $0 }?.handle(frame) })
+        captureBox.withLock { $0 = capture }
+        let sender: FrameSender? = switch options.destination {
+        case .socket(let path, _): try FrameSender(path: path, logger: logger.named("frame-sender"))
+        case .file: nil
+        }
+        defer { sender?.close() }
+        let outputs = FrameOutputs(
+            sender: sender, dump: dump, orientation: options.orientation, frameLimit: options.frameLimit,
+            requestStop: { failed in requestStop(failed ? .failure : .frames) })
+        outputsBox.withLock { $0 = outputs }
+        if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
+        capture.start()
+
+        let started = MonotonicClock.nowMicros()
+        let deadline = options.durationSeconds.map { started + UInt64($0 * 1_000_000) }
+        let interval = options.statsIntervalSeconds > 0 ? UInt64(options.statsIntervalSeconds * 1_000_000) : nil
+        var nextStats = interval.map { started + $0 }
+        var previous = StatsSample.zero
+        previous.micros = started
+        var outcome: ScreenCapture.Outcome?
+        while outcome == nil {
+            let now = MonotonicClock.nowMicros()
+            if let deadline, now >= deadline { requestStop(.duration) }
+            if let due = nextStats, now >= due, let interval {
+                let sample = StatsSample(capture.stats, outputs, sender, at: now)
+                sample.logStats(logger, since: previous)
+                previous = sample
+                nextStats = due + interval
+            }
+            let wake = [deadline, nextStats].compactMap { $0 }.min() ?? (now + 1_000_000)
+            let seconds = wake > now ? Double(wake - now) / 1e6 : 0
+            outcome = capture.wait(timeout: max(0.001, min(seconds, 1)))
+        }
+
+        if case .failed = outcome { stopReason.withLock { $0 = .failure } }
+        if outputs.snapshot.failure != nil { stopReason.withLock { $0 = .failure } }
+        // Finish the frame in flight if the reader takes it soon; otherwise it is dropped by close().
+        if let sender, sender.stats.isConnected, stopReason.withLock({ $0 }) != .failure {
+            sender.flush(timeout: .milliseconds(stopReason.withLock { $0 } == .signal ? 500 : 2_000))
+        }
+        sender?.close()
+        let end = StatsSample(capture.stats, outputs, sender, at: MonotonicClock.nowMicros())
+        end.logSummary(logger, since: started, stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
+        if let failure = outputs.snapshot.failure { throw failure }
+        if case .failed(let error) = outcome { throw error }
+        return ExitCode.success
+    }
+}
+
+/// A snapshot of every counter, for the stats line (differences between two samples) and the summary.
+struct StatsSample {
+    var micros: UInt64 = 0
+    var frames = 0
+    var encoded = 0
+    var keepalives = 0
+    var paintOvers = 0
+    var encodeMicros: UInt64 = 0
+    var jpegBytes = 0
+    var sent = 0
+    var dropped = 0
+    var connects = 0
+    var method = ""
+    var frameSize = ""
+
+    static let zero = StatsSample()
+
+    init() {}
+
+    init(_ capture: CaptureStats, _ outputs: FrameOutputs, _ sender: FrameSender?, at micros: UInt64) {
+        self.micros = micros
+        frames = capture.frames
+        encoded = capture.encodedFrames
+        keepalives = capture.keepaliveFrames
+        paintOvers = capture.paintOverFrames
+        encodeMicros = capture.encodeMicros
+        jpegBytes = capture.jpegBytes
+        if let sender {
+            let stats = sender.stats
+            sent = stats.sentFrames
+            dropped = stats.droppedFrames
+            connects = stats.connects
+        } else {
+            sent = outputs.snapshot.dumped
+        }
+        method = capture.method
+        frameSize = "\(capture.frameWidth)x\(capture.frameHeight)"
+    }
+
+    /// Logs `stats captured sent dropped fps jpeg_ms bytes_per_frame …`: counts are totals; rates and
+    /// averages cover the interval since `previous`.
+    func logStats(_ logger: Logger, since previous: StatsSample) {
+        let seconds = Double(micros - previous.micros) / 1e6
+        let frameDelta = frames - previous.frames
+        let encodedDelta = encoded - previous.encoded
+        logger.info("stats", [
+            "captured": encoded, "sent": sent, "dropped": dropped,
+            "fps": Self.format(seconds > 0 ? Double(frameDelta) / seconds : 0),
+            "jpeg_ms": Self.format(
+                encodedDelta > 0 ? Double(encodeMicros - previous.encodeMicros) / 1e3 / Double(encodedDelta) : 0),
+            "bytes_per_frame": frameDelta > 0 ? (jpegBytes - previous.jpegBytes) / frameDelta : 0,
+            "keepalives": keepalives, "paint_overs": paintOvers, "size": frameSize,
+        ])
+    }
+
+    /// Logs the `summary` line: totals and whole-run averages since `started` (µs).
+    func logSummary(_ logger: Logger, since started: UInt64, stop: String) {
+        let seconds = Double(micros - started) / 1e6
+        logger.info("summary", [
+            "frames": frames, "captured": encoded, "paint_overs": paintOvers, "keepalives": keepalives,
+            "sent": sent, "dropped": dropped, "connects": connects, "bytes": jpegBytes,
+            "seconds": Self.format(seconds),
+            "fps": Self.format(seconds > 0 ? Double(frames) / seconds : 0),
+            "jpeg_ms": Self.format(encoded > 0 ? Double(encodeMicros) / 1e3 / Double(encoded) : 0),
+            "bytes_per_frame": frames > 0 ? jpegBytes / frames : 0,
+            "method": method.isEmpty ? "-" : method, "size": frameSize, "stop": stop,
+        ])
+    }
+
+    private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+}

@@ -1,0 +1,47 @@
+/// `screencast-agent --help`.
+let agentUsage = """
+    Usage: screencast-agent [options]
+
+    Captures the X11 screen and sends it as JPEG frames (Protocol/frame-wire.md) to the call process's
+    Unix socket. Only changes are sent (X DAMAGE); once the screen has been still for a moment one sharper
+    refresh follows ("paint-over"), and the last frame is repeated every --keepalive seconds.
+
+    Output:
+      --socket PATH          the call process's socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
+                             else /tmp/screencast-$UID/agent.sock). Waits and reconnects with back-off
+                             while nobody listens; a slow reader makes frames drop, never queue.
+      --output FILE          write a frame dump (.frames) instead of using the socket
+      --record FILE          write a frame dump as well as sending to the socket
+      --frames N             stop after N frames (keepalives count)
+      --duration S           stop after S seconds
+
+    What to capture:
+      --display NAME         X display (default $DISPLAY)
+      --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors
+      --region X,Y,W,H       a rectangle of the screen, in pixels
+      --list-monitors        print the display's monitors ("INDEX: NAME WxH+X+Y [primary]") and exit
+      --cursor on|off        draw the pointer's cursor into frames (default on)
+      --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces GetImage)
+
+    Rate, size and quality:
+      --fps N                at most N frames per second (default 30; fewer when less changes)
+      --scale F              scale frames by F, 0.01...1 (e.g. 0.5 halves each side)
+      --max-size WxH         shrink frames to fit WxH, keeping the aspect ratio (never enlarges)
+      --quality Q            JPEG quality 1...100 (default 80)
+      --subsampling 420|444  JPEG chroma subsampling (default 420; 444 keeps coloured text crisp)
+      --paint-over-quality Q quality of the refresh once the screen is still (default 95, sent as 4:4:4)
+      --paint-over-delay S   seconds of stillness before that refresh (default 1)
+      --no-paint-over        never send that refresh
+      --keepalive S          repeat the last frame after S seconds without one (default 2)
+      --orientation N        Buffer-Orientation to send, 0...255 (default 1: upright)
+
+    Other:
+      --stats-interval S     seconds between stats lines (default 5; 0 for none)
+      --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
+      -h, --help             this text
+
+    Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=… jpeg_ms=…
+    bytes_per_frame=…") and a "summary" line at the end.
+    SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
+    Exit codes: 0 done, 1 runtime failure (X display unusable or lost, dump not writable), 64 bad usage.
+    """

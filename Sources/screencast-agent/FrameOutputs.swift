@@ -1,0 +1,122 @@
+import Capture
+import FrameSocket
+import FrameWire
+import Glibc
+import ScreencastSupport
+import Synchronization
+
+/// A frame dump being written: the exact bytes a socket reader would get, one message after the other.
+/// The one owner of its file descriptor (closed in `deinit`).
+final class DumpFile: Sendable {
+    let path: String
+    private let fd: Int32
+
+    /// Creates (or truncates) the file.
+    /// - Throws: ``AgentError/dump(path:reason:)``.
+    init(path: String) throws(AgentError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .dump(path: path, reason: String(cString: strerror(errno))) }
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Appends `bytes` completely.
+    /// - Throws: ``AgentError/dump(path:reason:)`` (disk full, …).
+    func write(_ bytes: [UInt8]) throws(AgentError) {
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let count = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += count
+            }
+        }
+        if failure != 0 { throw .dump(path: path, reason: String(cString: strerror(failure))) }
+    }
+}
+
+/// Turns captured frames into wire messages (Protocol/frame-wire.md §6) and hands them to the socket
+/// sender (never blocks: newest wins) and/or a dump file; counts them; asks for a stop at the frame limit.
+///
+/// Called on the capture thread; counters are read from the main thread (hence the `Mutex`).
+final class FrameOutputs: Sendable {
+    struct Counters {
+        /// Frames handed on (to the sender and/or the dump).
+        var frames = 0
+        /// Frames written to the dump file.
+        var dumped = 0
+        /// Wire bytes handed on.
+        var bytes = 0
+        /// The first dump failure, which ends the run.
+        var failure: AgentError?
+    }
+
+    let sender: FrameSender?
+    let dump: DumpFile?
+    private let orientation: Int
+    private let frameLimit: Int?
+    private let counters = Mutex(Counters())
+    /// Called when the frame limit is reached (false) or writing the dump failed (true).
+    private let requestStop: @Sendable (_ failed: Bool) -> Void
+
+    init(sender: FrameSender?, dump: DumpFile?, orientation: Int, frameLimit: Int?,
+         requestStop: @escaping @Sendable (_ failed: Bool) -> Void) {
+        self.sender = sender
+        self.dump = dump
+        self.orientation = orientation
+        self.frameLimit = frameLimit
+        self.requestStop = requestStop
+    }
+
+    /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`.
+    static func message(for frame: CapturedFrame, orientation: Int) -> [UInt8] {
+        let header = FrameHeader(
+            contentLength: frame.jpeg.count, bufferWidth: frame.width, bufferHeight: frame.height,
+            orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index)
+        return FrameEncoder.encode(header: header, body: frame.jpeg)
+    }
+
+    /// Sends and/or records one frame.
+    func handle(_ frame: CapturedFrame) {
+        let done = counters.withLock { counters -> Bool in
+            guard counters.failure == nil, frameLimit.map({ counters.frames < $0 }) ?? true else { return false }
+            let message = Self.message(for: frame, orientation: orientation)
+            if let dump {
+                do throws(AgentError) {
+                    try dump.write(message)
+                    counters.dumped += 1
+                } catch {
+                    counters.failure = error
+                    return true
+                }
+            }
+            sender?.offer(message)
+            counters.frames += 1
+            counters.bytes += message.count
+            return frameLimit.map { counters.frames >= $0 } ?? false
+        }
+        if done { requestStop(snapshot.failure != nil) }
+    }
+
+    /// A snapshot of the counters.
+    var snapshot: Counters { counters.withLock { $0 } }
+}
+
+/// Runtime failures of the agent outside capture.
+enum AgentError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The dump file could not be created or written.
+    case dump(path: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .dump(let path, let reason): "cannot write dump '\(path)': \(reason)"
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `screencast-agent`'s command line, as a black box, without an X server: help, bad options (exit 64 with
+/// one line and a pointer to --help), and unusable displays (exit 1 with one line). The tests that need a
+/// display are in CaptureTests (`AgentUnderXTests`, `AgentSocketTests`), beside the X server harness.
+final class AgentCommandLineTests: XCTestCase {
+    let agent = TestPaths.executable("screencast-agent")
+
+    private func run(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+        guard let environment else { return try ProcessRunner.run(agent, arguments, timeout: 20) }
+        // ProcessRunner has no environment parameter: go through env(1).
+        return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                     ["-i"] + environment.map { "\($0)=\($1)" } + [agent.path] + arguments, timeout: 20)
+    }
+
+    func testHelpDescribesEveryOption() throws {
+        let result = try run(["--help"])
+        XCTAssertEqual(result.status, 0)
+        for option in ["--socket", "--output", "--record", "--frames", "--duration", "--display", "--monitor", "--region",
+                       "--list-monitors", "--cursor", "--fps", "--scale", "--max-size", "--quality", "--subsampling",
+                       "--keepalive", "--orientation", "--log-level", "--paint-over-quality", "--shm", "--stats-interval"] {
+            XCTAssertTrue(result.stdout.contains(option), "--help does not mention \(option)")
+        }
+        XCTAssertEqual(try run(["-h"]).stdout, result.stdout)
+    }
+
+    func testBadOptionsExit64WithOneLineAndAPointerToHelp() throws {
+        let cases: [([String], String)] = [
+            (["--bogus"], "unknown option '--bogus'"),
+            (["--quality", "0"], "--quality must be a whole number from 1 to 100, not '0'"),
+            (["--fps", "fast"], "--fps must be a number"),
+            (["--scale", "2"], "--scale must be a number from 0.01 to 1.0, not '2'"),
+            (["--max-size", "12x"], "--max-size must be WxH"),
+            (["--scale", "0.5", "--max-size", "640x480"], "--scale and --max-size exclude each other"),
+            (["--subsampling", "422"], "--subsampling must be 420 or 444, not '422'"),
+            (["--cursor", "maybe"], "--cursor must be on or off, not 'maybe'"),
+            (["--region", "1,2,3"], "--region must be X,Y,W,H"),
+            (["--region", "0,0,10,10", "--monitor", "0"], "--monitor and --region exclude each other"),
+            (["--orientation", "256"], "--orientation must be a whole number from 0 to 255"),
+            (["--keepalive", "0"], "--keepalive must be a number"),
+            (["--frames", "0"], "--frames must be a whole number"),
+            (["--output", "a.frames", "--socket", "/tmp/x.sock"], "--output and --socket exclude each other"),
+            (["--output", "a.frames", "--record", "b.frames"], "--output and --record exclude each other"),
+            (["--socket", "relative.sock"], "--socket: socket path 'relative.sock' is relative"),
+            (["--log-level", "loud"], "--log-level must be debug, info, warn or error"),
+            (["extra"], "unexpected argument 'extra'"),
+        ]
+        for (arguments, reason) in cases {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            XCTAssertEqual(lines.count, 3, "\(arguments): one reason line, the --help line, the final newline: \(result.stderr)")
+            XCTAssertTrue(lines.first?.hasPrefix("screencast-agent: \(reason)") ?? false, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(lines.dropFirst().first, "Try 'screencast-agent --help'.")
+        }
+    }
+
+    func testNoDisplayExits1WithOneLine() throws {
+        let result = try run(["--output", "/tmp/never-written.frames"], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
+        // With the socket as output too: the display is checked before the sender starts (no other lines).
+        let socket = try run(["--socket", "/tmp/screencast-agent-test-\(getpid())/agent.sock"], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(socket.status, 1)
+        XCTAssertEqual(socket.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
+    }
+
+    func testUnreachableDisplayExits1WithOneLine() throws {
+        // A display number far above anything a test server takes; its socket does not exist.
+        let result = try run(["--display", ":4093", "--output", "/tmp/never-written.frames"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr,
+                       "screencast-agent: cannot open X display ':4093': connection refused or broken (is the X server running?)\n")
+        let list = try run(["--display", ":4093", "--list-monitors"])
+        XCTAssertEqual(list.status, 1)
+        XCTAssertEqual(list.stderr.split(separator: "\n").count, 1, list.stderr)
+    }
+
+    func testBadDisplayNameExits1() throws {
+        let result = try run(["--display", "not a display", "--output", "/tmp/never-written.frames"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n")
+    }
+
+    func testUnwritableDumpExits1() throws {
+        let result = try run(["--display", ":4093", "--output", "/nonexistent-folder/x.frames"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("screencast-agent: cannot write dump '/nonexistent-folder/x.frames'"), result.stderr)
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class AgentTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
