@@ -1,3 +1,5 @@
+internal import CYUV
+
 /// Converts one chroma plane from a JPEG's own subsampling to I420's (half width, half height).
 ///
 /// Each I420 chroma sample covers a 2×2 block of luma pixels; it becomes the rounded average of the
@@ -5,8 +7,10 @@
 /// block clamped at the right and bottom edges of odd-sized pictures. For 4:4:4 that is a 2×2 box filter,
 /// for 4:2:2 a vertical pair average, for 4:4:0 a horizontal pair average, for 4:1:1 a horizontal repeat.
 ///
-/// A plain-Swift stand-in: it is to be replaced by libyuv (`I444ToI420`, `I422ToI420`, and a scale for the
-/// rarer 4:4:0 / 4:1:1) when the call-process issue (#4) adds libyuv as a dependency.
+/// 4:4:4 at even sizes (the agent's `--subsampling 444` and its paint-over frames) goes through libyuv's
+/// `ScalePlane` with `kFilterBox`, whose exact 2:1 path (`ScaleRowDown2Box`, SIMD) computes the same
+/// `(a + b + c + d + 2) >> 2`; everything else uses the plain-Swift loop below, which is also the reference
+/// the tests compare libyuv with.
 ///
 /// - Parameters:
 ///   - source: the JPEG's chroma plane, `sourceStride` bytes per row.
@@ -15,6 +19,23 @@
 ///   - destination: the I420 chroma plane, `((lumaWidth+1)/2) × ((lumaHeight+1)/2)`, `destinationStride`
 ///     bytes per row.
 func downsampleChromaToI420(
+    source: UnsafePointer<UInt8>, sourceStride: Int,
+    factors: (horizontal: Int, vertical: Int),
+    lumaWidth: Int, lumaHeight: Int,
+    destination: UnsafeMutablePointer<UInt8>, destinationStride: Int
+) {
+    if factors == (1, 1), lumaWidth % 2 == 0, lumaHeight % 2 == 0 {
+        ScalePlane(source, Int32(sourceStride), Int32(lumaWidth), Int32(lumaHeight),
+                   destination, Int32(destinationStride), Int32(lumaWidth / 2), Int32(lumaHeight / 2), kFilterBox)
+        return
+    }
+    downsampleChromaToI420Reference(
+        source: source, sourceStride: sourceStride, factors: factors, lumaWidth: lumaWidth, lumaHeight: lumaHeight,
+        destination: destination, destinationStride: destinationStride)
+}
+
+/// The plain-Swift conversion `downsampleChromaToI420` describes, for every subsampling and size.
+func downsampleChromaToI420Reference(
     source: UnsafePointer<UInt8>, sourceStride: Int,
     factors: (horizontal: Int, vertical: Int),
     lumaWidth: Int, lumaHeight: Int,

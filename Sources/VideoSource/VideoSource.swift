@@ -1,1 +1,244 @@
-// VideoSource: see issues 3/4
+import Dispatch
+public import FrameSocket
+import Media
+public import ScreencastSupport
+import Synchronization
+
+/// What a `VideoSource` reports as it runs. Delivered on internal threads (the socket reader, a
+/// capturer): handle them quickly, and never call `stop()` from the handler (signal another thread).
+public enum VideoSourceEvent: Sendable {
+    /// An agent connected; the screen is now the active source.
+    case senderConnected(SenderInfo)
+    /// The agent's connection ended (EOF, a wire error, the watchdog, …).
+    case senderEnded(SenderInfo, SourceEndReason)
+    /// The active source changed (nil: none feeds it).
+    case switched(SourceKind?)
+    /// With `endWhenSourceEnds`: the first agent's stream ended (or the file's one pass did). Stop the
+    /// source to flush what is left.
+    case sourceEnded
+}
+
+/// The one shared video source of a call: capturers feed it, one VP8 encoder encodes it, sinks read it.
+///
+/// ```
+///  screen (FrameServer → JPEG → I420 → rotate) ─┐
+///  test pattern / file (the --source fallback) ─┴▶ hub: active source, one-frame slot (latest wins)
+///                                                      │ encoder thread (EncodeScheduler: max fps,
+///                                                      ▼ keyframe spacing, idle refinement)
+///                                               VP8Encoder ─▶ EncodedFrame ─▶ every VideoSink
+/// ```
+///
+/// - When an agent connects, the screen takes over; when it leaves, the fallback resumes. A switch never
+///   re-creates the encoder or touches the sinks: the next frame is a keyframe.
+/// - A slow encoder never queues: a newer frame replaces the waiting one (`DropReason.stale`).
+/// - A static picture is re-encoded at a rising quality, then repeated about once a second
+///   (`IdleRefinementPolicy`).
+/// - Keyframe requests are coalesced and spaced (`keyframeMinSpacingSeconds`, default 300 ms).
+/// - Bitrate changes at run time (`setBitrate`) go to the running encoder.
+public final class VideoSource: Sendable {
+    private enum Phase { case idle, running, stopped }
+
+    /// The configuration it was made with.
+    public let configuration: VideoSourceConfiguration
+    private let clock: any VideoClock
+    private let logger: Logger
+    private let hub: SourceHub
+    private let sinks = SinkRegistry()
+    private let loop: EncoderLoop
+    private let screen: ScreenCapturer?
+    private let testPattern: TestPatternCapturer?
+    private let file: FileCapturer?
+    private let phase = Mutex(Phase.idle)
+    private let stopping = Atomic<Bool>(false)
+    private let sourceEnded = Atomic<Bool>(false)
+    private let encoderDone = Mutex<DispatchSemaphoreBox?>(nil)
+    private let onEvent: @Sendable (VideoSourceEvent) -> Void
+
+    /// Checks the configuration and prepares the capturers (a file source reads its dump here).
+    /// Nothing runs before `start()`.
+    /// - Throws: `VideoSourceError.invalidConfiguration`, `.unreadableDump`, `.emptyDump`, `.media`.
+    public init(
+        configuration: VideoSourceConfiguration, clock: any VideoClock = SystemVideoClock(), logger: Logger,
+        onEvent: @escaping @Sendable (VideoSourceEvent) -> Void = { _ in }
+    ) throws(VideoSourceError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        self.onEvent = onEvent
+        let stats = StatsRecorder(fallback: configuration.fallback.kind, startedAt: clock.nowMicros())
+        let hub = SourceHub(stats: stats, pool: FramePool())
+        self.hub = hub
+        loop = EncoderLoop(hub: hub, sinks: sinks, configuration: configuration, clock: clock, logger: logger.named("encoder"))
+
+        let fileEnded = SourceEndRelay()
+        switch configuration.fallback {
+        case .none:
+            testPattern = nil
+            file = nil
+        case .testPattern(let settings):
+            testPattern = TestPatternCapturer(hub: hub, clock: clock, settings: settings)
+            file = nil
+        case .file(let path, let loop):
+            testPattern = nil
+            file = try FileCapturer(
+                path: path, loop: loop && !configuration.endWhenSourceEnds, hub: hub, clock: clock,
+                logger: logger.named("file-source"), maximumDimension: configuration.maximumDimension,
+                onEnded: { fileEnded.fire() })
+        }
+
+        let relay = ScreenEventRelay()
+        if configuration.socketPath != nil {
+            do {
+                screen = try ScreenCapturer(
+                    hub: hub, clock: clock, logger: logger.named("screen"), watchdogSeconds: configuration.watchdogSeconds,
+                    maximumDimension: configuration.maximumDimension,
+                    onConnected: { relay.connected($0) }, onEnded: { relay.ended($0, $1) })
+            } catch {
+                throw .media(error)
+            }
+        } else {
+            screen = nil
+        }
+        // The capturers call back through relays, pointed here once self is complete.
+        fileEnded.set { [weak self] in self?.fileEnded() }
+        relay.set(
+            connected: { [weak self] info in self?.screenConnected(info) },
+            ended: { [weak self] info, reason in self?.screenEnded(info, reason) })
+    }
+
+    deinit { stop() }
+
+    /// Starts the encoder thread, the fallback capturer and the screen socket.
+    /// - Throws: `VideoSourceError.alreadyStarted`, `.socket` (the socket is in use or its path is bad;
+    ///   nothing is left running).
+    public func start() throws(VideoSourceError) {
+        try phase.withLock { (p: inout Phase) throws(VideoSourceError) in
+            guard p == .idle else { throw .alreadyStarted }
+            p = .running
+        }
+        let done = BackgroundThread.start(name: "vp8-encoder") { [loop] in loop.run() }
+        encoderDone.withLock { $0 = DispatchSemaphoreBox(done) }
+        let fallback = configuration.fallback.kind
+        hub.activate(fallback)
+        testPattern?.start()
+        file?.start()
+        testPattern?.setActive(true)
+        file?.setActive(true)
+        if let screen, let path = configuration.socketPath {
+            do throws(VideoSourceError) {
+                try screen.start(path: path, serverLogger: logger.named("frame-server"))
+            } catch {
+                stop()
+                throw error
+            }
+        }
+        logger.info("video source started", [
+            "fallback": fallback?.rawValue ?? "none", "socket": configuration.socketPath?.string ?? "-",
+            "max-fps": configuration.maxFramesPerSecond,
+            "kbps": configuration.bitrateKbps.map(String.init) ?? "auto",
+        ])
+    }
+
+    /// Stops the capturers and the socket (removing the socket file), encodes the frame still waiting,
+    /// then calls every sink's `finish()`. Idempotent; returns when all of that is done.
+    public func stop() {
+        let wasRunning = phase.withLock { p -> Bool in
+            defer { p = .stopped }
+            return p == .running
+        }
+        guard wasRunning else { return }
+        stopping.store(true, ordering: .releasing)
+        screen?.stop()
+        testPattern?.stop()
+        file?.stop()
+        hub.stop()
+        encoderDone.withLock { $0.take() }?.semaphore.wait()
+        sinks.finishAll()
+        logger.info("video source stopped")
+    }
+
+    // MARK: - Consumers
+
+    /// Adds a consumer of encoded frames (from the next frame on). Does not disturb the encoder; ask for
+    /// a keyframe if the consumer needs one.
+    @discardableResult
+    public func addSink(_ sink: any VideoSink) -> SinkToken { sinks.add(sink) }
+
+    /// Removes a consumer; it gets no `finish()`.
+    public func removeSink(_ token: SinkToken) { _ = sinks.remove(token) }
+
+    /// Asks for a keyframe (a new peer, a PLI/FIR). Requests are coalesced; one keyframe follows no
+    /// sooner than `keyframeMinSpacingSeconds` after the previous one, also when the picture is static.
+    public func requestKeyframe() { hub.requestKeyframe() }
+
+    /// Changes the target bitrate of the running encoder (nil: back to the default for the size).
+    public func setBitrate(kbps: Int?) { hub.requestBitrate(kbps) }
+
+    /// The source feeding the encoder now.
+    public var activeSource: SourceKind? { hub.active }
+
+    /// The counters and rates now (see `VideoSourceStats.json` for the JSON form).
+    public var stats: VideoSourceStats {
+        var stats = hub.stats.snapshot(now: clock.nowMicros(), queueDepth: hub.queueDepth)
+        stats.source = hub.active
+        let bitrate = loop.currentBitrate.load(ordering: .relaxed)
+        if bitrate > 0 { stats.bitrateKbps = bitrate }
+        return stats
+    }
+
+    // MARK: - Switching
+
+    private func screenConnected(_ info: SenderInfo) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        testPattern?.setActive(false)
+        file?.setActive(false)
+        if hub.activate(.screen) {
+            logger.info("screen takes over", ["connection": info.connection, "pid": info.pid])
+        }
+        onEvent(.senderConnected(info))
+        onEvent(.switched(.screen))
+    }
+
+    private func screenEnded(_ info: SenderInfo, _ reason: SourceEndReason) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        onEvent(.senderEnded(info, reason))
+        if configuration.endWhenSourceEnds {
+            if !sourceEnded.exchange(true, ordering: .acquiringAndReleasing) { onEvent(.sourceEnded) }
+            return
+        }
+        let fallback = configuration.fallback.kind
+        if hub.activate(fallback) {
+            logger.info("screen left; falling back", ["source": fallback?.rawValue ?? "none"])
+        }
+        testPattern?.setActive(true)
+        file?.setActive(true)
+        onEvent(.switched(fallback))
+    }
+
+    private func fileEnded() {
+        guard !stopping.load(ordering: .acquiring), configuration.endWhenSourceEnds else { return }
+        if !sourceEnded.exchange(true, ordering: .acquiringAndReleasing) { onEvent(.sourceEnded) }
+    }
+}
+
+/// Forwards the screen capturer's callbacks to the source that owns it (set after both exist).
+private final class ScreenEventRelay: Sendable {
+    private let handlers = Mutex<(
+        connected: (@Sendable (SenderInfo) -> Void)?, ended: (@Sendable (SenderInfo, SourceEndReason) -> Void)?
+    )>((nil, nil))
+
+    func set(connected: @escaping @Sendable (SenderInfo) -> Void, ended: @escaping @Sendable (SenderInfo, SourceEndReason) -> Void) {
+        handlers.withLock { $0 = (connected, ended) }
+    }
+
+    func connected(_ info: SenderInfo) { handlers.withLock { $0.connected }?(info) }
+    func ended(_ info: SenderInfo, _ reason: SourceEndReason) { handlers.withLock { $0.ended }?(info, reason) }
+}
+
+/// Forwards the file capturer's "ended" to the source that owns it.
+private final class SourceEndRelay: Sendable {
+    private let handler = Mutex<(@Sendable () -> Void)?>(nil)
+    func set(_ body: @escaping @Sendable () -> Void) { handler.withLock { $0 = body } }
+    func fire() { handler.withLock { $0 }?() }
+}

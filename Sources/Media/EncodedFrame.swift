@@ -1,0 +1,43 @@
+/// One compressed VP8 frame, as the encoder hands it to every sink (IVF recorder, RTP packetizer, …).
+///
+/// `bytes` is the complete VP8 frame (RFC 6386 §9.1: a 3-byte frame tag, for keyframes followed by the
+/// start code `9d 01 2a` and the 14-bit width and height), exactly what an IVF frame or the RTP payload
+/// descriptor of RFC 7741 carries.
+public struct EncodedFrame: Sendable, Equatable {
+    /// The VP8 frame.
+    public var bytes: [UInt8]
+    /// True for a keyframe (decodable on its own); false for an interframe.
+    public var isKeyframe: Bool
+    /// Capture time of the picture, CLOCK_MONOTONIC microseconds. For a re-encode of a static picture
+    /// (idle refinement) it is the time of the re-encode, so timestamps keep increasing.
+    public var captureTimestampMicros: UInt64
+    /// The RTP timestamp: the capture time on the 90 kHz video clock (RFC 7741 §4.1,
+    /// `captureTimestampMicros × 90 / 1000`, modulo 2³²). An RTP sender adds its random offset.
+    public var rtpTimestamp: UInt32
+    /// Picture width in pixels.
+    public var width: Int
+    /// Picture height in pixels.
+    public var height: Int
+    /// The quantizer libvpx used, 0 (best) … 63 (worst) (`VP8E_GET_LAST_QUANTIZER_64`); -1 when unknown.
+    public var quantizer: Int
+
+    /// A frame; `rtpTimestamp` is derived from `captureTimestampMicros`.
+    public init(
+        bytes: [UInt8], isKeyframe: Bool, captureTimestampMicros: UInt64, width: Int, height: Int,
+        quantizer: Int = -1
+    ) {
+        self.bytes = bytes
+        self.isKeyframe = isKeyframe
+        self.captureTimestampMicros = captureTimestampMicros
+        self.rtpTimestamp = EncodedFrame.rtpTimestamp(captureMicros: captureTimestampMicros)
+        self.width = width
+        self.height = height
+        self.quantizer = quantizer
+    }
+
+    /// Microseconds on the 90 kHz RTP video clock: `micros × 90 / 1000`, wrapped to 32 bits.
+    public static func rtpTimestamp(captureMicros: UInt64) -> UInt32 {
+        // micros × 9 / 100; the product stays below 2⁶⁴ for 65 000 years of uptime.
+        UInt32(truncatingIfNeeded: (captureMicros &* 9) / 100)
+    }
+}

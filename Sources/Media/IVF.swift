@@ -1,0 +1,185 @@
+/// The IVF container: a 32-byte file header, then per frame a 12-byte header and the frame's bytes.
+/// All integers are little-endian. (The format libvpx's `vpxenc` writes and ffmpeg's `ivf` demuxer reads.)
+///
+/// ```
+///  file header (32 bytes)
+///  0   4  "DKIF"
+///  4   2  version, 0
+///  6   2  header size, 32
+///  8   4  codec FourCC, "VP80"
+///  12  2  width, pixels
+///  14  2  height, pixels
+///  16  4  timebase denominator ("rate")      pts are in units of numerator/denominator seconds
+///  20  4  timebase numerator ("scale")
+///  24  4  number of frames
+///  28  4  unused, 0
+///
+///  frame header (12 bytes), followed by `size` bytes of VP8 frame
+///  0   4  size, bytes
+///  4   8  pts, timebase units
+/// ```
+///
+/// The header's width and height are the first frame's; a VP8 stream may change size at a keyframe, and
+/// players follow the keyframe's own size.
+public enum IVF {
+    /// Bytes of the file header.
+    public static let fileHeaderSize = 32
+    /// Bytes of each frame header.
+    public static let frameHeaderSize = 12
+    /// Byte offset of the frame count in the file header (rewritten when a recording is finished).
+    public static let frameCountOffset = 24
+}
+
+/// The 32-byte IVF file header (see `IVF` for the layout).
+public struct IVFFileHeader: Sendable, Equatable {
+    /// The codec FourCC, `VP80` for VP8.
+    public var fourCC: String
+    /// Width of the first frame, pixels.
+    public var width: Int
+    /// Height of the first frame, pixels.
+    public var height: Int
+    /// Timebase numerator ("scale"): pts × numerator / denominator = seconds.
+    public var timebaseNumerator: UInt32
+    /// Timebase denominator ("rate").
+    public var timebaseDenominator: UInt32
+    /// Number of frames (0 while a recording is being written).
+    public var frameCount: UInt32
+
+    /// A VP8 header; the default timebase is microseconds (1/1 000 000), which `IVFWriter` uses.
+    public init(
+        fourCC: String = "VP80", width: Int, height: Int, timebaseNumerator: UInt32 = 1,
+        timebaseDenominator: UInt32 = 1_000_000, frameCount: UInt32 = 0
+    ) {
+        self.fourCC = fourCC
+        self.width = width
+        self.height = height
+        self.timebaseNumerator = timebaseNumerator
+        self.timebaseDenominator = timebaseDenominator
+        self.frameCount = frameCount
+    }
+
+    /// Appends the 32 header bytes to `out`.
+    public func append(to out: inout [UInt8]) {
+        out.append(contentsOf: Array("DKIF".utf8))
+        IVF.appendLittleEndian(UInt16(0), to: &out)
+        IVF.appendLittleEndian(UInt16(IVF.fileHeaderSize), to: &out)
+        var code = Array(fourCC.utf8.prefix(4))
+        while code.count < 4 { code.append(0x20) }
+        out.append(contentsOf: code)
+        IVF.appendLittleEndian(UInt16(clamping: width), to: &out)
+        IVF.appendLittleEndian(UInt16(clamping: height), to: &out)
+        IVF.appendLittleEndian(timebaseDenominator, to: &out)
+        IVF.appendLittleEndian(timebaseNumerator, to: &out)
+        IVF.appendLittleEndian(frameCount, to: &out)
+        IVF.appendLittleEndian(UInt32(0), to: &out)
+    }
+
+    /// Reads a header from the first 32 bytes of `bytes`.
+    /// - Throws: `MediaError.malformedIVF` when there are fewer bytes, the signature is not `DKIF`, or
+    ///   the header size field is below 32.
+    public init(parsing bytes: ArraySlice<UInt8>) throws(MediaError) {
+        guard bytes.count >= IVF.fileHeaderSize else {
+            throw .malformedIVF("file header needs 32 bytes, got \(bytes.count)")
+        }
+        let base = bytes.startIndex
+        guard Array(bytes[base..<base + 4]) == Array("DKIF".utf8) else {
+            throw .malformedIVF("signature is not DKIF")
+        }
+        let headerSize = IVF.readLittleEndian(bytes, at: 6, count: 2)
+        guard headerSize >= UInt64(IVF.fileHeaderSize) else {
+            throw .malformedIVF("header size \(headerSize) is below 32")
+        }
+        fourCC = String(decoding: bytes[base + 8..<base + 12], as: UTF8.self)
+        width = Int(IVF.readLittleEndian(bytes, at: 12, count: 2))
+        height = Int(IVF.readLittleEndian(bytes, at: 14, count: 2))
+        timebaseDenominator = UInt32(IVF.readLittleEndian(bytes, at: 16, count: 4))
+        timebaseNumerator = UInt32(IVF.readLittleEndian(bytes, at: 20, count: 4))
+        frameCount = UInt32(IVF.readLittleEndian(bytes, at: 24, count: 4))
+    }
+}
+
+/// Lays out an IVF stream in memory: the file header, then frame records (pure; the caller does the I/O).
+///
+/// pts are capture microseconds since the first frame written (timebase 1/1 000 000), strictly increasing.
+public struct IVFWriter: Sendable {
+    private var firstCapture: UInt64?
+    private var lastPts: UInt64?
+    /// Frames laid out so far.
+    public private(set) var frameCount = 0
+
+    /// A writer before its first frame.
+    public init() {}
+
+    /// The file header for a stream whose first frame is `width`×`height`, with `frameCount` frames.
+    public func fileHeader(width: Int, height: Int, frameCount: Int = 0) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(IVF.fileHeaderSize)
+        IVFFileHeader(width: width, height: height, frameCount: UInt32(clamping: frameCount)).append(to: &out)
+        return out
+    }
+
+    /// Replaces `out`'s contents with the 12-byte frame header of `frame` (its bytes follow it in the file).
+    /// Keeps `out`'s capacity, so a recorder that reuses one array allocates nothing per frame.
+    public mutating func frameHeader(for frame: EncodedFrame, into out: inout [UInt8]) {
+        let first = firstCapture ?? frame.captureTimestampMicros
+        firstCapture = first
+        var pts = frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros)
+        if let lastPts, pts <= lastPts { pts = lastPts + 1 }
+        lastPts = pts
+        frameCount += 1
+        out.removeAll(keepingCapacity: true)
+        IVF.appendLittleEndian(UInt32(clamping: frame.bytes.count), to: &out)
+        IVF.appendLittleEndian(pts, to: &out)
+    }
+}
+
+/// Reads a whole IVF file held in memory (for tests and checks).
+public struct IVFReader: Sendable {
+    /// One frame record.
+    public struct Record: Sendable, Equatable {
+        /// Presentation time in timebase units.
+        public var pts: UInt64
+        /// The frame's bytes (a VP8 frame).
+        public var bytes: [UInt8]
+    }
+
+    /// The file header.
+    public let header: IVFFileHeader
+    /// Every frame, in file order.
+    public let frames: [Record]
+
+    /// - Throws: `MediaError.malformedIVF` for a bad header or a frame that runs past the end.
+    public init(bytes: [UInt8]) throws(MediaError) {
+        header = try IVFFileHeader(parsing: bytes[...])
+        let headerSize = Int(IVF.readLittleEndian(bytes[...], at: 6, count: 2))
+        var offset = headerSize
+        var records: [Record] = []
+        while offset < bytes.count {
+            guard bytes.count - offset >= IVF.frameHeaderSize else {
+                throw .malformedIVF("frame header at \(offset) is cut short")
+            }
+            let size = Int(IVF.readLittleEndian(bytes[...], at: offset, count: 4))
+            let pts = IVF.readLittleEndian(bytes[...], at: offset + 4, count: 8)
+            let start = offset + IVF.frameHeaderSize
+            guard bytes.count - start >= size else {
+                throw .malformedIVF("frame at \(offset) claims \(size) bytes, \(bytes.count - start) remain")
+            }
+            records.append(Record(pts: pts, bytes: Array(bytes[start..<start + size])))
+            offset = start + size
+        }
+        frames = records
+    }
+}
+
+extension IVF {
+    static func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        var v = value.littleEndian
+        withUnsafeBytes(of: &v) { out.append(contentsOf: $0) }
+    }
+
+    static func readLittleEndian(_ bytes: ArraySlice<UInt8>, at offset: Int, count: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<count { value |= UInt64(bytes[bytes.startIndex + offset + i]) << (8 * UInt64(i)) }
+        return value
+    }
+}

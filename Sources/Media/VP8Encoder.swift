@@ -1,0 +1,245 @@
+internal import CVPX
+
+/// Software VP8 encoding with libvpx in real-time mode, one instance per call.
+///
+/// Owns one libvpx encoder context (`vpx_codec_ctx_t`, created in `init`, destroyed in `deinit`) and the
+/// `vpx_image_t` that points libvpx at a frame's planes (no copy). Settings: `VP8EncoderSettings`, plus the
+/// fixed real-time choices listed there.
+///
+/// - Keyframes: the first frame, the first frame after a size change, and frames encoded with
+///   `forceKeyframe`; libvpx places none of its own.
+/// - A frame of another size re-creates the libvpx context with the new size (libvpx cannot grow a VP8
+///   encoder in place); the object and its owner stay the same, and that frame is a keyframe.
+/// - Bitrate and quantizer range change at run time through `vpx_codec_enc_config_set`, without
+///   re-creating anything.
+/// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase.
+///
+/// Blocking: `encode` runs libvpx synchronously (milliseconds per frame); call it on a thread of its own.
+/// One thread at a time: an encoder is not `Sendable`.
+public final class VP8Encoder {
+    /// The settings in force (the size follows the last frame encoded).
+    public private(set) var settings: VP8EncoderSettings
+    /// Frames handed to libvpx since `init` (including ones it dropped).
+    public private(set) var framesSubmitted = 0
+
+    private let context: UnsafeMutablePointer<vpx_codec_ctx_t>
+    private let config: UnsafeMutablePointer<vpx_codec_enc_cfg_t>
+    private let image: UnsafeMutablePointer<vpx_image_t>
+    private var isOpen = false
+    /// The quantizer range currently configured in libvpx (differs from settings during refinement).
+    private var appliedQuantizers: (min: Int, max: Int)
+    private var lastPts: Int64 = -1
+    private var firstCapture: UInt64?
+
+    /// Creates the libvpx encoder.
+    /// - Throws: `MediaError.invalidArgument` for settings out of range, `.vp8Encoder` if libvpx refuses
+    ///   the configuration or a control.
+    public init(settings: VP8EncoderSettings) throws(MediaError) {
+        try settings.validate()
+        self.settings = settings
+        appliedQuantizers = (settings.minQuantizer, settings.maxQuantizer)
+        context = .allocate(capacity: 1)
+        context.initialize(to: vpx_codec_ctx_t())
+        config = .allocate(capacity: 1)
+        config.initialize(to: vpx_codec_enc_cfg_t())
+        image = .allocate(capacity: 1)
+        image.initialize(to: vpx_image_t())
+        do {
+            try open()
+        } catch {
+            context.deallocate()
+            config.deallocate()
+            image.deallocate()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+        context.deallocate()
+        config.deallocate()
+        image.deallocate()
+    }
+
+    /// Encodes one frame.
+    ///
+    /// - Parameters:
+    ///   - frame: the picture; a size other than `settings.width`×`height` re-creates the encoder first.
+    ///   - forceKeyframe: encode a keyframe (`VPX_EFLAG_FORCE_KF`).
+    ///   - quantizerCeiling: for this frame, cap the worst quantizer at this value (clamped to
+    ///     `settings.minQuantizer…maxQuantizer`), as idle refinement does to re-encode a static picture
+    ///     at a rising quality; nil restores `settings`' range. In screen-content mode libvpx lowers the
+    ///     quantizer of interframes by at most 12 of its 128 steps per frame whatever the cap, so a
+    ///     picture refines over several frames (measured: 480×272 text from q47 to q12 in six).
+    /// - Returns: the VP8 frame, or nil when libvpx dropped it (rate control after an overshoot).
+    /// - Throws: `MediaError.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
+    public func encode(
+        _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil
+    ) throws(MediaError) -> EncodedFrame? {
+        guard frame.width > 0, frame.height > 0 else {
+            throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) picture")
+        }
+        if frame.width != settings.width || frame.height != settings.height {
+            try resize(width: frame.width, height: frame.height, bitrateKbps: settings.bitrateKbps)
+        }
+        try applyQuantizers(ceiling: quantizerCeiling)
+
+        // pts: capture microseconds since the first frame, strictly increasing.
+        let first = firstCapture ?? frame.captureTimestampMicros
+        firstCapture = first
+        var pts = Int64(clamping: frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros))
+        if pts <= lastPts { pts = lastPts + 1 }
+        let duration = UInt(max(1, lastPts < 0 ? 33_333 : pts - lastPts))
+        lastPts = pts
+
+        let flags: vpx_enc_frame_flags_t = forceKeyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        let picture = frame.picture
+        let status = picture.withUnsafePlanes { y, u, v in
+            _ = vpx_img_wrap(image, VPX_IMG_FMT_I420, UInt32(picture.width), UInt32(picture.height), 1,
+                             UnsafeMutablePointer(mutating: y.baseAddress))
+            image.pointee.planes.0 = UnsafeMutablePointer(mutating: y.baseAddress)
+            image.pointee.planes.1 = UnsafeMutablePointer(mutating: u.baseAddress)
+            image.pointee.planes.2 = UnsafeMutablePointer(mutating: v.baseAddress)
+            image.pointee.stride.0 = Int32(picture.yStride)
+            image.pointee.stride.1 = Int32(picture.uvStride)
+            image.pointee.stride.2 = Int32(picture.uvStride)
+            return vpx_codec_encode(context, image, vpx_codec_pts_t(pts), duration, flags, UInt(VPX_DL_REALTIME))
+        }
+        framesSubmitted += 1
+        guard status == VPX_CODEC_OK else { throw .vp8Encoder("encode: \(errorText())") }
+
+        var bytes: [UInt8] = []
+        var isKeyframe = false
+        var iterator: vpx_codec_iter_t?
+        while let packet = vpx_codec_get_cx_data(context, &iterator) {
+            guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
+            let data = packet.pointee.data.frame
+            if let buffer = data.buf, data.sz > 0 {
+                let packetBytes = UnsafeRawBufferPointer(start: buffer, count: Int(data.sz))
+                // One packet per frame (no lag, one partition): a single allocation of the right size.
+                if bytes.isEmpty { bytes = [UInt8](packetBytes) } else { bytes.append(contentsOf: packetBytes) }
+            }
+            if data.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY) != 0 { isKeyframe = true }
+        }
+        guard !bytes.isEmpty else { return nil }
+        var quantizer: Int32 = -1
+        if cvpx_control_get_int(context, Int32(VP8E_GET_LAST_QUANTIZER_64.rawValue), &quantizer) != VPX_CODEC_OK {
+            quantizer = -1
+        }
+        return EncodedFrame(
+            bytes: bytes, isKeyframe: isKeyframe, captureTimestampMicros: frame.captureTimestampMicros,
+            width: picture.width, height: picture.height, quantizer: Int(quantizer))
+    }
+
+    /// Changes the CBR target at run time (`vpx_codec_enc_config_set`; nothing is re-created).
+    /// - Throws: `MediaError.invalidArgument` outside 1…1 000 000 kbps, `.vp8Encoder` if libvpx refuses.
+    public func setBitrate(kbps: Int) throws(MediaError) {
+        guard kbps != settings.bitrateKbps else { return }
+        var next = settings
+        next.bitrateKbps = kbps
+        try next.validate()
+        config.pointee.rc_target_bitrate = UInt32(kbps)
+        guard vpx_codec_enc_config_set(context, config) == VPX_CODEC_OK else {
+            config.pointee.rc_target_bitrate = UInt32(settings.bitrateKbps)
+            throw .vp8Encoder("config_set bitrate \(kbps): \(errorText())")
+        }
+        settings = next
+    }
+
+    /// Re-creates the libvpx context for a new picture size (and bitrate); the next frame is a keyframe.
+    /// The pts sequence continues.
+    /// - Throws: `MediaError.invalidArgument` for a size or bitrate out of range, `.vp8Encoder` if libvpx
+    ///   refuses (the encoder then keeps no context, and the next `encode` tries again).
+    public func resize(width: Int, height: Int, bitrateKbps: Int) throws(MediaError) {
+        var next = settings
+        next.width = width
+        next.height = height
+        next.bitrateKbps = bitrateKbps
+        try next.validate()
+        close()
+        settings = next
+        try open()
+    }
+
+    // MARK: - libvpx context
+
+    private func open() throws(MediaError) {
+        guard cvpx_enc_config_default(config) == VPX_CODEC_OK else {
+            throw .vp8Encoder("no default configuration")
+        }
+        let cfg = config
+        cfg.pointee.g_w = UInt32(settings.width)
+        cfg.pointee.g_h = UInt32(settings.height)
+        cfg.pointee.g_threads = UInt32(settings.threads)
+        cfg.pointee.g_timebase = vpx_rational(num: 1, den: 1_000_000)
+        cfg.pointee.g_pass = VPX_RC_ONE_PASS
+        cfg.pointee.g_lag_in_frames = 0
+        cfg.pointee.g_error_resilient = 0
+        cfg.pointee.rc_end_usage = VPX_CBR
+        cfg.pointee.rc_target_bitrate = UInt32(settings.bitrateKbps)
+        cfg.pointee.rc_min_quantizer = UInt32(settings.minQuantizer)
+        cfg.pointee.rc_max_quantizer = UInt32(settings.maxQuantizer)
+        cfg.pointee.rc_resize_allowed = 0
+        cfg.pointee.rc_dropframe_thresh = 0
+        cfg.pointee.rc_undershoot_pct = 100
+        cfg.pointee.rc_overshoot_pct = 15
+        cfg.pointee.rc_buf_initial_sz = 500
+        cfg.pointee.rc_buf_optimal_sz = 600
+        cfg.pointee.rc_buf_sz = 1000
+        cfg.pointee.kf_mode = VPX_KF_DISABLED
+        appliedQuantizers = (settings.minQuantizer, settings.maxQuantizer)
+
+        guard cvpx_enc_init(context, cfg, 0) == VPX_CODEC_OK else {
+            let text = errorText()
+            vpx_codec_destroy(context)
+            throw .vp8Encoder("init \(settings.width)x\(settings.height): \(text)")
+        }
+        isOpen = true
+        let controls: [(String, Int32, Int32)] = [
+            ("cpu-used", Int32(VP8E_SET_CPUUSED.rawValue), Int32(settings.cpuUsed)),
+            ("screen-content-mode", Int32(VP8E_SET_SCREEN_CONTENT_MODE.rawValue), Int32(settings.screenContentMode)),
+            ("static-threshold", Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), Int32(settings.staticThreshold)),
+            ("noise-sensitivity", Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0),
+            ("token-partitions", Int32(VP8E_SET_TOKEN_PARTITIONS.rawValue), 0),
+        ]
+        for (name, id, value) in controls {
+            guard cvpx_control_int(context, id, value) == VPX_CODEC_OK else {
+                let text = errorText()
+                close()
+                throw .vp8Encoder("control \(name)=\(value): \(text)")
+            }
+        }
+    }
+
+    private func close() {
+        guard isOpen else { return }
+        vpx_codec_destroy(context)
+        isOpen = false
+    }
+
+    /// Puts libvpx's quantizer range at the settings' (ceiling nil) or under `ceiling`, when it differs.
+    private func applyQuantizers(ceiling: Int?) throws(MediaError) {
+        if !isOpen { try open() }
+        var wanted = (min: settings.minQuantizer, max: settings.maxQuantizer)
+        if let ceiling {
+            wanted.max = max(settings.minQuantizer, min(settings.maxQuantizer, ceiling))
+        }
+        guard wanted != appliedQuantizers else { return }
+        config.pointee.rc_min_quantizer = UInt32(wanted.min)
+        config.pointee.rc_max_quantizer = UInt32(wanted.max)
+        guard vpx_codec_enc_config_set(context, config) == VPX_CODEC_OK else {
+            throw .vp8Encoder("config_set quantizers \(wanted.min)...\(wanted.max): \(errorText())")
+        }
+        appliedQuantizers = wanted
+    }
+
+    private func errorText() -> String {
+        var text = vpx_codec_error(context).map { String(cString: $0) } ?? "unknown error"
+        if let detail = vpx_codec_error_detail(context) { text += " (\(String(cString: detail)))" }
+        return text
+    }
+}
+
+/// An encoder holds a libvpx context: use it from one thread at a time.
+@available(*, unavailable)
+extension VP8Encoder: Sendable {}

@@ -1,0 +1,228 @@
+internal import CMicroHTTPD
+import Glibc
+import ScreencastSupport
+import Synchronization
+
+/// Limits of the HTTP server. The defaults suit a handful of viewers and a stats poller.
+public struct HTTPServerOptions: Sendable {
+    /// Concurrent connections (each has a thread); more are refused at accept.
+    public var connectionLimit: UInt32 = 64
+    /// A connection idle this long (seconds) is closed, so a slow or silent client cannot hold a thread.
+    public var idleTimeoutSeconds: UInt32 = 30
+
+    public init(connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30) {
+        self.connectionLimit = connectionLimit
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd that hands every request to an ``HTTPRouter``. The one owner of
+/// the `MHD_Daemon`: ``stop()`` (or `deinit`) calls `MHD_stop_daemon`.
+///
+/// Thread model: `MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION`. One MHD thread
+/// accepts; every connection gets its own thread, on which the router's checks and handlers run. A
+/// handler that takes a while (a WHEP POST that gathers ICE candidates) therefore delays only its own
+/// request, never `/stats` or another viewer; still, handlers must finish in bounded time (a second or
+/// two), because ``stop()`` waits for running handlers. Never call ``stop()`` from a handler.
+///
+/// Bodies are accumulated per request up to the route's ``HTTPRoute/bodyLimit``: a declared
+/// `Content-Length` over the limit is refused with 413 before the body is read (the connection is then
+/// closed); a chunked body that grows over the limit is drained and answered with 413.
+public final class HTTPServer: Sendable {
+    /// The endpoint asked for.
+    public let endpoint: HTTPEndpoint
+    /// The port actually bound (differs from ``endpoint``'s when that was 0).
+    public let port: UInt16
+
+    private let core: ServerCore
+    private let logSink: LogSinkStorage
+    private let daemon: Mutex<OpaquePointer?>
+
+    /// Binds `endpoint` and starts serving `router`.
+    /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
+    public static func start(
+        endpoint: HTTPEndpoint, router: HTTPRouter, options: HTTPServerOptions = HTTPServerOptions(), logger: Logger
+    ) throws(SignalingError) -> HTTPServer {
+        let address = try endpoint.resolve()
+        let core = ServerCore(router: router, logger: logger)
+        let logSink = LogSinkStorage(core: core)
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
+        if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        let context = Unmanaged.passUnretained(core).toOpaque()
+        let started = address.withSockaddr { sockaddr in
+            cmhd_start_daemon(
+                flags, sockaddr, endpoint.port,
+                { cls, connection, url, method, _, data, size, state in
+                    guard let cls, let connection, let url, let method, let size, let state else { return .NO }
+                    return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+                        .access(connection, url: url, method: method, data: data, size: size, state: state)
+                },
+                context,
+                { _, _, state, _ in
+                    guard let state, let pointer = state.pointee else { return }
+                    Unmanaged<RequestState>.fromOpaque(pointer).release()
+                    state.pointee = nil
+                },
+                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, 0)
+        }
+        guard let started else {
+            let reason = core.lastLibraryMessage.withLock { $0 } ?? "MHD_start_daemon failed"
+            throw .startFailed(endpoint: endpoint.description, reason: reason)
+        }
+        core.running.withLock { $0 = true }
+        let server = HTTPServer(endpoint: endpoint, port: cmhd_bound_port(started), core: core, logSink: logSink, daemon: started)
+        logger.info("http listening", ["address": HTTPEndpoint(host: endpoint.host, port: server.port)])
+        return server
+    }
+
+    private init(endpoint: HTTPEndpoint, port: UInt16, core: ServerCore, logSink: LogSinkStorage, daemon: sending OpaquePointer) {
+        self.endpoint = endpoint
+        self.port = port
+        self.core = core
+        self.logSink = logSink
+        self.daemon = Mutex(daemon)
+    }
+
+    /// Closes the listening socket and every connection, waits for running handlers and the threads.
+    /// Idempotent; returns once the port is free.
+    public func stop() {
+        let running = daemon.withLock { daemon -> OpaquePointer? in
+            defer { daemon = nil }
+            return daemon
+        }
+        guard let running else { return }
+        MHD_stop_daemon(running)
+        core.logger.info("http stopped", ["port": port])
+    }
+
+    deinit { stop() }
+}
+
+/// What the C callbacks reach through `Unmanaged`: the router and the logger. Immutable apart from
+/// the last library message, which a mutex guards.
+final class ServerCore: Sendable {
+    let router: HTTPRouter
+    let logger: Logger
+    let lastLibraryMessage = Mutex<String?>(nil)
+    /// False while the daemon starts: the library's messages then explain a start failure (warning level);
+    /// later ones are mostly about clients that went away (info level).
+    let running = Mutex(false)
+
+    init(router: HTTPRouter, logger: Logger) {
+        self.router = router
+        self.logger = logger
+    }
+
+    /// The access handler (see `MHD_AccessHandlerCallback`): called once when the headers are in
+    /// (`state` nil), once per body chunk, and once when the body is complete.
+    func access(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, data: UnsafePointer<CChar>?,
+        size: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let pointer = state.pointee else {
+            let request = HTTPRequest(
+                method: String(cString: method), path: String(cString: url),
+                query: Dictionary(Self.values(connection, .GET_ARGUMENT_KIND).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),
+                headers: HTTPHeaders(Self.values(connection, .HEADER_KIND)))
+            let declared = request.headers["Content-Length"].flatMap { Int($0.trimmingWhitespace()) }
+            switch router.begin(request, contentLength: declared) {
+            case .respond(let response):
+                return queue(response, request: request, on: connection)
+            case .readBody(let pending):
+                state.pointee = Unmanaged.passRetained(RequestState(pending)).toOpaque()
+                return .YES
+            }
+        }
+        let request = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
+        if size.pointee > 0 {
+            if let data, !request.overflowed {
+                if request.body.count + size.pointee <= request.pending.limit {
+                    data.withMemoryRebound(to: UInt8.self, capacity: size.pointee) {
+                        request.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size.pointee))
+                    }
+                } else {
+                    request.overflowed = true
+                    request.body = []
+                }
+            }
+            size.pointee = 0
+            return .YES
+        }
+        let response = request.overflowed
+            ? router.bodyTooLarge(limit: request.pending.limit) : router.finish(request.pending, body: request.body)
+        return queue(response, request: request.pending.request, on: connection)
+    }
+
+    private func queue(_ response: HTTPResponse, request: HTTPRequest, on connection: OpaquePointer) -> MHD_Result {
+        let made = response.body.withUnsafeBytes { cmhd_response_copying($0.baseAddress, $0.count) }
+        guard let made else {
+            logger.error("response allocation failed", ["path": request.path])
+            return .NO
+        }
+        defer { MHD_destroy_response(made) }
+        for field in response.headers where MHD_add_response_header(made, field.name, field.value) != .YES {
+            logger.warning("response header refused", ["name": field.name])
+        }
+        logger.debug("request", ["method": request.method, "path": request.path, "status": response.status])
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+
+    /// Every key/value of one kind (headers, query arguments) in order.
+    private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(name: String, value: String)] {
+        let collector = FieldCollector()
+        withExtendedLifetime(collector) {
+            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                Unmanaged<FieldCollector>.fromOpaque(cls).takeUnretainedValue().fields.append(
+                    (name: String(cString: key), value: value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, Unmanaged.passUnretained(collector).toOpaque())
+        }
+        return collector.fields
+    }
+
+    /// A message from libmicrohttpd's own logger.
+    func libraryMessage(_ text: String) {
+        var message = text
+        while message.last == "\n" { message.removeLast() }
+        lastLibraryMessage.withLock { $0 = message }
+        logger.log(running.withLock { $0 } ? .info : .warning, "libmicrohttpd", ["message": message])
+    }
+}
+
+/// The per-request state between access-handler calls, retained in MHD's `con_cls` and released by the
+/// request-completed callback. Only the connection's own thread touches it.
+private final class RequestState {
+    let pending: HTTPRouter.Pending
+    var body: [UInt8] = []
+    var overflowed = false
+
+    init(_ pending: HTTPRouter.Pending) { self.pending = pending }
+}
+
+/// Collects values during one `MHD_get_connection_values` call on the calling thread.
+private final class FieldCollector {
+    var fields: [(name: String, value: String)] = []
+}
+
+/// The `struct cmhd_logger` handed to libmicrohttpd, at a fixed address for the daemon's lifetime.
+// @unchecked Sendable: the pointer is written once in init, read by MHD threads only through the C sink
+// (which forwards to the Sendable ServerCore), and freed in deinit after the daemon has stopped.
+private final class LogSinkStorage: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<cmhd_logger>
+    private let core: ServerCore
+
+    init(core: ServerCore) {
+        self.core = core
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: cmhd_logger(
+            sink: { context, message in
+                guard let context, let message else { return }
+                Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().libraryMessage(String(cString: message))
+            },
+            context: Unmanaged.passUnretained(core).toOpaque()))
+    }
+
+    deinit { pointer.deallocate() }
+}

@@ -1,0 +1,89 @@
+import ScreencastSupport
+
+/// Settings of the call's HTTP side (`--http`, `--token`).
+public struct SignalingConfiguration: Sendable {
+    /// Where to listen (default `127.0.0.1:8080`).
+    public var endpoint: HTTPEndpoint = .default
+    /// `--token`: required as `Authorization: Bearer …` on WHEP requests when set.
+    public var token: BearerToken?
+    public var whepLimits = WHEPLimits()
+    public var serverOptions = HTTPServerOptions()
+
+    public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil) {
+        self.endpoint = endpoint
+        self.token = token
+    }
+}
+
+/// The call's HTTP server: the WHEP endpoint, the viewer page, stats and a health check.
+///
+///     GET    /            viewer page (text/html)
+///     GET    /stats       the stats provider's JSON (application/json)
+///     GET    /healthz     200 "ok"
+///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
+///     PATCH  /whep/{id}   trickle ICE → 204
+///     DELETE /whep/{id}   end the session → 200
+///     OPTIONS any of them CORS preflight → 204
+///
+/// Every response carries `Access-Control-Allow-Origin: *` (see ``CORSPolicy``).
+public final class SignalingServer: Sendable {
+    public let http: HTTPServer
+    public let configuration: SignalingConfiguration
+
+    /// Starts serving.
+    /// - Parameters:
+    ///   - sessions: creates, updates and ends viewer sessions.
+    ///   - stats: called on an HTTP thread for every `GET /stats`; must be cheap and thread-safe.
+    /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
+    public init(
+        configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
+        logger: Logger
+    ) throws(SignalingError) {
+        self.configuration = configuration
+        let router = HTTPRouter(routes: Self.routes(configuration: configuration, sessions: sessions, stats: stats, logger: logger))
+        http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
+    }
+
+    /// The routes, for in-memory use through ``HTTPRouter/respond(to:)``.
+    public static func routes(
+        configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
+        logger: Logger
+    ) -> [HTTPRoute] {
+        let page = Array(ViewerPage.html.utf8)
+        return [
+            HTTPRoute("GET", .exact("/")) { _ in
+                HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: page)
+            },
+            HTTPRoute("GET", .exact("/stats")) { _ in
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+                    body: Array((stats().serialized + "\n").utf8))
+            },
+            HTTPRoute("GET", .exact("/healthz")) { _ in .text(200, "ok") },
+        ] + WHEPEndpoint.routes(provider: sessions, token: configuration.token, limits: configuration.whepLimits, logger: logger)
+    }
+
+    /// The port actually bound.
+    public var port: UInt16 { http.port }
+
+    /// `http://HOST:PORT` (a wildcard host is shown as loopback).
+    public var baseURL: String {
+        var host = configuration.endpoint.host
+        if host == "0.0.0.0" { host = "127.0.0.1" } else if host == "::" { host = "::1" }
+        return "http://\(HTTPEndpoint(host: host, port: port))"
+    }
+
+    /// The viewer page's URL, with `?token=` when a token is needed (`token` is the `--token` text).
+    public func viewerURL(token: String? = nil) -> String {
+        guard let token, !token.isEmpty else { return baseURL + "/" }
+        let encoded = token.utf8.map { byte -> String in
+            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+            return unreserved ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }.joined()
+        return baseURL + "/?token=" + encoded
+    }
+
+    /// Stops the server (idempotent; waits for running handlers).
+    public func stop() { http.stop() }
+}

@@ -1,0 +1,269 @@
+/// The viewer page served at `GET /`: one self-contained HTML file (inline CSS and JS, no external
+/// resources) that plays the call over WHEP.
+///
+/// - A full-window `<video muted autoplay playsinline>` (muted, or browsers keep an autoplaying video paused).
+/// - WHEP client (draft-ietf-wish-whep; RFC 9725 §4.2 shapes): a recvonly video transceiver, the offer
+///   after ICE gathering completes or 2 s pass (Chromium may never finish gathering on loopback), `POST`
+///   to the endpoint with `Content-Type: application/sdp`, the 201's body as the answer, the `Location`
+///   resolved against the endpoint URL and `DELETE`d when the page leaves or reconnects.
+/// - Reconnects with exponential back-off (0.5 s doubling to 30 s, ±20 % jitter; 30 s after a 4xx other
+///   than 404/408/429) when the POST fails, the connection fails, closes or stays disconnected for 5 s, or
+///   no media arrives for 15 s while connected (a call that restarted: its ICE consent lapses); the back-off
+///   resets once connected.
+/// - An overlay with resolution, fps, bitrate and RTT (selected candidate pair) from `getStats()` each
+///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`).
+/// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint).
+/// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
+///   (`connecting`, `negotiated`, `connected`, `retrying`), and `window.screencastViewer` with the peer
+///   connection, the session URL and `lastStats` (`width`, `height`, `fps`, `kbps`, `rttMs`,
+///   `framesDecoded`, `bytesReceived`, `packetsLost`).
+public enum ViewerPage {
+    public static let html: String = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>screencast</title>
+        <style>
+        html, body { margin: 0; height: 100%; background: #000; color: #eee; overflow: hidden;
+          font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+        video { position: fixed; inset: 0; width: 100%; height: 100%; object-fit: contain; background: #000; }
+        #bar { position: fixed; left: 8px; top: 8px; display: flex; gap: 10px; align-items: center; padding: 4px 8px;
+          background: rgba(0, 0, 0, .6); border-radius: 6px; transition: opacity .4s; }
+        body.idle[data-state="connected"] #bar { opacity: 0; }
+        #bar:hover { opacity: 1 !important; }
+        #status::before { content: "●"; margin-right: 5px; color: #888; }
+        #status[data-state="connecting"]::before, #status[data-state="negotiated"]::before { color: #fc3; }
+        #status[data-state="connected"]::before { color: #4d4; }
+        #status[data-state="retrying"]::before { color: #e44; }
+        #stats { font-variant-numeric: tabular-nums; color: #bbb; }
+        button { font: inherit; color: inherit; background: rgba(255, 255, 255, .15); border: 0; border-radius: 4px;
+          padding: 3px 8px; cursor: pointer; }
+        button:hover { background: rgba(255, 255, 255, .3); }
+        button[hidden] { display: none; }
+        </style>
+        </head>
+        <body data-viewer="loading">
+        <video id="video" muted autoplay playsinline></video>
+        <div id="bar">
+          <span id="status" data-state="idle">starting</span>
+          <span id="stats"></span>
+          <button id="fullscreen" type="button" title="Fullscreen (f)">Fullscreen</button>
+          <button id="pip" type="button" title="Picture in picture (p)">PiP</button>
+        </div>
+        <script>
+        "use strict";
+        (() => {
+          const params = new URLSearchParams(location.search);
+          const token = params.get("token") || "";
+          const whepURL = new URL(params.get("whep") || "/whep", location.href).href;
+          const video = document.getElementById("video");
+          const statusEl = document.getElementById("status");
+          const statsEl = document.getElementById("stats");
+          const gatherLimitMs = 2000, disconnectLimitMs = 5000, stallLimitMs = 15000, maxBackoffMs = 30000;
+          const viewer = { pc: null, sessionURL: null, attempt: 0, generation: 0, retryTimer: null,
+            disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
+          window.screencastViewer = viewer;
+
+          function authHeaders(extra) {
+            const headers = Object.assign({}, extra);
+            if (token) headers["Authorization"] = "Bearer " + token;
+            return headers;
+          }
+
+          function setStatus(text, state) {
+            statusEl.textContent = text;
+            statusEl.dataset.state = state;
+            document.body.dataset.state = state;
+          }
+
+          function waitForGathering(pc, limitMs) {
+            if (pc.iceGatheringState === "complete") return Promise.resolve();
+            return new Promise((resolve) => {
+              const finish = () => {
+                clearTimeout(timer);
+                pc.removeEventListener("icegatheringstatechange", check);
+                resolve();
+              };
+              const check = () => { if (pc.iceGatheringState === "complete") finish(); };
+              const timer = setTimeout(finish, limitMs);
+              pc.addEventListener("icegatheringstatechange", check);
+            });
+          }
+
+          function deleteSession(url) {
+            if (!url) return;
+            fetch(url, { method: "DELETE", headers: authHeaders({}), keepalive: true }).catch(() => {});
+          }
+
+          function teardown() {
+            clearTimeout(viewer.disconnectTimer);
+            viewer.disconnectTimer = null;
+            deleteSession(viewer.sessionURL);
+            viewer.sessionURL = null;
+            if (viewer.pc) {
+              viewer.pc.onconnectionstatechange = null;
+              viewer.pc.ontrack = null;
+              viewer.pc.close();
+              viewer.pc = null;
+            }
+            viewer.previous = null;
+          }
+
+          async function connect() {
+            clearTimeout(viewer.retryTimer);
+            const generation = ++viewer.generation;
+            teardown();
+            setStatus(viewer.attempt ? "reconnecting" : "connecting", "connecting");
+            let pc;
+            try {
+              pc = new RTCPeerConnection();
+              viewer.pc = pc;
+              pc.addTransceiver("video", { direction: "recvonly" });
+              pc.ontrack = (event) => {
+                const stream = event.streams[0] || new MediaStream([event.track]);
+                if (video.srcObject !== stream) video.srcObject = stream;
+                video.play().catch(() => {});
+              };
+              pc.onconnectionstatechange = () => onConnectionState(pc, generation);
+              await pc.setLocalDescription(await pc.createOffer());
+              await waitForGathering(pc, gatherLimitMs);
+              if (generation !== viewer.generation) return;
+              const response = await fetch(whepURL, {
+                method: "POST",
+                headers: authHeaders({ "Content-Type": "application/sdp" }),
+                body: pc.localDescription.sdp,
+              });
+              const body = await response.text();
+              if (response.status !== 201) {
+                const error = new Error("HTTP " + response.status + " " + body.trim().slice(0, 120));
+                error.status = response.status;
+                throw error;
+              }
+              const location = response.headers.get("Location");
+              const sessionURL = location ? new URL(location, whepURL).href : null;
+              if (generation !== viewer.generation) { deleteSession(sessionURL); return; }
+              viewer.sessionURL = sessionURL;
+              await pc.setRemoteDescription({ type: "answer", sdp: body });
+              viewer.lastProgress = performance.now();
+              if (pc.connectionState !== "connected") setStatus("negotiating", "negotiated");
+            } catch (error) {
+              if (generation === viewer.generation) fail(String((error && error.message) || error), error && error.status);
+            }
+          }
+
+          function onConnectionState(pc, generation) {
+            if (generation !== viewer.generation) return;
+            const state = pc.connectionState;
+            if (state === "connected") {
+              clearTimeout(viewer.disconnectTimer);
+              viewer.disconnectTimer = null;
+              viewer.attempt = 0;
+              viewer.lastProgress = performance.now();
+              setStatus("live", "connected");
+            } else if (state === "disconnected") {
+              setStatus("connection interrupted", "negotiated");
+              clearTimeout(viewer.disconnectTimer);
+              viewer.disconnectTimer = setTimeout(() => {
+                if (generation === viewer.generation && pc.connectionState !== "connected") fail("connection lost");
+              }, disconnectLimitMs);
+            } else if (state === "failed" || state === "closed") {
+              fail("connection " + state);
+            }
+          }
+
+          function fail(reason, status) {
+            viewer.generation++;
+            teardown();
+            const permanent = status >= 400 && status < 500 && status !== 404 && status !== 408 && status !== 429;
+            const base = permanent ? maxBackoffMs : Math.min(maxBackoffMs, 500 * Math.pow(2, viewer.attempt));
+            const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
+            viewer.attempt++;
+            setStatus(reason + "; retrying in " + Math.ceil(delay / 1000) + " s", "retrying");
+            clearTimeout(viewer.retryTimer);
+            viewer.retryTimer = setTimeout(connect, delay);
+          }
+
+          async function pollStats() {
+            const pc = viewer.pc;
+            if (!pc || pc.connectionState === "closed") return;
+            let report;
+            try { report = await pc.getStats(); } catch (error) { return; }
+            if (pc !== viewer.pc) return;
+            let inbound = null, pair = null, selectedPairId = null;
+            report.forEach((stat) => {
+              if (stat.type === "inbound-rtp" && (stat.kind || stat.mediaType) === "video") inbound = stat;
+              else if (stat.type === "transport" && stat.selectedCandidatePairId) selectedPairId = stat.selectedCandidatePairId;
+            });
+            if (selectedPairId) pair = report.get(selectedPairId);
+            if (!pair) report.forEach((stat) => { if (stat.type === "candidate-pair" && stat.nominated && stat.state === "succeeded") pair = stat; });
+            const now = performance.now();
+            const stats = {
+              width: (inbound && inbound.frameWidth) || video.videoWidth || 0,
+              height: (inbound && inbound.frameHeight) || video.videoHeight || 0,
+              framesDecoded: (inbound && inbound.framesDecoded) || 0,
+              bytesReceived: (inbound && inbound.bytesReceived) || 0,
+              packetsLost: (inbound && inbound.packetsLost) || 0,
+              fps: 0, kbps: 0,
+              rttMs: pair && typeof pair.currentRoundTripTime === "number" ? pair.currentRoundTripTime * 1000 : null,
+              time: now,
+            };
+            const previous = viewer.previous;
+            if (previous) {
+              const seconds = (now - previous.time) / 1000;
+              if (seconds > 0) {
+                stats.fps = inbound && typeof inbound.framesPerSecond === "number"
+                  ? inbound.framesPerSecond : (stats.framesDecoded - previous.framesDecoded) / seconds;
+                stats.kbps = (stats.bytesReceived - previous.bytesReceived) * 8 / seconds / 1000;
+              }
+              if (stats.bytesReceived > previous.bytesReceived) viewer.lastProgress = now;
+            }
+            viewer.previous = stats;
+            viewer.lastStats = stats;
+            const parts = [];
+            if (stats.width && stats.height) parts.push(stats.width + "\u00d7" + stats.height);
+            parts.push(stats.fps.toFixed(0) + " fps");
+            parts.push(stats.kbps >= 1000 ? (stats.kbps / 1000).toFixed(2) + " Mbps" : stats.kbps.toFixed(0) + " kbps");
+            if (stats.rttMs !== null) parts.push("RTT " + stats.rttMs.toFixed(0) + " ms");
+            statsEl.textContent = parts.join(" \u00b7 ");
+            if (pc.connectionState === "connected" && now - viewer.lastProgress > stallLimitMs) fail("no media for 15 s");
+          }
+
+          function toggleFullscreen() {
+            if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
+            else if (document.documentElement.requestFullscreen) document.documentElement.requestFullscreen().catch(() => {});
+          }
+
+          function togglePictureInPicture() {
+            if (document.pictureInPictureElement) document.exitPictureInPicture().catch(() => {});
+            else if (video.requestPictureInPicture) video.requestPictureInPicture().catch(() => {});
+          }
+
+          const pipButton = document.getElementById("pip");
+          if (!document.pictureInPictureEnabled) pipButton.hidden = true;
+          pipButton.addEventListener("click", togglePictureInPicture);
+          document.getElementById("fullscreen").addEventListener("click", toggleFullscreen);
+          video.addEventListener("dblclick", toggleFullscreen);
+          document.addEventListener("keydown", (event) => {
+            if (event.key === "f") toggleFullscreen();
+            else if (event.key === "p" && document.pictureInPictureEnabled) togglePictureInPicture();
+          });
+          let idleTimer = null;
+          document.addEventListener("mousemove", () => {
+            document.body.classList.remove("idle");
+            clearTimeout(idleTimer);
+            idleTimer = setTimeout(() => document.body.classList.add("idle"), 3000);
+          });
+          window.addEventListener("pagehide", () => { viewer.generation++; teardown(); });
+          setInterval(pollStats, 1000);
+          document.body.dataset.viewer = "ready";
+          if (typeof RTCPeerConnection === "undefined") setStatus("this browser has no WebRTC", "retrying");
+          else connect();
+        })();
+        </script>
+        </body>
+        </html>
+
+        """#
+}

@@ -1,0 +1,187 @@
+import Glibc
+import Media
+import ScreencastSupport
+import Synchronization
+
+/// The encoder thread: takes the latest frame from the hub, encodes it with the one `VP8Encoder`, hands
+/// the result to every sink; between frames, runs the idle refinement and keyframe requests that
+/// `EncodeScheduler` decides. Ends when the hub stops, after encoding the frame still waiting.
+///
+/// The `VP8Encoder` is created on this thread when the first picture arrives (its size is not known
+/// before) and lives only here.
+final class EncoderLoop: Sendable {
+    private let hub: SourceHub
+    private let sinks: SinkRegistry
+    private let configuration: VideoSourceConfiguration
+    private let clock: any VideoClock
+    private let logger: Logger
+    /// The encoder's bitrate, readable from other threads (stats).
+    let currentBitrate = Atomic<Int>(0)
+
+    init(hub: SourceHub, sinks: SinkRegistry, configuration: VideoSourceConfiguration, clock: any VideoClock, logger: Logger) {
+        self.hub = hub
+        self.sinks = sinks
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+    }
+
+    static func policy(for configuration: VideoSourceConfiguration) -> EncodeScheduler.Policy {
+        EncodeScheduler.Policy(
+            minFrameIntervalMicros: UInt64((1_000_000 / configuration.maxFramesPerSecond).rounded()),
+            keyframeSpacingMicros: UInt64((configuration.keyframeMinSpacingSeconds * 1e6).rounded()),
+            keyframeIntervalMicros: configuration.keyframeIntervalSeconds.map { UInt64(($0 * 1e6).rounded()) },
+            refinement: configuration.refinement)
+    }
+
+    /// The thread body.
+    func run() {
+        var state = LoopState(scheduler: EncodeScheduler(policy: Self.policy(for: configuration)),
+                              explicitBitrate: configuration.bitrateKbps)
+        while true {
+            let requests = hub.takeRequests()
+            if requests.keyframeRequested { state.scheduler.requestKeyframe() }
+            if let change = requests.bitrateChange { applyBitrate(change, &state) }
+            let now = clock.nowMicros()
+            let action: EncodeScheduler.Action
+            if requests.stopping {
+                guard requests.hasPending else { break }
+                action = .encodeNew(keyframe: state.scheduler.keyframeDue(at: now))
+            } else {
+                action = state.scheduler.next(now: now, hasNewFrame: requests.hasPending, hasPicture: state.last != nil)
+            }
+            switch action {
+            case .encodeNew(let keyframe):
+                guard let pending = hub.takePending() else { continue }
+                encodeNew(pending, keyframe: keyframe, now: now, &state)
+            case .reencode(let keyframe, let ceiling, let reason):
+                guard var frame = state.last else { continue }
+                frame.captureTimestampMicros = now
+                encode(frame, keyframe: keyframe, ceiling: ceiling, reason: reason, now: now, &state)
+            case .wait(let until):
+                hub.wait(micros: until.map { $0 > now ? $0 - now : 0 })
+            }
+        }
+        logger.debug("encoder thread ends", ["frames": state.encoder?.framesSubmitted ?? 0])
+    }
+
+    /// Everything the loop keeps between frames (only on this thread).
+    private struct LoopState {
+        var scheduler: EncodeScheduler
+        var explicitBitrate: Int?
+        var encoder: VP8Encoder?
+        /// The last new picture encoded (what refinement re-encodes).
+        var last: VideoFrame?
+        var lastGeneration = -1
+        var lastTimestamp: UInt64 = 0
+        /// A switch or failed keyframe left a keyframe owed.
+        var keyframeOwed = false
+        var encodeErrors = 0
+    }
+
+    private func encodeNew(_ pending: PendingFrame, keyframe: Bool, now: UInt64, _ state: inout LoopState) {
+        let newGeneration = pending.generation != state.lastGeneration
+        if !newGeneration, let last = state.last, Self.samePixels(last.picture, pending.frame.picture) {
+            hub.stats.dropped(.unchanged)
+            hub.pool.recycle(pending.frame.picture)
+            return
+        }
+        if newGeneration, state.lastGeneration >= 0 {
+            logger.info("source switched; next frame is a keyframe", ["source": pending.kind])
+        }
+        if newGeneration { state.keyframeOwed = true }
+        state.lastGeneration = pending.generation
+        if let old = state.last { hub.pool.recycle(old.picture) }
+        state.last = nil
+        state.last = pending.frame
+        encode(pending.frame, keyframe: keyframe || state.keyframeOwed, ceiling: nil, reason: .newFrame, now: now, &state)
+    }
+
+    private func encode(
+        _ input: VideoFrame, keyframe: Bool, ceiling: Int?, reason: EncodeScheduler.Reason, now: UInt64,
+        _ state: inout LoopState
+    ) {
+        var frame = input
+        frame.captureTimestampMicros = max(frame.captureTimestampMicros, state.lastTimestamp + 1)
+        state.lastTimestamp = frame.captureTimestampMicros
+        let started = MonotonicClock.nowMicros()
+        do throws(MediaError) {
+            let encoder = try encoder(for: frame, &state)
+            let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling)
+            let millis = Double(MonotonicClock.nowMicros() - started) / 1000
+            let isKeyframe = output?.isKeyframe ?? false
+            state.scheduler.didEncode(at: now, keyframe: isKeyframe, reason: reason)
+            if isKeyframe { state.keyframeOwed = false }
+            guard let output else {
+                if keyframe { state.keyframeOwed = true }
+                hub.stats.dropped(.encoder)
+                return
+            }
+            hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, reason: reason,
+                              width: output.width, height: output.height, millis: millis, now: now)
+            sinks.deliver(output)
+        } catch {
+            state.scheduler.didEncode(at: now, keyframe: false, reason: reason)
+            if keyframe { state.keyframeOwed = true }
+            hub.stats.dropped(.encodeError)
+            state.encodeErrors += 1
+            // The first few, then every 100th: a broken encoder must not flood the log.
+            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
+                logger.error("encode failed", ["error": error, "count": state.encodeErrors])
+            }
+        }
+    }
+
+    /// The encoder for `frame`'s size: created on first use, reconfigured (with a keyframe) on a change.
+    private func encoder(for frame: VideoFrame, _ state: inout LoopState) throws(MediaError) -> VP8Encoder {
+        let settings = configuration.encoderSettings(width: frame.width, height: frame.height)
+        let bitrate = state.explicitBitrate ?? settings.bitrateKbps
+        if let encoder = state.encoder {
+            if encoder.settings.width != frame.width || encoder.settings.height != frame.height {
+                logger.info("resolution changed; encoder reconfigured", [
+                    "from": "\(encoder.settings.width)x\(encoder.settings.height)",
+                    "to": "\(frame.width)x\(frame.height)", "kbps": bitrate,
+                ])
+                try encoder.resize(width: frame.width, height: frame.height, bitrateKbps: bitrate)
+                currentBitrate.store(bitrate, ordering: .relaxed)
+                hub.stats.bitrate(bitrate)
+            }
+            return encoder
+        }
+        var initial = settings
+        initial.bitrateKbps = bitrate
+        let encoder = try VP8Encoder(settings: initial)
+        logger.info("encoder created", [
+            "size": "\(frame.width)x\(frame.height)", "kbps": bitrate, "cpu-used": initial.cpuUsed,
+            "q": "\(initial.minQuantizer)-\(initial.maxQuantizer)", "threads": initial.threads,
+        ])
+        state.encoder = encoder
+        currentBitrate.store(bitrate, ordering: .relaxed)
+        hub.stats.bitrate(bitrate)
+        return encoder
+    }
+
+    private func applyBitrate(_ change: Int?, _ state: inout LoopState) {
+        state.explicitBitrate = change
+        guard let encoder = state.encoder else { return }
+        let kbps = change ?? configuration.encoderSettings(width: encoder.settings.width, height: encoder.settings.height).bitrateKbps
+        do throws(MediaError) {
+            try encoder.setBitrate(kbps: kbps)
+            currentBitrate.store(kbps, ordering: .relaxed)
+            hub.stats.bitrate(kbps)
+            logger.info("bitrate changed", ["kbps": kbps])
+        } catch {
+            logger.warning("bitrate change refused", ["kbps": kbps, "error": error])
+        }
+    }
+
+    /// Same size and byte-identical planes (memcmp; stops at the first difference).
+    static func samePixels(_ a: I420Buffer, _ b: I420Buffer) -> Bool {
+        guard a.width == b.width, a.height == b.height else { return false }
+        return a.bytes.withUnsafeBytes { x in
+            b.bytes.withUnsafeBytes { y in
+                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+    }
+}

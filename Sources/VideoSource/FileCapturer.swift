@@ -1,0 +1,132 @@
+import Foundation
+import FrameWire
+import Media
+import ScreencastSupport
+import Synchronization
+
+/// Plays a `.frames` dump into the hub while its source is active, on a thread of its own: each frame's
+/// JPEG is decoded and rotated like a screen frame (`JPEGFramePipeline`), paced by the dump's
+/// `Buffer-Timestamp` gaps (clamped to 1 ms…5 s; 1/30 s where a frame has none), and stamped with the
+/// clock's time (a replay is a new capture). Loops, or ends after one pass and calls `onEnded`.
+final class FileCapturer: Sendable {
+    private let hub: SourceHub
+    private let clock: any VideoClock
+    private let logger: Logger
+    private let path: String
+    private let loop: Bool
+    private let frames: [Frame]
+    private let maximumDimension: Int
+    private let gate = ActivityGate()
+    private let stopSignal = StopSignal()
+    private let done = Mutex<DispatchSemaphoreBox?>(nil)
+    private let onEnded: @Sendable () -> Void
+
+    /// Reads and parses the whole dump.
+    /// - Throws: `VideoSourceError.unreadableDump` (missing file, no complete frame),
+    ///   `.emptyDump` (no frame decodes).
+    init(
+        path: String, loop: Bool, hub: SourceHub, clock: any VideoClock, logger: Logger, maximumDimension: Int,
+        onEnded: @escaping @Sendable () -> Void
+    ) throws(VideoSourceError) {
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw .unreadableDump(path: path, reason: error.localizedDescription)
+        }
+        var decoder = FrameDecoder()
+        var frames: [Frame] = []
+        var end: FrameStreamEnd?
+        decoder.feed(bytes) { event in
+            switch event {
+            case .frame(let frame): frames.append(frame)
+            case .end(let reason): end = reason
+            }
+        }
+        decoder.finish { event in if case .end(let reason) = event { end = end ?? reason } }
+        guard !frames.isEmpty else {
+            throw .unreadableDump(path: path, reason: "no complete frame (\(end?.description ?? "empty"))")
+        }
+        if let end, end != .eof {
+            logger.warning("dump ends badly; playing the frames before", ["path": path, "end": end, "frames": frames.count])
+        }
+        // At least one frame must decode, or there is nothing to show.
+        do {
+            let probe = try JPEGDecoder(maximumDimension: maximumDimension)
+            guard frames.contains(where: { (try? probe.readHeader($0.body)) != nil }) else { throw VideoSourceError.emptyDump(path: path) }
+        } catch let error as VideoSourceError {
+            throw error
+        } catch {
+            throw .unreadableDump(path: path, reason: "\(error)")
+        }
+        self.path = path
+        self.loop = loop
+        self.frames = frames
+        self.hub = hub
+        self.clock = clock
+        self.logger = logger
+        self.maximumDimension = maximumDimension
+        self.onEnded = onEnded
+    }
+
+    /// Frames in the dump.
+    var frameCount: Int { frames.count }
+
+    func start() {
+        let semaphore = BackgroundThread.start(name: "file-source") { [self] in run() }
+        done.withLock { $0 = DispatchSemaphoreBox(semaphore) }
+    }
+
+    func setActive(_ active: Bool) { gate.set(active) }
+
+    func stop() {
+        stopSignal.stop()
+        done.withLock { $0.take() }?.semaphore.wait()
+    }
+
+    /// The wait before frame `index` (µs), from the dump's timestamps.
+    static func gap(before index: Int, in frames: [Frame]) -> UInt64 {
+        guard index > 0, let previous = frames[index - 1].header.timestampMicros,
+              let current = frames[index].header.timestampMicros, current > previous else { return 33_333 }
+        return min(5_000_000, max(1_000, current - previous))
+    }
+
+    private func run() {
+        guard let pipeline = try? JPEGFramePipeline(pool: hub.pool, logger: logger, maximumDimension: maximumDimension) else {
+            logger.error("file source cannot create a JPEG decoder", ["path": path])
+            return
+        }
+        var index = 0
+        var due = clock.nowMicros()
+        var passes = 0
+        while gate.waitUntilActive(or: stopSignal) {
+            let now = clock.nowMicros()
+            if now < due {
+                if stopSignal.sleep(micros: min(due - now, 100_000)) { break }
+                continue
+            }
+            let frame = frames[index]
+            hub.stats.received()
+            switch pipeline.process(frame, captureTimestampMicros: now) {
+            case .success(let picture):
+                hub.stats.decoded()
+                hub.submit(picture, from: .file)
+            case .failure(let error):
+                hub.stats.dropped(.decodeError)
+                if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": error]) }
+            }
+            index += 1
+            if index == frames.count {
+                index = 0
+                passes += 1
+                if !loop {
+                    logger.info("file source ended", ["path": path, "frames": frames.count])
+                    onEnded()
+                    return
+                }
+            }
+            let gap = Self.gap(before: index, in: frames)
+            due = now - due > gap ? now + gap : due + gap
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Glibc
+public import Media
+public import ScreencastSupport
+import Synchronization
+
+/// A sink that records every encoded frame to an IVF file (`--record-ivf FILE`), which ffprobe, ffmpeg
+/// and `IVFReader` read.
+///
+/// The file header (layout in `IVF`) carries the first frame's size and a frame count of 0 while
+/// recording; `finish()` writes the real count and closes the file. pts are capture microseconds since
+/// the first frame (timebase 1/1 000 000). A write failure is logged once; later frames are not written.
+public final class IVFRecorder: VideoSink {
+    private struct State {
+        var fd: Int32
+        var writer = IVFWriter()
+        var headerWritten = false
+        var frameHeader: [UInt8] = []
+        var failed = false
+        var finished = false
+    }
+
+    /// The file being written.
+    public let path: String
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// Creates (or truncates) `path`, mode 0644.
+    /// - Throws: `VideoSourceError.recording` when the file cannot be created.
+    public init(path: String, logger: Logger) throws(VideoSourceError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .recording(path: path, reason: String(cString: strerror(errno))) }
+        self.path = path
+        self.logger = logger
+        var initial = State(fd: fd)
+        initial.frameHeader.reserveCapacity(IVF.frameHeaderSize)
+        state = Mutex(initial)
+    }
+
+    deinit { finish() }
+
+    /// Frames written so far.
+    public var framesWritten: Int { state.withLock { $0.writer.frameCount } }
+
+    /// Appends the frame (the first one also writes the file header with its size).
+    public func consume(_ frame: EncodedFrame) {
+        state.withLock { s in
+            guard !s.failed, !s.finished else { return }
+            if !s.headerWritten {
+                s.headerWritten = true
+                let header = s.writer.fileHeader(width: frame.width, height: frame.height)
+                guard writeAll(s.fd, header) else { return fail(&s) }
+            }
+            s.writer.frameHeader(for: frame, into: &s.frameHeader)
+            guard writeAll(s.fd, s.frameHeader), writeAll(s.fd, frame.bytes) else { return fail(&s) }
+        }
+    }
+
+    /// Writes the frame count into the header and closes the file. Idempotent.
+    public func finish() {
+        state.withLock { s in
+            guard !s.finished else { return }
+            s.finished = true
+            if !s.headerWritten, !s.failed {
+                _ = writeAll(s.fd, s.writer.fileHeader(width: 0, height: 0))
+            }
+            var count = UInt32(clamping: s.writer.frameCount).littleEndian
+            _ = withUnsafeBytes(of: &count) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.frameCountOffset)) }
+            close(s.fd)
+            logger.info("recording closed", ["path": path, "frames": s.writer.frameCount])
+        }
+    }
+
+    private func fail(_ s: inout State) {
+        s.failed = true
+        logger.error("recording failed; no more frames are written", [
+            "path": path, "error": String(cString: strerror(errno)), "frames": s.writer.frameCount,
+        ])
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Dispatch
+import Media
+import Synchronization
+
+/// A picture waiting for the encoder, tagged with the source generation it was submitted in.
+struct PendingFrame: Sendable {
+    var frame: VideoFrame
+    /// Incremented at every switch of the active source; the first frame of a new generation is encoded
+    /// as a keyframe and never treated as unchanged.
+    var generation: Int
+    var kind: SourceKind
+}
+
+/// Where capturers and the encoder thread meet: which source is active, the one-frame slot (latest
+/// frame wins), and the requests (keyframe, bitrate, stop) the encoder thread picks up.
+///
+/// Capturers call `submit`; it never blocks on encoding. A frame that replaces a waiting one makes the
+/// waiting one stale (counted, its buffer recycled); a frame from an inactive capturer is dropped.
+final class SourceHub: Sendable {
+    private struct State {
+        var active: SourceKind?
+        var generation = 0
+        var pending: PendingFrame?
+        var keyframeRequested = false
+        var bitrateChange: Int??
+        var stopping = false
+        /// The encoder thread has been signalled and has not waited since (so one signal is enough).
+        var wakePending = false
+    }
+
+    /// What the encoder thread learns each time round its loop.
+    struct Requests {
+        var hasPending: Bool
+        var keyframeRequested: Bool
+        /// nil: no change; .some(nil): back to the default bitrate; .some(k): k kbps.
+        var bitrateChange: Int??
+        var stopping: Bool
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    let stats: StatsRecorder
+    let pool: FramePool
+
+    init(stats: StatsRecorder, pool: FramePool) {
+        self.stats = stats
+        self.pool = pool
+    }
+
+    /// The active source (nil: none).
+    var active: SourceKind? { state.withLock { $0.active } }
+
+    /// Makes `kind` the active source; returns false when it already was. Starts a new generation.
+    @discardableResult
+    func activate(_ kind: SourceKind?) -> Bool {
+        let changed = state.withLock { s -> Bool in
+            guard s.active != kind else { return false }
+            s.active = kind
+            s.generation += 1
+            return true
+        }
+        if changed {
+            stats.activeSource(kind)
+            wakeEncoder()
+        }
+        return changed
+    }
+
+    /// Offers a picture from capturer `kind`. Never blocks on the encoder.
+    func submit(_ frame: VideoFrame, from kind: SourceKind) {
+        var frame: VideoFrame? = frame
+        var replaced: VideoFrame?
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping, s.active == kind, let incoming = frame.take() else { return false }
+            replaced = s.pending.take()?.frame
+            s.pending = PendingFrame(frame: incoming, generation: s.generation, kind: kind)
+            return true
+        }
+        if accepted {
+            stats.submitted()
+            wakeEncoder()
+        } else if let frame {
+            stats.dropped(.inactive)
+            pool.recycle(frame.picture)
+        }
+        if let replaced {
+            stats.dropped(.stale)
+            pool.recycle(replaced.picture)
+        }
+    }
+
+    /// Asks for a keyframe (coalesced; the encoder thread spaces them).
+    func requestKeyframe() {
+        state.withLock { $0.keyframeRequested = true }
+        wakeEncoder()
+    }
+
+    /// Asks for another bitrate (nil: the default for the current size).
+    func requestBitrate(_ kbps: Int?) {
+        state.withLock { $0.bitrateChange = .some(kbps) }
+        wakeEncoder()
+    }
+
+    /// Stops accepting frames; the encoder thread encodes what waits and ends.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wakeEncoder()
+    }
+
+    /// Takes the pending requests (encoder thread).
+    func takeRequests() -> Requests {
+        state.withLock { s in
+            defer {
+                s.keyframeRequested = false
+                s.bitrateChange = nil
+            }
+            return Requests(hasPending: s.pending != nil, keyframeRequested: s.keyframeRequested,
+                            bitrateChange: s.bitrateChange, stopping: s.stopping)
+        }
+    }
+
+    /// Takes the waiting frame (encoder thread).
+    func takePending() -> PendingFrame? { state.withLock { $0.pending.take() } }
+
+    /// Frames waiting (0 or 1).
+    var queueDepth: Int { state.withLock { $0.pending == nil ? 0 : 1 } }
+
+    /// Signals the encoder thread once per wait: frames arriving while it encodes add no signals.
+    private func wakeEncoder() {
+        let signal = state.withLock { s -> Bool in
+            defer { s.wakePending = true }
+            return !s.wakePending
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Blocks the encoder thread until something is submitted or requested, or for `micros` at most
+    /// (nil: no limit).
+    func wait(micros: UInt64?) {
+        // A signal that arrives after this is kept by the semaphore, so nothing is missed.
+        state.withLock { $0.wakePending = false }
+        if let micros {
+            _ = wake.wait(timeout: .now() + .microseconds(Int(min(micros, 60_000_000))))
+        } else {
+            wake.wait()
+        }
+    }
+}

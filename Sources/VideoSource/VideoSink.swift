@@ -1,0 +1,50 @@
+public import Media
+import Synchronization
+
+/// A consumer of the shared source's encoded frames (IVF recorder, RTP sender of a peer, …).
+///
+/// Sinks are called on the encoder thread, in encode order, and must return quickly (hand the frame to
+/// a queue of their own if they do I/O that may block). Adding a sink never re-creates the encoder; a
+/// new consumer that needs a keyframe asks with `VideoSource.requestKeyframe()`.
+public protocol VideoSink: AnyObject, Sendable {
+    /// One encoded frame.
+    func consume(_ frame: EncodedFrame)
+    /// The source stopped; no frame follows. Flush and close here.
+    func finish()
+}
+
+/// Identifies an added sink, for `VideoSource.removeSink(_:)`.
+public struct SinkToken: Sendable, Hashable {
+    let id: Int
+}
+
+/// The sinks of a source. Delivery takes a snapshot of the list (a retain, no copy of frames).
+final class SinkRegistry: Sendable {
+    private let sinks = Mutex<(next: Int, list: [(Int, any VideoSink)])>((0, []))
+
+    func add(_ sink: any VideoSink) -> SinkToken {
+        sinks.withLock { s in
+            s.next += 1
+            s.list.append((s.next, sink))
+            return SinkToken(id: s.next)
+        }
+    }
+
+    /// Removes and returns the sink (nil if unknown).
+    func remove(_ token: SinkToken) -> (any VideoSink)? {
+        sinks.withLock { s in
+            guard let index = s.list.firstIndex(where: { $0.0 == token.id }) else { return nil }
+            return s.list.remove(at: index).1
+        }
+    }
+
+    func deliver(_ frame: EncodedFrame) {
+        let list = sinks.withLock { $0.list }
+        for (_, sink) in list { sink.consume(frame) }
+    }
+
+    func finishAll() {
+        let list = sinks.withLock { $0.list }
+        for (_, sink) in list { sink.finish() }
+    }
+}

@@ -1,0 +1,202 @@
+public import ScreencastSupport
+import Synchronization
+
+/// Why a frame did not become an encoded frame of its own.
+public enum DropReason: String, Sendable, CaseIterable {
+    /// The JPEG body did not decode (or only with a warning).
+    case decodeError
+    /// A newer frame replaced it while it waited for the encoder (latest frame wins; `--max-fps`).
+    case stale
+    /// Byte-identical to the picture just encoded (a keepalive of a static screen); refinement goes on.
+    case unchanged
+    /// It came from a capturer that is not the active source (a race at a switch).
+    case inactive
+    /// libvpx's rate control dropped it (no packet).
+    case encoder
+    /// libvpx failed on it.
+    case encodeError
+}
+
+/// A snapshot of a video source's counters and rates: what the stats line prints every `--stats-interval`
+/// and what `json` gives the HTTP `/stats` of a later issue. Counters run from `start()`.
+public struct VideoSourceStats: Sendable, Equatable {
+    /// The source feeding the encoder now (nil: none, e.g. `--source screen` before an agent connects).
+    public var source: SourceKind?
+    /// The fallback chosen with `--source` (nil for `screen`).
+    public var fallback: SourceKind?
+    /// Whether an agent is connected.
+    public var screenConnected = false
+    /// Agents accepted so far.
+    public var senders = 0
+    /// Agents dropped by the watchdog.
+    public var watchdogDrops = 0
+    /// Frames whose JPEG size differed from `Buffer-Width`/`Height`.
+    public var sizeMismatches = 0
+    /// Frames read from the socket or the dump file (JPEG bodies).
+    public var received = 0
+    /// Of those, JPEGs decoded.
+    public var decoded = 0
+    /// Pictures handed to the source by any capturer (decoded JPEGs and test-pattern frames).
+    public var submitted = 0
+    /// Encoded frames delivered to the sinks (new frames, refinements, repeats).
+    public var encoded = 0
+    /// Of those, keyframes.
+    public var keyframes = 0
+    /// Of those, refinement re-encodes of a static picture.
+    public var refinements = 0
+    /// Of those, repeats of a refined static picture.
+    public var repeats = 0
+    /// Bytes of all encoded frames.
+    public var encodedBytes = 0
+    /// Frames dropped, by reason.
+    public var dropped: [DropReason: Int] = [:]
+    /// Encoded frames per second over the last `rateWindowSeconds`.
+    public var fps = 0.0
+    /// Encoded kilobits per second over the same window.
+    public var kbps = 0.0
+    /// Encode time per frame, milliseconds: median of the last 128 encodes.
+    public var encodeMillisP50 = 0.0
+    /// Encode time per frame, milliseconds: 95th percentile of the last 128 encodes.
+    public var encodeMillisP95 = 0.0
+    /// Frames waiting for the encoder (0 or 1: latest frame wins).
+    public var queueDepth = 0
+    /// Width of the last encoded picture, pixels (0 before the first).
+    public var width = 0
+    /// Height of the last encoded picture, pixels (0 before the first).
+    public var height = 0
+    /// The encoder's current CBR target, kbps (0 before the encoder exists).
+    public var bitrateKbps = 0
+
+    /// All zero.
+    public init() {}
+
+    /// Frames dropped for `reason`.
+    public func dropped(_ reason: DropReason) -> Int { dropped[reason] ?? 0 }
+
+    /// The same numbers as ordered JSON:
+    /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
+    /// keyframes,refinements,repeats},"dropped":{decodeError,stale,unchanged,inactive,encoder,encodeError},
+    /// "fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","screen":{connected,senders,
+    /// watchdogDrops,sizeMismatches}}`.
+    public var json: JSONValue {
+        .object([
+            ("source", source.map { .string($0.rawValue) } ?? .null),
+            ("fallback", fallback.map { .string($0.rawValue) } ?? .null),
+            ("width", .number(width)),
+            ("height", .number(height)),
+            ("bitrateKbps", .number(bitrateKbps)),
+            ("frames", .object([
+                ("received", .number(received)), ("decoded", .number(decoded)), ("submitted", .number(submitted)),
+                ("encoded", .number(encoded)), ("keyframes", .number(keyframes)),
+                ("refinements", .number(refinements)), ("repeats", .number(repeats)),
+            ])),
+            ("dropped", .object(DropReason.allCases.map { ($0.rawValue, .number(dropped($0))) })),
+            ("fps", .double(Self.rounded(fps))),
+            ("kbps", .double(Self.rounded(kbps))),
+            ("encodeMs", .object([("p50", .double(Self.rounded(encodeMillisP50))), ("p95", .double(Self.rounded(encodeMillisP95)))])),
+            ("queueDepth", .number(queueDepth)),
+            ("bytes", .number(encodedBytes)),
+            ("screen", .object([
+                ("connected", .bool(screenConnected)), ("senders", .number(senders)),
+                ("watchdogDrops", .number(watchdogDrops)), ("sizeMismatches", .number(sizeMismatches)),
+            ])),
+        ])
+    }
+
+    static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+}
+
+/// The counters behind `VideoSourceStats`, updated from capturer threads and the encoder thread.
+/// Fixed-size rings for rates and encode times, so recording a frame allocates nothing.
+final class StatsRecorder: Sendable {
+    /// Seconds over which fps and kbps are computed.
+    static let rateWindowMicros: UInt64 = 5_000_000
+
+    private struct State {
+        var stats = VideoSourceStats()
+        /// Encode times (ms) of the last `encodeTimes.count` encodes; `encodeCount` written so far.
+        var encodeTimes = [Double](repeating: 0, count: 128)
+        var encodeCount = 0
+        /// (time µs, bytes) of the last encoded frames, a ring of `rates.count`.
+        var rates = [(UInt64, Int)](repeating: (0, 0), count: 512)
+        var rateCount = 0
+    }
+
+    private let state: Mutex<State>
+    /// When counting started (µs); the rate window is shorter before it is full.
+    private let startedAt: UInt64
+
+    init(fallback: SourceKind?, startedAt: UInt64) {
+        self.startedAt = startedAt
+        var initial = State()
+        initial.stats.fallback = fallback
+        state = Mutex(initial)
+    }
+
+    func received() { state.withLock { $0.stats.received += 1 } }
+    func decoded() { state.withLock { $0.stats.decoded += 1 } }
+    func submitted() { state.withLock { $0.stats.submitted += 1 } }
+    func dropped(_ reason: DropReason) { state.withLock { $0.stats.dropped[reason, default: 0] += 1 } }
+    func senderConnected() { state.withLock { $0.stats.senders += 1; $0.stats.screenConnected = true } }
+    func senderEnded() { state.withLock { $0.stats.screenConnected = false } }
+    func watchdogDrop() { state.withLock { $0.stats.watchdogDrops += 1 } }
+    func sizeMismatch() { state.withLock { $0.stats.sizeMismatches += 1 } }
+    func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }
+    func bitrate(_ kbps: Int) { state.withLock { $0.stats.bitrateKbps = kbps } }
+
+    /// One encoded frame at `now` (µs), `millis` of encode time.
+    func encoded(bytes: Int, keyframe: Bool, reason: EncodeScheduler.Reason, width: Int, height: Int, millis: Double, now: UInt64) {
+        state.withLock { s in
+            s.stats.encoded += 1
+            s.stats.encodedBytes += bytes
+            if keyframe { s.stats.keyframes += 1 }
+            switch reason {
+            case .refinement: s.stats.refinements += 1
+            case .repeatFrame: s.stats.repeats += 1
+            case .newFrame, .keyframeRequest: break
+            }
+            s.stats.width = width
+            s.stats.height = height
+            s.rates[s.rateCount % s.rates.count] = (now, bytes)
+            s.rateCount += 1
+            s.encodeTimes[s.encodeCount % s.encodeTimes.count] = millis
+            s.encodeCount += 1
+        }
+    }
+
+    /// The counters plus rates and percentiles as of `now` (µs).
+    func snapshot(now: UInt64, queueDepth: Int) -> VideoSourceStats {
+        state.withLock { s in
+            var stats = s.stats
+            stats.queueDepth = queueDepth
+            let samples = min(s.encodeCount, s.encodeTimes.count)
+            if samples > 0 {
+                let sorted = s.encodeTimes[0..<samples].sorted()
+                stats.encodeMillisP50 = sorted[(samples - 1) / 2]
+                stats.encodeMillisP95 = sorted[min(samples - 1, Int((Double(samples) * 0.95).rounded(.up)) - 1)]
+            }
+            let start = now > Self.rateWindowMicros ? now - Self.rateWindowMicros : 0
+            var frames = 0
+            var bytes = 0
+            var oldest = now
+            for index in 0..<min(s.rateCount, s.rates.count) {
+                let (time, size) = s.rates[index]
+                if time > start, time <= now {
+                    frames += 1
+                    bytes += size
+                    oldest = min(oldest, time)
+                }
+            }
+            // A full ring may not reach back the whole window: rate over the span it covers; early on,
+            // the window is the time since counting started.
+            var spanMicros = min(Self.rateWindowMicros, now > startedAt ? now - startedAt : 0)
+            if s.rateCount > s.rates.count, frames == s.rates.count { spanMicros = now - oldest }
+            let span = Double(spanMicros) / 1e6
+            if span > 0 {
+                stats.fps = Double(frames) / span
+                stats.kbps = Double(bytes) * 8 / 1000 / span
+            }
+            return stats
+        }
+    }
+}

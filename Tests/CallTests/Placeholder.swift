@@ -1,5 +1,0 @@
-import XCTest
-
-final class CallTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

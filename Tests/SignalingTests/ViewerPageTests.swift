@@ -1,0 +1,49 @@
+import Foundation
+import Signaling
+import TestSupport
+import XCTest
+
+/// The viewer page's text: what it must contain (the WHEP client's pieces) and must not (external
+/// resources). Chromium runs it in ChromiumViewerTests.
+final class ViewerPageTests: XCTestCase {
+    private let page = ViewerPage.html
+
+    func testFullWindowMutedVideo() {
+        XCTAssertTrue(page.hasPrefix("<!doctype html>"))
+        XCTAssertTrue(page.contains("<video id=\"video\" muted autoplay playsinline>"))
+        XCTAssertTrue(page.contains("object-fit: contain"))
+    }
+
+    func testWHEPClientPieces() {
+        for needle in [
+            #"addTransceiver("video", { direction: "recvonly" })"#, #""Content-Type": "application/sdp""#, #"method: "POST""#,
+            #"response.headers.get("Location")"#, "new URL(location, whepURL)", #"method: "DELETE""#, "setRemoteDescription",
+            "iceGatheringState", "gatherLimitMs = 2000", #"params.get("token")"#, #""Bearer " + token"#, #"params.get("whep") || "/whep""#,
+            "Math.pow(2, viewer.attempt)", "maxBackoffMs = 30000", "connectionState", "getStats", "framesPerSecond", "bytesReceived",
+            "currentRoundTripTime", "frameWidth", "requestFullscreen", "requestPictureInPicture", "document.body.dataset.viewer = \"ready\"",
+        ] {
+            XCTAssertTrue(page.contains(needle), "page lacks \(needle)")
+        }
+    }
+
+    /// `node --check` on the inline script (a syntax check without a browser; skipped without node).
+    func testScriptParses() throws {
+        let node = "/usr/bin/node"
+        guard FileManager.default.isExecutableFile(atPath: node) else { throw XCTSkip("node is not installed") }
+        let start = try XCTUnwrap(page.range(of: "<script>")).upperBound
+        let end = try XCTUnwrap(page.range(of: "</script>")).lowerBound
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(ProcessInfo.processInfo.processIdentifier).js")
+        try String(page[start..<end]).write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try ProcessRunner.run(URL(fileURLWithPath: node), ["--check", file.path], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    func testSelfContained() {
+        for needle in ["src=\"http", "href=\"http", "<link ", "<script src", "@import", "//cdn"] {
+            XCTAssertFalse(page.contains(needle), "page loads something external: \(needle)")
+        }
+        XCTAssertEqual(page.components(separatedBy: "<script>").count, 2)
+        XCTAssertLessThan(page.utf8.count, 32 * 1024)
+    }
+}

@@ -1,0 +1,130 @@
+@testable import VideoSource
+import XCTest
+
+/// The encode timeline, driven with virtual time (no threads, no clock).
+final class EncodeSchedulerTests: XCTestCase {
+    typealias Event = (time: UInt64, action: EncodeScheduler.Action)
+
+    private func policy(
+        maxFPS: Double = 30, spacing: UInt64 = 300_000, interval: UInt64? = nil, refinement: IdleRefinementPolicy = .standard
+    ) -> EncodeScheduler.Policy {
+        EncodeScheduler.Policy(
+            minFrameIntervalMicros: UInt64((1e6 / maxFPS).rounded()), keyframeSpacingMicros: spacing,
+            keyframeIntervalMicros: interval, refinement: refinement)
+    }
+
+    /// Runs the scheduler as the encoder loop does, jumping virtual time to the next event.
+    private func simulate(
+        _ policy: EncodeScheduler.Policy, until end: UInt64, frames: [UInt64], keyframeRequests: [UInt64] = []
+    ) -> [Event] {
+        var scheduler = EncodeScheduler(policy: policy)
+        var now: UInt64 = 0
+        var pending = false
+        var hasPicture = false
+        var (fi, ki) = (0, 0)
+        var events: [Event] = []
+        while now <= end {
+            while fi < frames.count, frames[fi] <= now { pending = true; fi += 1 }
+            while ki < keyframeRequests.count, keyframeRequests[ki] <= now { scheduler.requestKeyframe(); ki += 1 }
+            let action = scheduler.next(now: now, hasNewFrame: pending, hasPicture: hasPicture)
+            switch action {
+            case .encodeNew(let keyframe):
+                pending = false
+                hasPicture = true
+                scheduler.didEncode(at: now, keyframe: keyframe, reason: .newFrame)
+                events.append((now, action))
+            case .reencode(let keyframe, _, let reason):
+                scheduler.didEncode(at: now, keyframe: keyframe, reason: reason)
+                events.append((now, action))
+            case .wait(let until):
+                var next = min(until ?? .max, end + 1)
+                if fi < frames.count { next = min(next, frames[fi]) }
+                if ki < keyframeRequests.count { next = min(next, keyframeRequests[ki]) }
+                XCTAssertGreaterThan(next, now, "time must move on")
+                now = max(next, now + 1)
+            }
+        }
+        return events
+    }
+
+    private func isKeyframe(_ action: EncodeScheduler.Action) -> Bool {
+        switch action {
+        case .encodeNew(let keyframe), .reencode(let keyframe, _, _): keyframe
+        case .wait: false
+        }
+    }
+
+    func testAStaticPictureIsRefinedThenRepeatedOnceASecond() {
+        let events = simulate(policy(), until: 10_000_000, frames: [0])
+        XCTAssertEqual(events.first?.action, .encodeNew(keyframe: true))
+        let refinements = events.compactMap { event -> (UInt64, Int?)? in
+            if case .reencode(false, let ceiling, .refinement) = event.action { return (event.time, ceiling) }
+            return nil
+        }
+        XCTAssertEqual(refinements.map(\.0), [200_000, 350_000, 500_000, 650_000, 800_000, 950_000])
+        XCTAssertEqual(refinements.map(\.1), [40, 32, 24, 18, 14, 12], "falling quantizer ceilings: rising quality")
+        let repeats = events.compactMap { event -> (UInt64, Int?)? in
+            if case .reencode(false, let ceiling, .repeatFrame) = event.action { return (event.time, ceiling) }
+            return nil
+        }
+        XCTAssertEqual(repeats.map(\.0), stride(from: 1_950_000, through: 9_950_000, by: 1_000_000).map { UInt64($0) })
+        XCTAssertTrue(repeats.allSatisfy { $0.1 == 12 }, "repeats keep the best quality")
+        XCTAssertEqual(events.count, 1 + 6 + 9)
+    }
+
+    func testANewFrameRestartsRefinement() {
+        let events = simulate(policy(), until: 3_000_000, frames: [0, 420_000])
+        let times = events.map(\.time)
+        // 0 new, refinements at 200k and 350k, 420k new, refinements from 620k every 150k, a repeat 1 s on.
+        XCTAssertEqual(times, [0, 200_000, 350_000, 420_000, 620_000, 770_000, 920_000, 1_070_000, 1_220_000, 1_370_000, 2_370_000])
+        XCTAssertEqual(events[3].action, .encodeNew(keyframe: false))
+        XCTAssertEqual(events[4].action, .reencode(keyframe: false, quantizerCeiling: 40, reason: .refinement(0)))
+    }
+
+    func testRefinementOffEncodesAStaticPictureOnce() {
+        XCTAssertEqual(simulate(policy(refinement: .off), until: 5_000_000, frames: [0]).count, 1)
+    }
+
+    func testMaxFPSSpacesNewFrames() {
+        let frames = (0..<100).map { UInt64($0) * 10_000 }  // 100 fps for 1 s
+        let events = simulate(policy(maxFPS: 30, refinement: .off), until: 1_000_000, frames: frames)
+        let gaps = zip(events.dropFirst(), events).map { $0.time - $1.time }
+        XCTAssertTrue(gaps.allSatisfy { $0 >= 33_333 }, "\(gaps)")
+        XCTAssertEqual(events.count, 30, accuracy: 1)
+    }
+
+    func testKeyframeRequestsAreCoalescedAndSpaced() {
+        let frames = (0..<60).map { UInt64($0) * 33_334 }  // 30 fps for 2 s
+        let requests: [UInt64] = [1_000_000, 1_010_000, 1_050_000, 1_100_000, 1_200_000, 1_290_000]
+        let events = simulate(policy(refinement: .off), until: 2_000_000, frames: frames, keyframeRequests: requests)
+        let keyframes = events.filter { isKeyframe($0.action) }.map(\.time)
+        // The first frame; the first frame after the first request; one more ≥ 300 ms later for the rest.
+        XCTAssertEqual(keyframes.count, 3, "\(keyframes)")
+        XCTAssertEqual(keyframes[0], 0)
+        XCTAssertGreaterThanOrEqual(keyframes[1], 1_000_000)
+        XCTAssertLessThan(keyframes[1], 1_040_000)
+        XCTAssertGreaterThanOrEqual(keyframes[2] - keyframes[1], 300_000)
+        XCTAssertLessThan(keyframes[2] - keyframes[1], 340_000)
+    }
+
+    func testAKeyframeRequestOnAStaticPictureReencodesItAtTheBestQualitySoFar() {
+        let events = simulate(policy(), until: 3_000_000, frames: [0], keyframeRequests: [100_000, 720_000, 730_000])
+        let keyframes = events.filter { isKeyframe($0.action) }
+        // 0: first frame. 100k: too close to it, so at 300k (after the refinement at 200k). 720k: the last
+        // keyframe 420k ago: at once; 730k waits for the spacing and becomes one more at 1020k (the
+        // refinements at 800k and 950k come too soon to be it and stay deltas).
+        XCTAssertEqual(keyframes.map(\.time), [0, 300_000, 720_000, 1_020_000])
+        XCTAssertEqual(keyframes[1].action, .reencode(keyframe: true, quantizerCeiling: 40, reason: .keyframeRequest))
+        XCTAssertEqual(keyframes[2].action, .reencode(keyframe: true, quantizerCeiling: 18, reason: .keyframeRequest))
+    }
+
+    func testKeyframeIntervalAddsPeriodicKeyframes() {
+        let frames = (0..<150).map { UInt64($0) * 33_334 }  // 30 fps for 5 s
+        let events = simulate(policy(interval: 2_000_000, refinement: .off), until: 5_000_000, frames: frames)
+        let keyframes = events.filter { isKeyframe($0.action) }.map(\.time)
+        XCTAssertEqual(keyframes.count, 3, "\(keyframes)")
+        XCTAssertGreaterThanOrEqual(keyframes[1], 2_000_000)
+        XCTAssertLessThan(keyframes[1], 2_040_000)
+        XCTAssertGreaterThanOrEqual(keyframes[2] - keyframes[1], 2_000_000)
+    }
+}

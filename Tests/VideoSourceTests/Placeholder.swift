@@ -1,5 +1,0 @@
-import XCTest
-
-final class VideoSourceTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
