@@ -5,4 +5,65 @@
 #include <nice/agent.h>
 #include <glib.h>
 #include <glib-object.h>
+
+// MARK: Signal handlers, one typed connect per signal (g_signal_connect is a macro taking an untyped GCallback).
+
+/// "component-state-changed" (stream_id, component_id, NiceComponentState).
+typedef void (*cnice_state_changed_cb)(NiceAgent *agent, guint stream_id, guint component_id, guint state,
+                                       gpointer user_data);
+/// "candidate-gathering-done" (stream_id).
+typedef void (*cnice_gathering_done_cb)(NiceAgent *agent, guint stream_id, gpointer user_data);
+/// "new-candidate-full" and "new-remote-candidate-full" (candidate, owned by the agent).
+typedef void (*cnice_candidate_cb)(NiceAgent *agent, NiceCandidate *candidate, gpointer user_data);
+/// "new-selected-pair-full" (stream_id, component_id, local, remote; owned by the agent).
+typedef void (*cnice_selected_pair_cb)(NiceAgent *agent, guint stream_id, guint component_id, NiceCandidate *local,
+                                       NiceCandidate *remote, gpointer user_data);
+
+static inline gulong cnice_connect_state_changed(NiceAgent *agent, cnice_state_changed_cb cb, gpointer data) {
+    return g_signal_connect(agent, "component-state-changed", G_CALLBACK(cb), data);
+}
+
+static inline gulong cnice_connect_gathering_done(NiceAgent *agent, cnice_gathering_done_cb cb, gpointer data) {
+    return g_signal_connect(agent, "candidate-gathering-done", G_CALLBACK(cb), data);
+}
+
+static inline gulong cnice_connect_new_candidate(NiceAgent *agent, cnice_candidate_cb cb, gpointer data) {
+    return g_signal_connect(agent, "new-candidate-full", G_CALLBACK(cb), data);
+}
+
+static inline gulong cnice_connect_new_remote_candidate(NiceAgent *agent, cnice_candidate_cb cb, gpointer data) {
+    return g_signal_connect(agent, "new-remote-candidate-full", G_CALLBACK(cb), data);
+}
+
+static inline gulong cnice_connect_selected_pair(NiceAgent *agent, cnice_selected_pair_cb cb, gpointer data) {
+    return g_signal_connect(agent, "new-selected-pair-full", G_CALLBACK(cb), data);
+}
+
+/// Disconnects every handler connected with `data` (g_signal_handlers_disconnect_by_data is a macro).
+static inline guint cnice_disconnect_all(NiceAgent *agent, gpointer data) {
+    return g_signal_handlers_disconnect_by_data(agent, data);
+}
+
+// MARK: Properties (g_object_set is variadic).
+
+static inline void cnice_set_bool(NiceAgent *agent, const char *name, gboolean value) {
+    g_object_set(G_OBJECT(agent), name, value, NULL);
+}
+
+static inline void cnice_set_uint(NiceAgent *agent, const char *name, guint value) {
+    g_object_set(G_OBJECT(agent), name, value, NULL);
+}
+
+static inline void cnice_set_string(NiceAgent *agent, const char *name, const char *value) {
+    g_object_set(G_OBJECT(agent), name, value, NULL);
+}
+
+static inline gboolean cnice_get_bool(NiceAgent *agent, const char *name) {
+    gboolean value = FALSE;
+    g_object_get(G_OBJECT(agent), name, &value, NULL);
+    return value;
+}
+
+static inline void cnice_unref(NiceAgent *agent) { g_object_unref(agent); }
+
 #endif

@@ -40,14 +40,42 @@ public enum WebRTCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The local parameters given to a builder are invalid (what was wrong).
     case invalidConfiguration(String)
 
+    // MARK: DTLS (RFC 6347, RFC 5764) and SRTP (RFC 3711, RFC 7714)
+
+    /// The DTLS endpoint failed (handshake, fingerprint mismatch, timeout, …) or our certificate could not
+    /// be made.
+    case dtls(DTLSFailure)
+    /// An SRTP/SRTCP packet could not be protected or unprotected.
+    case srtp(SRTPFailure)
+
+    // MARK: ICE (RFC 8445, through libnice)
+
+    /// A remote candidate (from the SDP or trickled) is malformed or libnice refused it: the candidate as
+    /// given, and why.
+    case iceBadRemoteCandidate(String, reason: String)
+    /// The remote `ice-ufrag` / `ice-pwd` are malformed (RFC 8839 §5.4) or libnice refused them.
+    case iceBadRemoteCredentials(reason: String)
+    /// Local candidates could not be gathered (no usable local address, a port range that is taken, …).
+    case iceGatheringFailed(reason: String)
+    /// The ICE agent could not be created or driven (libnice or thread failure).
+    case iceAgentFailure(String)
+    /// The ICE agent was closed before or during the call.
+    case iceClosed
+
     /// True when the remote peer's description is at fault (malformed or unanswerable): a 4xx.
     public var isPeerError: Bool {
-        if case .invalidConfiguration = self { return false }
-        return true
+        switch self {
+        case .dtls(let failure): return failure.isPeerError
+        case .srtp(let failure): return failure.isPeerError
+        case .invalidConfiguration, .iceGatheringFailed, .iceAgentFailure, .iceClosed: return false
+        default: return true
+        }
     }
 
     public var description: String {
         switch self {
+        case .dtls(let failure): failure.description
+        case .srtp(let failure): failure.description
         case .sdpTooLarge(let bytes, let limit): "SDP of \(bytes) bytes exceeds the limit of \(limit)"
         case .sdpNotText: "SDP is not UTF-8 text"
         case .sdpBadLine(let line, let text, let reason): "SDP line \(line) (\(text)): \(reason)"
@@ -61,6 +89,11 @@ public enum WebRTCError: Error, Sendable, Equatable, CustomStringConvertible {
         case .offerWithoutFingerprint: "the offer lacks a=fingerprint"
         case .unsupportedSetup(let role): "unsupported a=setup:\(role)"
         case .invalidConfiguration(let reason): "invalid local configuration: \(reason)"
+        case .iceBadRemoteCandidate(let candidate, let reason): "bad remote ICE candidate (\(candidate)): \(reason)"
+        case .iceBadRemoteCredentials(let reason): "bad remote ICE credentials: \(reason)"
+        case .iceGatheringFailed(let reason): "ICE candidate gathering failed: \(reason)"
+        case .iceAgentFailure(let reason): "ICE agent failure: \(reason)"
+        case .iceClosed: "the ICE agent is closed"
         }
     }
 }
