@@ -6,6 +6,7 @@ Independent of the Swift code on purpose: the bytes come from this script and De
 Run from anywhere: `python3 Protocol/golden/make-golden.py`. The committed files are the source of
 truth; rerunning with another cjpeg version may change JPEG bytes (and then the sha256 values).
 """
+import argparse
 import hashlib
 import json
 import os
@@ -103,4 +104,9 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(
+        description="Write the golden frame streams (*.frames) and their expected readings (*.expect.json) "
+                    "into " + HERE + ", replacing the committed ones. Needs cjpeg (libjpeg-turbo-progs).",
+        epilog="The committed files are the source of truth; another cjpeg version may change the JPEG bytes.",
+    ).parse_args()
     main()

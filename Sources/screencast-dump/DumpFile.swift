@@ -1,34 +1,17 @@
 import FrameWire
 import Foundation
 
-/// Errors of the dump tool that are not wire-format faults.
-enum DumpToolError: Error, CustomStringConvertible {
-    /// A file could not be opened, read or written (path, reason).
-    case io(String, String)
-    /// No reader accepted the connection in time (socket path, seconds waited).
-    case noReader(String, Double)
-    /// The reader went away (or refused us) in the middle of a lossless replay (socket path).
-    case readerLeft(String)
-
-    var description: String {
-        switch self {
-        case .io(let path, let reason): "\(path): \(reason)"
-        case .noReader(let path, let seconds): "no reader at \(path) after \(seconds) s"
-        case .readerLeft(let path): "the reader at \(path) went away or refused the stream; frames were lost"
-        }
-    }
-}
-
-/// Reading a `.frames` dump through the same decoder, and the same read sizes, as the socket reader.
+/// File access for the dump tool: reading a `.frames` dump through the same decoder (and the same read sizes)
+/// as the socket reader, mapping a whole dump, writing files and making folders. Every failure is a
+/// ``DumpToolError/io(_:_:)`` with `strerror` text.
 enum DumpFile {
-    /// Decodes the file at `path`, calling `handle` for each frame and finally for the end.
-    /// - Parameter progress: bytes consumed so far, after each read.
+    /// Decodes the file at `path`, calling `handle` for each frame as it is decoded and finally for the end.
+    /// - Returns: the bytes of the stream the decoder consumed: all of them after a clean end or a truncated
+    ///   stream; after a wire-format error, up to and including the byte at which the fault was detected.
     /// - Throws: ``DumpToolError/io(_:_:)`` when the file cannot be opened or a read fails.
-    static func read(
-        path: String, _ handle: (FrameDecoderEvent) -> Void, progress: (Int) -> Void = { _ in }
-    ) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DumpToolError.io(path, String(cString: strerror(errno))) }
+    @discardableResult
+    static func read(path: String, _ handle: (FrameDecoderEvent) -> Void) throws -> Int {
+        let fd = try openForReading(path)
         defer { close(fd) }
         var decoder = FrameDecoder()
         while !decoder.isFinished {
@@ -36,46 +19,117 @@ enum DumpFile {
                 while true {
                     let count = Foundation.read(fd, buffer.baseAddress, buffer.count)
                     if count >= 0 { return count }
-                    if errno != EINTR { throw DumpToolError.io(path, String(cString: strerror(errno))) }
+                    if errno != EINTR { throw DumpToolError.system(path) }
                 }
             }, emit: handle)
-            progress(decoder.bytesConsumed)
         }
+        return decoder.bytesConsumed
     }
 
     /// The whole file: mapped when it is a regular file (large dumps cost no memory), read otherwise
-    /// (a FIFO, /dev/stdin). Throws ``DumpToolError/io(_:_:)`` with the reason (a folder, missing, …).
+    /// (a FIFO, /dev/stdin).
     static func contents(of path: String) throws -> Data {
+        let fd = try openForReading(path)
         var info = stat()
-        guard stat(path, &info) == 0 else { throw DumpToolError.io(path, String(cString: strerror(errno))) }
-        if info.st_mode & S_IFMT == S_IFDIR { throw DumpToolError.io(path, "is a folder, not a dump file") }
-        guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
-            throw DumpToolError.io(path, "not a regular file or a FIFO")
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw DumpToolError.system(path, code)
         }
         if info.st_mode & S_IFMT == S_IFREG {
-            do {
-                return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-            } catch {
-                throw DumpToolError.io(path, String(cString: strerror(errno)))
+            defer { close(fd) }
+            let size = Int(info.st_size)
+            if size == 0 { return Data() }
+            guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+                throw DumpToolError.system(path)
             }
+            return Data(bytesNoCopy: base, count: size, deallocator: .custom { pointer, count in
+                munmap(pointer, count)
+            })
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw DumpToolError.io(path, String(cString: strerror(errno)))
-        }
-        defer { try? handle.close() }
-        do {
-            return try handle.readToEnd() ?? Data()
-        } catch {
-            throw DumpToolError.io(path, "\(error)")
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw DumpToolError.system(path)
+            }
+            data.append(contentsOf: chunk[0..<count])
         }
     }
 
-    /// Writes `bytes` to a new file at `path` (replacing one), or throws ``DumpToolError/io(_:_:)``.
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw DumpToolError.io(path, error.localizedDescription)
+    /// Throws the reason `path` cannot be read as a dump (missing, a folder, unreadable), else nothing.
+    /// (A FIFO is only checked to exist: opening it would take the writer's stream.)
+    static func checkReadable(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO { return }
+        close(try openForReading(path))
+    }
+
+    /// Opens `path` for reading: a regular file, a FIFO or a character device such as /dev/stdin; a folder
+    /// or a socket is refused with a clear reason.
+    private static func openForReading(_ path: String) throws -> Int32 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw DumpToolError.system(path) }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: throw DumpToolError.io(path, "is a folder, not a dump file")
+        case S_IFREG, S_IFIFO, S_IFCHR: break
+        default: throw DumpToolError.io(path, "not a regular file or a FIFO")
         }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DumpToolError.system(path) }
+        return fd
+    }
+
+    /// Writes `bytes` to the file at `path`, created 0644 or replaced.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DumpToolError.system(path) }
+        var failure: Int32?
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let count = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += count
+            }
+        }
+        if close(fd) != 0, failure == nil { failure = errno }
+        if let failure { throw DumpToolError.system(path, failure) }
+    }
+
+    /// Makes the folder `path` and any missing parents (0755, like `mkdir -p`); an existing folder is fine.
+    static func makeFolder(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw DumpToolError.io(path, "exists and is not a folder") }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != path { try makeFolder(parent) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw DumpToolError.io(path, "cannot make the folder: \(DumpToolError.errorText(errno))")
+        }
+    }
+
+    /// The names in the folder `path` (without `.` and `..`).
+    static func entries(of path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw DumpToolError.system(path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
     }
 }

@@ -1,8 +1,10 @@
-import Foundation
 import FrameWire
+import Foundation
+import Media
 import ScreencastSupport
 
-/// `inspect [--json] FILE`.
+/// `inspect [--json] FILE`: decodes the dump and fully decodes every JPEG body (to I420, as the call process
+/// does), printing each frame as soon as it is decoded, so memory stays flat however large the dump.
 struct InspectCommand {
     let path: String
     let json: Bool
@@ -15,51 +17,48 @@ struct InspectCommand {
     }
 
     func run() throws -> Int32 {
-        let inspection = try DumpInspection.inspect(path: path)
-        print(json ? inspection.json.serialized : inspection.table)
-        return inspection.end == .eof ? ExitCode.success : ExitCode.failure
-    }
-}
-
-/// `extract FILE --out DIR`.
-struct ExtractCommand {
-    let path: String
-    let outputDirectory: String
-
-    init(_ words: [String]) throws(UsageError) {
-        let arguments = try CommandLineArguments(words, options: ["out", "log-level"], flags: [])
-        path = try arguments.positionals(exactly: 1, names: "the dump FILE to extract")[0]
-        guard let out = arguments.string("out"), !out.isEmpty else { throw UsageError("extract needs --out DIR") }
-        outputDirectory = out
-        _ = try DumpTool.logger(arguments, component: "extract")  // validates --log-level
-    }
-
-    func run() throws -> Int32 {
-        do {
-            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw DumpToolError.io(outputDirectory, error.localizedDescription)
-        }
-        var written = 0
-        var failure: Error?
+        let jpeg = try JPEGDecoder()
+        let out = StandardOutput()
+        var picture = I420Buffer()
+        var summary = InspectSummary()
         var end = FrameStreamEnd.eof
-        try DumpFile.read(path: path) { event in
+        var begun = false
+        // Printed at the first event, so nothing reaches stdout when the file cannot be opened.
+        func begin() {
+            guard !begun else { return }
+            begun = true
+            out.write(json ? "{\"frames\":[" : InspectedFrame.tableTitle + "\n")
+        }
+        let bytesRead = try DumpFile.read(path: path) { event in
+            begin()
             switch event {
             case .frame(let frame):
-                guard failure == nil else { return }
-                let name = String(format: "%06d.jpg", written)
+                var item = InspectedFrame(header: frame.header, offset: frame.offset)
                 do {
-                    try DumpFile.write(frame.body, to: (outputDirectory as NSString).appendingPathComponent(name))
-                    written += 1
+                    let info = try jpeg.decodeI420(frame.body, into: &picture)
+                    item.jpegSize = (info.width, info.height)
                 } catch {
-                    failure = error
+                    item.decodeError = "\(error)"
                 }
+                if json {
+                    out.write((summary.frames > 0 ? "," : "") + item.json.serialized)
+                } else {
+                    out.write(item.tableRows(index: summary.frames) + "\n")
+                }
+                summary.add(item)
             case .end(let streamEnd):
                 end = streamEnd
             }
         }
-        if let failure { throw failure }
-        FileHandle.standardError.write(Data("wrote \(written) JPEG files to \(outputDirectory); stream end: \(end)\n".utf8))
+        begin()
+        let ending = StreamEnding(end: end, bytesRead: bytesRead)
+        if json {
+            out.write("],\"end\":\(JSONValue.string(end.name).serialized),\"error\":\(ending.json.serialized)}\n")
+        } else {
+            out.write(summary.line(end: ending) + "\n")
+        }
+        try out.finish()
+        if !json, end != .eof { Console.error("screencast-dump: \(path): \(ending.text)") }
         return end == .eof ? ExitCode.success : ExitCode.failure
     }
 }

@@ -2,46 +2,32 @@ import Foundation
 import ScreencastSupport
 
 /// `screencast-dump`: inspect, extract, replay and record frame dumps (`.frames`: the raw socket byte stream).
-let usage = """
-    Usage: screencast-dump <command> [options]
-
-    A frame dump (.frames) is the exact byte stream that crossed the agent→call Unix socket
-    (Protocol/frame-wire.md).
-
-    Commands:
-      inspect [--json] FILE
-          Decode the stream and fully decode every JPEG body. Prints a table and summary, or with --json one
-          document: {"frames":[{"offset","contentLength","bufferWidth","bufferHeight","orientation","rotation",
-          "jpegWidth","jpegHeight" | "decodeError"}…],"end":"eof"|"truncated"|"error","error":null|{"kind","message"}}.
-          Exit 0 for a clean end, 1 for a truncated stream or a wire-format error.
-      replay FILE [--socket PATH] [--fps N | --as-fast-as-possible] [--loop] [--wait S]
-          Send the dump to a reader as a sender would, byte for byte. Paced by Buffer-Timestamp when present,
-          else 30 fps (--fps overrides); paced frames that the reader is too slow for are dropped (newest wins).
-          --as-fast-as-possible sends without pacing and without loss. --loop repeats the well-framed part until
-          interrupted. --wait: seconds to wait for a reader (default 10).
-      record [--socket PATH] --out FILE
-          Listen as the call process would and record the first sender byte for byte until its stream ends
-          (or SIGINT/SIGTERM). Exit 0 for a clean end or an interrupt, 1 when the stream broke the wire format.
-      extract FILE --out DIR
-          Write each body as DIR/000000.jpg, DIR/000001.jpg, …
-
-    Options for every command:
-      --socket PATH      the agent socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
-                         else /tmp/screencast-$UID/agent.sock)
-      --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
-      -h, --help         this text
-
-    Exit codes: 0 done, 1 runtime failure, 64 bad usage.
-    """
-
+/// The help texts are in HelpText.swift; each command in its own file.
 enum DumpTool {
     static func main() -> Int32 {
         var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" {
-            print(usage)
-            return arguments.isEmpty ? ExitCode.usage : ExitCode.success
+        guard let command = arguments.first else {
+            Console.error(HelpText.usage)
+            return ExitCode.usage
         }
-        let command = arguments.removeFirst()
+        arguments.removeFirst()
+        switch command {
+        case "--help", "-h":
+            return printHelp(HelpText.usage)
+        case "--version":
+            return printHelp("screencast-dump \(ScreencastVersion.string)")
+        case "help":
+            guard let topic = arguments.first, !["help", "--help", "-h"].contains(topic) else {
+                return printHelp(HelpText.usage)
+            }
+            guard arguments.count == 1, let text = HelpText.of(topic) else {
+                return usageError(arguments.count == 1 ? "no help for '\(topic)': not a command" : "help takes one command")
+            }
+            return printHelp(text)
+        default:
+            break
+        }
+        if let help = HelpText.of(command), asksForHelp(arguments) { return printHelp(help) }
         do {
             switch command {
             case "inspect": return try InspectCommand(arguments).run()
@@ -51,12 +37,31 @@ enum DumpTool {
             default: throw UsageError("unknown command '\(command)'")
             }
         } catch let error as UsageError {
-            FileHandle.standardError.write(Data("screencast-dump: \(error.reason)\nTry 'screencast-dump --help'.\n".utf8))
-            return ExitCode.usage
+            return usageError(error.reason)
         } catch {
-            FileHandle.standardError.write(Data("screencast-dump: \(error)\n".utf8))
+            fflush(nil)
+            Console.error("screencast-dump: \(error)")
             return ExitCode.failure
         }
+    }
+
+    /// True when `--help` or `-h` comes before any `--` (after which words are file names).
+    private static func asksForHelp(_ words: [String]) -> Bool {
+        for word in words {
+            if word == "--" { return false }
+            if word == "--help" || word == "-h" { return true }
+        }
+        return false
+    }
+
+    private static func printHelp(_ text: String) -> Int32 {
+        print(text)
+        return ExitCode.success
+    }
+
+    private static func usageError(_ reason: String) -> Int32 {
+        Console.error("screencast-dump: \(reason)\nTry 'screencast-dump --help'.")
+        return ExitCode.usage
     }
 
     /// The logger every command uses, at `--log-level` (default info).

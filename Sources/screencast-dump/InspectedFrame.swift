@@ -1,0 +1,52 @@
+import FrameWire
+import ScreencastSupport
+
+/// What `inspect` learns about one frame of a dump; made, printed and dropped one frame at a time.
+struct InspectedFrame {
+    var header: FrameHeader
+    var offset: Int
+    /// The JPEG's own size, when the body decodes fully without a warning.
+    var jpegSize: (width: Int, height: Int)?
+    /// Why the body did not decode (libturbojpeg's message), else nil.
+    var decodeError: String?
+
+    /// One element of the `frames` array of `inspect --json` (layout in HelpText.inspect).
+    var json: JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("offset", .number(offset)), ("contentLength", .number(header.contentLength)),
+            ("bufferWidth", .number(header.bufferWidth)), ("bufferHeight", .number(header.bufferHeight)),
+            ("orientation", .number(header.orientation)), ("rotation", .number(header.rotation.degrees)),
+        ]
+        if let jpegSize {
+            pairs += [("jpegWidth", .number(jpegSize.width)), ("jpegHeight", .number(jpegSize.height))]
+        } else {
+            pairs.append(("decodeError", .string(decodeError ?? "unknown")))
+        }
+        if let timestamp = header.timestampMicros { pairs.append(("timestamp", .number(timestamp))) }
+        if let sequence = header.sequence { pairs.append(("sequence", .number(sequence))) }
+        return .object(pairs)
+    }
+
+    /// The column titles of the table.
+    static let tableTitle = "    #     offset    length  buffer       orient  rot  jpeg         timestamp(us)  seq"
+
+    /// The frame's table row (numbered `index`), plus a `decode error:` line when the body did not decode.
+    func tableRows(index: Int) -> String {
+        let jpeg = jpegSize.map { "\($0.width)x\($0.height)" } ?? "UNDECODABLE"
+        var text = pad(index, 5) + pad(offset, 11) + pad(header.contentLength, 10) + "  "
+            + padRight("\(header.bufferWidth)x\(header.bufferHeight)", 11) + pad(header.orientation, 8)
+            + pad(header.rotation.degrees, 5) + "  " + padRight(jpeg, 12)
+            + pad(header.timestampMicros.map(String.init) ?? "-", 14) + pad(header.sequence.map(String.init) ?? "-", 5)
+        if let decodeError { text += "\n      decode error: \(decodeError)" }
+        return text
+    }
+}
+
+private func pad(_ value: CustomStringConvertible, _ width: Int) -> String {
+    let text = value.description
+    return String(repeating: " ", count: max(0, width - text.count)) + text
+}
+
+private func padRight(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}
