@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Headless Chromium opens the viewer page and checks that the shared screen is visible.
+
+Used by `tools/demo --check` (inside a loopback-only network namespace). Exit 0 when the page's <video>
+has the screen's size, has decoded enough frames, and a pixel read from it matches the colour painted on
+the shared screen; 1 otherwise. Saves a screenshot of the page either way.
+
+Usage: demo_check.py URL WIDTHxHEIGHT R,G,B SCREENSHOT [--timeout S]
+Needs Debian's python3-selenium and chromium-driver (tools/setup installs them); run with /usr/bin/python3.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+# Reads the video: its size, frames decoded (getStats through the page's peer connection if exposed,
+# else the media element's own counter), and the average colour of a 16x16 patch at (x, y) of the video.
+PROBE = """
+const [x, y] = arguments;
+const video = document.querySelector('video');
+if (!video || !video.videoWidth) return null;
+const canvas = document.createElement('canvas');
+canvas.width = video.videoWidth; canvas.height = video.videoHeight;
+const ctx = canvas.getContext('2d');
+ctx.drawImage(video, 0, 0);
+const data = ctx.getImageData(x, y, 16, 16).data;
+let r = 0, g = 0, b = 0;
+for (let i = 0; i < data.length; i += 4) { r += data[i]; g += data[i + 1]; b += data[i + 2]; }
+const n = data.length / 4;
+const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : {};
+return {width: video.videoWidth, height: video.videoHeight,
+        frames: quality.totalVideoFrames || 0, rgb: [r / n, g / n, b / n]};
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("url")
+    parser.add_argument("size", help="expected video size, WxH")
+    parser.add_argument("rgb", help="colour painted on the screen's background, R,G,B")
+    parser.add_argument("screenshot", help="where to save the page screenshot (PNG)")
+    parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("--min-frames", type=int, default=60)
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+    expected = [int(v) for v in args.rgb.split(",")]
+
+    profile = tempfile.mkdtemp(prefix="demo-chromium-")
+    os.environ["HOME"] = os.environ["TMPDIR"] = profile
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/lib/chromium/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--allow-loopback-in-peer-connection",
+                 "--disable-features=WebRtcHideLocalIpsWithMdns", "--autoplay-policy=no-user-gesture-required",
+                 "--log-level=3", f"--user-data-dir={profile}", "--window-size=1280,800"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    seen = None
+    try:
+        driver.get(args.url)
+        deadline = time.monotonic() + args.timeout
+        while time.monotonic() < deadline:
+            seen = driver.execute_script(PROBE, 4, 4)  # the top-left corner: background, not a window
+            if seen and seen["width"] == width and seen["height"] == height and seen["frames"] >= args.min_frames:
+                break
+            time.sleep(0.25)
+        time.sleep(0.5)
+        seen = driver.execute_script(PROBE, 4, 4) or seen
+        driver.save_screenshot(args.screenshot)
+    finally:
+        driver.quit()
+    print(f"demo-check: video {seen}", file=sys.stderr)
+    if not seen:
+        print("demo-check: FAIL: the video never showed a frame", file=sys.stderr)
+        return 1
+    problems = []
+    if (seen["width"], seen["height"]) != (width, height):
+        problems.append(f"video is {seen['width']}x{seen['height']}, the screen {width}x{height}")
+    if seen["frames"] < args.min_frames:
+        problems.append(f"only {seen['frames']} frames decoded (want {args.min_frames})")
+    if max(abs(a - b) for a, b in zip(seen["rgb"], expected)) > 24:
+        problems.append(f"background colour {[round(c) for c in seen['rgb']]} is not the screen's {expected}")
+    for problem in problems:
+        print(f"demo-check: FAIL: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"demo-check: OK: {width}x{height}, {seen['frames']} frames decoded, background colour matches; "
+              f"screenshot {args.screenshot}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
