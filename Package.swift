@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "RTP"),
         .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
         .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
+        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -43,7 +44,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -80,6 +81,12 @@ let package = Package(
         .testTarget(
             name: "VideoSourceTests",
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            exclude: ["Peers"]
         ),
         .testTarget(
             name: "CallTests",

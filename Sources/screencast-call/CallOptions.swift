@@ -1,7 +1,10 @@
 import FrameSocket
+import Glibc
 import Media
 import ScreencastSupport
+import Signaling
 import VideoSource
+import WebRTC
 
 /// The parsed command line of `screencast-call`.
 struct CallOptions {
@@ -10,6 +13,14 @@ struct CallOptions {
     var statsIntervalSeconds: Double
     var statsFile: String?
     var logLevel: LogLevel
+    /// `--http`: where the viewer page and WHEP listen; nil with `--http off`.
+    var http: HTTPEndpoint?
+    /// True when `--http` was given (a bind failure is then fatal; on the default it is a warning).
+    var httpExplicit: Bool
+    var token: String?
+    var ice: ICEAgent.Configuration
+    var maxViewers: Int
+    var minimumBitrateKbps: Int
 
     static let usage = """
         Usage: screencast-call [options]
@@ -41,6 +52,21 @@ struct CallOptions {
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
           -h, --help               this text
 
+        Viewers (WebRTC over WHEP; the viewer page is at http://HOST:PORT/):
+          --http HOST:PORT         where the viewer page, WHEP (/whep) and /stats listen (default
+                                   127.0.0.1:8080; [ADDR]:PORT for IPv6; port 0 picks a free one; 'off' for
+                                   none). Beyond loopback only when asked: 0.0.0.0:8080
+          --token T                WHEP requests need 'Authorization: Bearer T' (the page takes ?token=T)
+          --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
+                                   every address libnice finds, which skips loopback)
+          --stun HOST:PORT         add a server-reflexive candidate from this STUN server
+          --ice-ports MIN-MAX      local UDP ports for ICE host candidates (default: any)
+          --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
+                                   (or turns:); repeatable
+          --max-viewers N          viewers at once, 1-256 (default 16); more get 503
+          --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
+                                   the highest is --bitrate, or the default for the picture size
+
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0.
         Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, …), 64 bad usage.
         """
@@ -51,7 +77,7 @@ struct CallOptions {
             options: [
                 "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level",
+                "watchdog", "log-level", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
             ],
             flags: ["exit-when-source-ends"])
         _ = try arguments.positionals(exactly: 0, names: "")
@@ -112,5 +138,71 @@ struct CallOptions {
             throw UsageError("--log-level must be debug, info, warn or error, not '\(levelName)'")
         }
         logLevel = level
+
+        let httpText = arguments.string("http")
+        httpExplicit = httpText != nil
+        if httpText == "off" {
+            http = nil
+        } else if let httpText {
+            do { http = try HTTPEndpoint(parsing: httpText) } catch { throw UsageError("--http: \(error)") }
+        } else {
+            http = .default
+        }
+        token = arguments.string("token")
+        if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
+            throw UsageError("--token must be non-empty without spaces")
+        }
+        var ice = ICEAgent.Configuration(role: .controlled)
+        for address in arguments.strings("ice-address") {
+            guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }
+            ice.localAddresses.append(address)
+        }
+        if let stun = arguments.string("stun") {
+            do { ice.stunServer = try ICEServerAddress(parsing: stun) } catch { throw UsageError("--stun: \(error)") }
+        }
+        if let ports = arguments.string("ice-ports") {
+            let parts = ports.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let low = UInt16(parts[0]), let high = UInt16(parts[1]), low > 0, low <= high else {
+                throw UsageError("--ice-ports must be MIN-MAX within 1-65535, not '\(ports)'")
+            }
+            ice.portRange = low...high
+        }
+        for url in arguments.strings("turn") {
+            ice.turnServers.append(try Self.turnServer(url))
+        }
+        self.ice = ice
+        maxViewers = try arguments.int("max-viewers", in: 1...256) ?? 16
+        minimumBitrateKbps = try arguments.int("min-bitrate", in: 1...1_000_000) ?? 150
+        if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
+            throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
+        }
+    }
+
+    /// Dotted IPv4 or an IPv6 literal.
+    static func isIPLiteral(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// `turn:[USER:PASS@]HOST[:PORT][?transport=…]`: the credentials, when present, come out of the URL.
+    static func turnServer(_ text: String) throws(UsageError) -> TURNServer {
+        var url = text
+        var username = ""
+        var credential = ""
+        if let at = text.lastIndex(of: "@"), let colon = text.firstIndex(of: ":") {
+            let userinfo = text[text.index(after: colon)..<at]
+            guard let separator = userinfo.firstIndex(of: ":") else {
+                throw UsageError("--turn: credentials must be USER:PASS@ in '\(text)'")
+            }
+            username = String(userinfo[..<separator])
+            credential = String(userinfo[userinfo.index(after: separator)...])
+            url = String(text[...colon]) + String(text[text.index(after: at)...])
+        }
+        do {
+            return try TURNServer(url: url, username: username, credential: credential)
+        } catch {
+            throw UsageError("--turn: \(error)")
+        }
     }
 }

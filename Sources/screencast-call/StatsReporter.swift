@@ -8,6 +8,8 @@ struct StatsReporter: Sendable {
     let source: VideoSource
     let logger: Logger
     let file: String?
+    /// Viewers connected or connecting now.
+    var viewers: @Sendable () -> Int = { 0 }
 
     /// A repeating timer on a queue of its own; nil when `seconds` is 0.
     func schedule(every seconds: Double) -> (any DispatchSourceTimer)? {
@@ -32,7 +34,7 @@ struct StatsReporter: Sendable {
             "dropped.encoder": s.dropped(.encoder), "dropped.error": s.dropped(.encodeError),
             "fps": ms(s.fps), "kbps": ms(s.kbps), "kbps.target": s.bitrateKbps,
             "encode.p50": ms(s.encodeMillisP50), "encode.p95": ms(s.encodeMillisP95),
-            "queue": s.queueDepth, "senders": s.senders, "watchdog": s.watchdogDrops,
+            "queue": s.queueDepth, "senders": s.senders, "watchdog": s.watchdogDrops, "peers": viewers(),
         ])
         if let file {
             let text = s.json.serialized + "\n"

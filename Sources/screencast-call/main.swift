@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Media
 import ScreencastSupport
+import Sharing
+import Signaling
 import Synchronization
 import VideoSource
 
@@ -57,16 +59,62 @@ struct CallRun {
         if let path = options.recordIVF {
             source.addSink(try IVFRecorder(path: path, logger: logger.named("ivf")))
         }
+        let viewers = try ViewerHub(
+            configuration: SharingConfiguration(
+                ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
+                configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond),
+            encoder: source, logger: logger.named("viewers"))
+        source.addSink(viewers)
         try source.start()
+        let server: SignalingServer?
+        do {
+            server = try startServer(viewers: viewers, source: source)
+        } catch {
+            source.stop()
+            throw error
+        }
 
-        let reporter = StatsReporter(source: source, logger: logger.named("stats"), file: options.statsFile)
+        let reporter = StatsReporter(
+            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount })
         let timer = reporter.schedule(every: options.statsIntervalSeconds)
         finished.wait()
         timer?.cancel()
         logger.info("stopping", ["reason": reason.withLock { $0 } ?? "-"])
+        server?.stop()
+        viewers.closeAll(reason: "the call is stopping")
         source.stop()
         reporter.report(final: true)
         return ExitCode.success
+    }
+
+    /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal when `--http` was
+    /// given, a warning on the default address.
+    private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
+        guard let endpoint = options.http else { return nil }
+        let configuration = SignalingConfiguration(endpoint: endpoint, token: options.token.flatMap(BearerToken.init))
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers) }
+        do {
+            let server = try SignalingServer(
+                configuration: configuration, sessions: viewers, stats: stats, logger: logger.named("http"))
+            logger.info("viewer page", ["url": server.viewerURL(token: options.token), "whep": server.baseURL + "/whep"])
+            return server
+        } catch {
+            guard !options.httpExplicit else { throw error }
+            logger.warning("no viewer page: the default HTTP address is not available; pass --http HOST:PORT", [
+                "http": endpoint.description, "error": error,
+            ])
+            return nil
+        }
+    }
+}
+
+/// `/stats`: the source's numbers with the viewers beside them.
+enum CallStats {
+    static func json(source: VideoSource, viewers: ViewerHub) -> JSONValue {
+        var fields: [(String, JSONValue)] = []
+        if case .object(let sourceFields) = source.stats.json { fields = sourceFields }
+        fields.append(("viewers", viewers.json))
+        return .object(fields)
     }
 }
 

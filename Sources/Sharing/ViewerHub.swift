@@ -1,0 +1,250 @@
+import Media
+public import ScreencastSupport
+public import Signaling
+import Synchronization
+public import VideoSource
+public import WebRTC
+
+/// What the hub needs of the shared encoder (`VideoSource` has both).
+public protocol SharedEncoderControl: Sendable {
+    /// Asks for a keyframe (coalesced by the source).
+    func requestKeyframe()
+    /// Changes the target bitrate (nil: the configured or size-dependent default).
+    func setBitrate(kbps: Int?)
+}
+
+extension VideoSource: SharedEncoderControl {}
+
+/// How viewers are served.
+public struct SharingConfiguration: Sendable {
+    /// ICE settings for every viewer: `--ice-address`, `--stun`, `--turn`.
+    public var ice: ICEAgent.Configuration
+    /// Viewers at once; more are refused with 503.
+    public var maxViewers: Int
+    /// The lowest bitrate REMB may push the encoder to, kbps.
+    public var minimumBitrateKbps: Int
+    /// The top of the range: `--bitrate` when given; nil: the source's default for the picture size.
+    public var configuredBitrateKbps: Int?
+    /// The source's frame rate cap (for the size-dependent default).
+    public var maxFramesPerSecond: Double
+    public var pacer: PacerQueue.Configuration
+    /// How long a viewer waits for the first keyframe before asking again.
+    public var keyframeRetryMicros: UInt64
+
+    public init(
+        ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,
+        minimumBitrateKbps: Int = 150, configuredBitrateKbps: Int? = nil, maxFramesPerSecond: Double = 30,
+        pacer: PacerQueue.Configuration = .init(), keyframeRetryMicros: UInt64 = 1_000_000
+    ) {
+        self.ice = ice
+        self.maxViewers = maxViewers
+        self.minimumBitrateKbps = minimumBitrateKbps
+        self.configuredBitrateKbps = configuredBitrateKbps
+        self.maxFramesPerSecond = maxFramesPerSecond
+        self.pacer = pacer
+        self.keyframeRetryMicros = keyframeRetryMicros
+    }
+}
+
+/// The call's viewers: answers WHEP offers with a ``PeerConnection`` each, fans the shared encoder's
+/// frames out to all of them, and turns their feedback into encoder requests.
+///
+/// ```
+///   WHEP POST ──▶ createSession ──▶ PeerConnection.answering ──▶ peers[id]
+///   VideoSource ── consume(frame) ──▶ every peer's send (each: lobby, RTP, pacer, SRTP, ICE)
+///   peer events: keyframeNeeded ──▶ source.requestKeyframe()   (new viewer, PLI, FIR; coalesced there)
+///                estimatedBitrate ──▶ BitrateFollower ──▶ source.setBitrate (lowest viewer, clamped)
+///                closed ──▶ removed (failed, timed out, DELETE, BYE)
+/// ```
+public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
+    private struct Ended: Sendable {
+        var id: String
+        var reason: String
+        var failed: Bool
+    }
+
+    private struct State: Sendable {
+        var peers: [String: PeerConnection] = [:]
+        var pending = 0
+        var endedEarly: Set<String> = []
+        var recentlyEnded: [Ended] = []
+        var follower: BitrateFollower
+        var lastFrameSize: (width: Int, height: Int)?
+        var finished = false
+        var sessionsCreated = 0
+        var sessionsRefused = 0
+        var keyframeRequests = 0
+        var bitrateChanges = 0
+    }
+
+    public let configuration: SharingConfiguration
+    private let peerConfiguration: PeerConnection.Configuration
+    private let encoder: any SharedEncoderControl
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// - Throws: ``WebRTCError`` when our DTLS certificate cannot be made.
+    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(WebRTCError) {
+        self.configuration = configuration
+        self.encoder = encoder
+        self.logger = logger
+        peerConfiguration = PeerConnection.Configuration(
+            ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
+            keyframeRetryMicros: configuration.keyframeRetryMicros)
+        state = Mutex(State(follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps)))
+    }
+
+    // MARK: WHEPSessionProvider
+
+    public func createSession(offer: String) throws(SignalingError) -> WHEPSession {
+        let admitted = state.withLock { s -> Bool in
+            guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
+                s.sessionsRefused += 1
+                return false
+            }
+            s.pending += 1
+            return true
+        }
+        guard admitted else { throw .unavailable("\(configuration.maxViewers) viewers already (or the call is ending)") }
+        let id = WHEPSessionID.random()
+        let peer: PeerConnection
+        do {
+            peer = try PeerConnection.answering(
+                offer: offer, id: id, configuration: peerConfiguration, logger: logger.named("peer"),
+                onEvent: { [weak self] event in self?.peerEvent(id: id, event) })
+        } catch {
+            state.withLock {
+                $0.pending -= 1
+                $0.sessionsRefused += 1
+            }
+            throw .sdp(error)
+        }
+        let kept = state.withLock { s -> Bool in
+            s.pending -= 1
+            s.sessionsCreated += 1
+            if s.endedEarly.remove(id) != nil || s.finished { return false }
+            s.peers[id] = peer
+            return true
+        }
+        if !kept { peer.close(reason: "ended before it was registered") }
+        return WHEPSession(id: id, answer: peer.answer)
+    }
+
+    public func updateSession(id: String, fragment: String) throws(SignalingError) -> String? {
+        guard let peer = state.withLock({ $0.peers[id] }) else { throw .unknownSession(id) }
+        do {
+            try peer.applyTrickle(fragment: fragment)
+        } catch {
+            throw .sdp(error)
+        }
+        return nil
+    }
+
+    public func deleteSession(id: String) -> Bool {
+        guard let peer = state.withLock({ $0.peers.removeValue(forKey: id) }) else { return false }
+        peer.close(reason: "DELETE by the viewer")
+        return true
+    }
+
+    // MARK: VideoSink
+
+    public func consume(_ frame: EncodedFrame) {
+        let peers = state.withLock { s -> [PeerConnection] in
+            s.lastFrameSize = (frame.width, frame.height)
+            return Array(s.peers.values)
+        }
+        guard !peers.isEmpty else { return }
+        let outgoing = OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros)
+        for peer in peers { peer.send(outgoing) }
+    }
+
+    public func finish() { closeAll(reason: "the call ended") }
+
+    /// Ends every viewer; new offers are refused from now on.
+    public func closeAll(reason: String) {
+        let peers = state.withLock { s -> [PeerConnection] in
+            s.finished = true
+            defer { s.peers = [:] }
+            return Array(s.peers.values)
+        }
+        for peer in peers { peer.close(reason: reason) }
+    }
+
+    // MARK: Peer events (on the peer's queue)
+
+    private func peerEvent(id: String, _ event: PeerConnection.Event) {
+        switch event {
+        case .connected:
+            break
+        case .keyframeNeeded(let reason):
+            state.withLock { $0.keyframeRequests += 1 }
+            logger.debug("keyframe requested", ["peer": id, "reason": reason])
+            encoder.requestKeyframe()
+        case .estimatedBitrate(let bitsPerSecond):
+            let decision = state.withLock { s in
+                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
+            }
+            apply(decision, peer: id)
+        case .closed(let reason, let failed):
+            let decision = state.withLock { s -> BitrateFollower.Decision? in
+                if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
+                s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
+                if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
+                return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
+            }
+            apply(decision, peer: id)
+        }
+    }
+
+    /// The top of the bitrate range: `--bitrate`, else the default for the last picture size.
+    private func ceiling(_ s: State) -> Int {
+        if let configured = configuration.configuredBitrateKbps { return configured }
+        guard let size = s.lastFrameSize else { return 8000 }
+        return VP8EncoderSettings.defaultBitrateKbps(width: size.width, height: size.height, framesPerSecond: configuration.maxFramesPerSecond)
+    }
+
+    private func apply(_ decision: BitrateFollower.Decision?, peer: String) {
+        guard let decision else { return }
+        state.withLock { $0.bitrateChanges += 1 }
+        switch decision {
+        case .set(let kbps):
+            logger.info("bitrate follows the lowest viewer", ["peer": peer, "kbps": kbps])
+            encoder.setBitrate(kbps: kbps)
+        case .useDefault:
+            logger.info("bitrate back to the default", ["peer": peer])
+            encoder.setBitrate(kbps: nil)
+        }
+    }
+
+    // MARK: Stats
+
+    /// Viewers connected or connecting now.
+    public var viewerCount: Int { state.withLock { $0.peers.count } }
+
+    /// The `viewers` part of `/stats`: counts, the bitrate decision, each peer, and the last peers that ended.
+    public var json: JSONValue {
+        let (peers, s) = state.withLock { s in (Array(s.peers.values), s) }
+        let snapshots = peers.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
+        let applied: JSONValue
+        switch s.follower.applied {
+        case .set(let kbps): applied = .number(kbps)
+        case .useDefault: applied = .string("default")
+        }
+        return .object([
+            ("count", .number(snapshots.count)),
+            ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
+            ("created", .number(s.sessionsCreated)),
+            ("refused", .number(s.sessionsRefused)),
+            ("keyframeRequests", .number(s.keyframeRequests)),
+            ("bitrate", .object([
+                ("applied", applied),
+                ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
+                ("changes", .number(s.bitrateChanges)),
+            ])),
+            ("peers", .array(snapshots.map(\.json))),
+            ("ended", .array(s.recentlyEnded.map { ended in
+                .object([("id", .string(ended.id)), ("reason", .string(ended.reason)), ("failed", .bool(ended.failed))])
+            })),
+        ])
+    }
+}

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""A WHEP viewer made of aiortc peers, for the end-to-end tests (run with the repo's venv python).
+
+Each viewer POSTs a recvonly VP8 offer (all candidates gathered) to the WHEP endpoint, applies the answer,
+decodes the frames that arrive and records when they arrived. At the end it prints one JSON object on
+stdout:
+
+  {"viewers": [{"index", "frames", "width", "height", "firstFrameMs", "maxGapMs", "gapsOver500",
+                "inbound": {...getStats inbound-rtp...}, "saved": PATH or null,
+                "rejoin": {"firstFrameMs", "frames", "maxGapMs"} or null, "error": TEXT or null}]}
+
+Options:
+  --url URL          the WHEP endpoint (http://127.0.0.1:PORT/whep)
+  --token T          Authorization: Bearer T
+  --viewers N        peers at once (default 1)
+  --seconds S        how long to watch (default 5)
+  --save-last PATH   write viewer 0's last decoded frame as raw I420 to PATH
+  --rejoin-viewer K  viewer K leaves (close + DELETE) at --rejoin-at seconds and joins again 1 s later
+  --rejoin-at S
+  --offer-only       print the offer SDP and exit (for tests that tamper with it)
+  --mangle-fingerprint  send an offer whose a=fingerprint is not our certificate's (DTLS must fail)
+
+aioice skips 127.0.0.1 when it gathers host candidates, so host-address discovery is pointed at it:
+tests run in a loopback-only network namespace.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import aioice.ice
+
+aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: ["127.0.0.1"]
+
+from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
+from aiortc.mediastreams import MediaStreamError  # noqa: E402
+
+
+def post_offer(url, token, sdp):
+    request = urllib.request.Request(url, data=sdp.encode(), method="POST")
+    request.add_header("Content-Type", "application/sdp")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        location = response.headers.get("Location")
+        return response.status, response.read().decode(), location
+
+
+def delete_session(url, token, location):
+    if not location:
+        return None
+    target = urllib.parse.urljoin(url, location)
+    request = urllib.request.Request(target, method="DELETE")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def mangle_fingerprint(sdp):
+    lines = []
+    for line in sdp.split("\r\n"):
+        if line.startswith("a=fingerprint:"):
+            algorithm, value = line[len("a=fingerprint:"):].split(" ", 1)
+            first = value[0]
+            value = ("0" if first != "0" else "1") + value[1:]
+            line = "a=fingerprint:" + algorithm + " " + value
+        lines.append(line)
+    return "\r\n".join(lines)
+
+
+def i420_bytes(frame):
+    """The frame as tightly packed I420 (Y, then U, then V), without numpy."""
+    frame = frame.reformat(format="yuv420p")
+    out = bytearray()
+    for index, plane in enumerate(frame.planes):
+        width = frame.width if index == 0 else (frame.width + 1) // 2
+        height = frame.height if index == 0 else (frame.height + 1) // 2
+        data = bytes(plane)
+        for row in range(height):
+            start = row * plane.line_size
+            out += data[start:start + width]
+    return bytes(out)
+
+
+class Session:
+    """One aiortc peer connection watching the call."""
+
+    def __init__(self, args, index):
+        self.args = args
+        self.index = index
+        self.pc = None
+        self.location = None
+        self.frames = 0
+        self.times = []
+        self.width = 0
+        self.height = 0
+        self.last = None
+        self.started = None
+        self.first_frame = None
+        self.task = None
+        self.error = None
+        self.connection_states = []
+
+    async def join(self, mangle=False):
+        self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+        self.pc.addTransceiver("video", direction="recvonly")
+        pc = self.pc
+
+        @pc.on("track")
+        def on_track(track):
+            self.task = asyncio.ensure_future(self.consume(track))
+
+        @pc.on("connectionstatechange")
+        def on_state():
+            self.connection_states.append(pc.connectionState)
+
+        await pc.setLocalDescription(await pc.createOffer())
+        offer = pc.localDescription.sdp
+        if mangle:
+            offer = mangle_fingerprint(offer)
+        self.started = time.monotonic()
+        status, answer, location = await asyncio.to_thread(post_offer, self.args.url, self.args.token, offer)
+        if status != 201:
+            raise RuntimeError("POST answered %d: %s" % (status, answer[:200]))
+        self.location = location
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
+
+    async def consume(self, track):
+        try:
+            while True:
+                frame = await track.recv()
+                now = time.monotonic()
+                if self.first_frame is None:
+                    self.first_frame = now
+                self.frames += 1
+                self.times.append(now)
+                self.width, self.height = frame.width, frame.height
+                self.last = frame
+        except MediaStreamError:
+            pass
+        except Exception as error:  # a decode failure must show in the report
+            self.error = repr(error)
+
+    async def inbound(self):
+        if self.pc is None:
+            return None
+        try:
+            report = await self.pc.getStats()
+        except Exception:
+            return None
+        for stat in report.values():
+            if stat.type == "inbound-rtp":
+                return {
+                    "packetsReceived": stat.packetsReceived,
+                    "packetsLost": stat.packetsLost,
+                    "jitter": stat.jitter,
+                }
+        return None
+
+    async def leave(self):
+        if self.pc is not None:
+            await self.pc.close()
+        if self.task is not None:
+            self.task.cancel()
+        await asyncio.to_thread(delete_session, self.args.url, self.args.token, self.location)
+
+    def summary(self):
+        gaps = [(b - a) * 1000 for a, b in zip(self.times, self.times[1:])]
+        return {
+            "frames": self.frames,
+            "width": self.width,
+            "height": self.height,
+            "firstFrameMs": None if self.first_frame is None else round((self.first_frame - self.started) * 1000, 1),
+            "maxGapMs": round(max(gaps), 1) if gaps else None,
+            "gapsOver500": sum(1 for gap in gaps if gap > 500),
+            "connectionStates": self.connection_states,
+            "error": self.error,
+        }
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--token", default="")
+    parser.add_argument("--viewers", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--save-last")
+    parser.add_argument("--rejoin-viewer", type=int, default=-1)
+    parser.add_argument("--rejoin-at", type=float, default=0)
+    parser.add_argument("--mangle-fingerprint", action="store_true")
+    args = parser.parse_args()
+
+    sessions = [Session(args, index) for index in range(args.viewers)]
+    results = [{"index": s.index} for s in sessions]
+    for session, result in zip(sessions, results):
+        try:
+            await session.join(mangle=args.mangle_fingerprint)
+        except Exception as error:
+            result["error"] = "join: " + repr(error)
+
+    start = time.monotonic()
+    rejoined = None
+    if 0 <= args.rejoin_viewer < len(sessions):
+        await asyncio.sleep(args.rejoin_at)
+        leaving = sessions[args.rejoin_viewer]
+        results[args.rejoin_viewer]["beforeLeaving"] = leaving.summary()
+        await leaving.leave()
+        await asyncio.sleep(1.0)
+        rejoined = Session(args, args.rejoin_viewer)
+        try:
+            await rejoined.join()
+        except Exception as error:
+            results[args.rejoin_viewer]["rejoinError"] = repr(error)
+    remaining = args.seconds - (time.monotonic() - start)
+    if remaining > 0:
+        await asyncio.sleep(remaining)
+
+    for session, result in zip(sessions, results):
+        if rejoined is not None and session.index == args.rejoin_viewer:
+            result["rejoin"] = rejoined.summary()
+            result["rejoin"]["inbound"] = await rejoined.inbound()
+            continue
+        result.update({k: v for k, v in session.summary().items() if k != "error" or v is not None or "error" not in result})
+        result["inbound"] = await session.inbound()
+    if args.save_last and sessions and sessions[0].last is not None:
+        with open(args.save_last, "wb") as out:
+            out.write(i420_bytes(sessions[0].last))
+        results[0]["saved"] = args.save_last
+    for session in sessions + ([rejoined] if rejoined else []):
+        await session.leave()
+    print(json.dumps({"viewers": results}))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,73 @@
+import Foundation
+import ScreencastSupport
+import Sharing
+import Signaling
+import Synchronization
+import WebRTC
+import XCTest
+
+/// The encoder follows the lowest viewer's REMB estimate, clamped to the configured range.
+final class BitrateFollowerTests: XCTestCase {
+    func testLowestEstimateClampedToTheRange() {
+        var follower = BitrateFollower(minimumKbps: 300)
+        XCTAssertEqual(follower.update(peer: "a", bitsPerSecond: 1_200_000, ceilingKbps: 2000), .set(1200))
+        XCTAssertEqual(follower.update(peer: "b", bitsPerSecond: 800_000, ceilingKbps: 2000), .set(800), "the lowest viewer wins")
+        XCTAssertNil(follower.update(peer: "b", bitsPerSecond: 810_000, ceilingKbps: 2000), "a change under 5 % is skipped")
+        XCTAssertEqual(follower.update(peer: "b", bitsPerSecond: 100_000, ceilingKbps: 2000), .set(300), "not below the minimum")
+        XCTAssertNil(follower.update(peer: "b", bitsPerSecond: 50_000, ceilingKbps: 2000))
+        XCTAssertEqual(follower.remove(peer: "b", ceilingKbps: 2000), .set(1200), "b left: a's estimate counts")
+        XCTAssertEqual(follower.update(peer: "a", bitsPerSecond: 9_000_000, ceilingKbps: 2000), .useDefault, "at the ceiling: the default")
+        XCTAssertNil(follower.remove(peer: "nobody", ceilingKbps: 2000))
+        XCTAssertEqual(follower.update(peer: "a", bitsPerSecond: 500_000, ceilingKbps: 2000), .set(500))
+        XCTAssertEqual(follower.remove(peer: "a", ceilingKbps: 2000), .useDefault, "no estimates left")
+        XCTAssertNil(follower.lowestEstimateKbps)
+    }
+}
+
+/// ``ViewerHub`` refusals that happen before any socket is opened.
+final class ViewerHubRefusalTests: XCTestCase {
+    final class Encoder: SharedEncoderControl {
+        let calls = Mutex<[String]>([])
+        func requestKeyframe() { calls.withLock { $0.append("keyframe") } }
+        func setBitrate(kbps: Int?) { calls.withLock { $0.append("bitrate \(kbps.map(String.init) ?? "default")") } }
+    }
+
+    func hub(maxViewers: Int = 4) throws -> ViewerHub {
+        try ViewerHub(
+            configuration: SharingConfiguration(ice: .init(role: .controlled, localAddresses: ["127.0.0.1"]), maxViewers: maxViewers),
+            encoder: Encoder(), logger: Logger(component: "test", threshold: .error))
+    }
+
+    func status(_ body: () throws(SignalingError) -> WHEPSession) -> Int {
+        do {
+            _ = try body()
+            return 201
+        } catch {
+            return error.httpStatus
+        }
+    }
+
+    func testMalformedAndUnanswerableOffersAreRefused() throws {
+        let hub = try hub()
+        XCTAssertEqual(status { () throws(SignalingError) in try hub.createSession(offer: "v=0\r\nnonsense\r\n") }, 400)
+        let noVideo = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\n"
+            + "a=rtpmap:111 opus/48000/2\r\na=ice-ufrag:abcd\r\na=ice-pwd:0123456789abcdefghijkl\r\na=rtcp-mux\r\n"
+            + "a=fingerprint:sha-256 \((0..<32).map { _ in "AB" }.joined(separator: ":"))\r\na=setup:actpass\r\n"
+        XCTAssertEqual(status { () throws(SignalingError) in try hub.createSession(offer: noVideo) }, 422)
+        XCTAssertEqual(hub.viewerCount, 0)
+        XCTAssertThrowsError(try hub.updateSession(id: "nope", fragment: "a=end-of-candidates\r\n")) { error in
+            XCTAssertEqual((error as? SignalingError)?.httpStatus, 404)
+        }
+        XCTAssertFalse(hub.deleteSession(id: "nope"))
+    }
+
+    func testFullOrEndedCallAnswers503() throws {
+        let full = try hub(maxViewers: 0)
+        XCTAssertEqual(status { () throws(SignalingError) in try full.createSession(offer: "v=0\r\n") }, 503)
+        let ended = try hub()
+        ended.closeAll(reason: "test")
+        XCTAssertEqual(status { () throws(SignalingError) in try ended.createSession(offer: "v=0\r\n") }, 503)
+        guard case .object(let fields) = ended.json else { return XCTFail("stats are an object") }
+        XCTAssertEqual(fields.first { $0.0 == "refused" }?.1, .int(1))
+    }
+}
