@@ -22,7 +22,9 @@ public final class JPEGDecoder {
     /// The largest width or height accepted; larger JPEGs are refused before anything is allocated.
     public let maximumDimension: Int
 
-    private let handle: tjhandle
+    /// Replaced after every libjpeg failure: libturbojpeg 2.1 can leave a failed handle in a state where the
+    /// next `tjDecompressHeader3` "succeeds" without reading anything (seen with a JPEG cut inside its headers).
+    private var handle: tjhandle
     /// Padded luma of odd-sized JPEGs, then chroma of non-4:2:0 JPEGs (Cb, Cr); grown, never shrunk.
     private var scratch: [UInt8] = []
     /// The three plane pointers and strides passed to libturbojpeg, kept so a decode allocates nothing.
@@ -70,7 +72,9 @@ public final class JPEGDecoder {
             handle, base.assumingMemoryBound(to: UInt8.self), UInt(jpeg.count),
             &width, &height, &subsampling, &colorspace)
         guard status == 0 else {
-            throw .jpegHeader(turboJPEGError(handle).message)
+            let message = turboJPEGError(handle).message
+            renewHandle()
+            throw .jpegHeader(message)
         }
         guard let sampling = JPEGSubsampling(turboJPEG: subsampling) else {
             throw .unsupportedSubsampling(Int(subsampling))
@@ -194,7 +198,15 @@ public final class JPEGDecoder {
     /// The libturbojpeg error after a failed decompression, as a warning or a fatal error.
     private func decodeError() -> MediaError {
         let (message, isWarning) = turboJPEGError(handle)
+        renewHandle()
         return isWarning ? .jpegWarning(message) : .jpegDecode(message)
+    }
+
+    /// Swaps the handle for a fresh one after a libjpeg failure (keeps the old one if none can be made).
+    private func renewHandle() {
+        guard let fresh = tjInitDecompress() else { return }
+        tjDestroy(handle)
+        handle = fresh
     }
 }
 

@@ -36,4 +36,5 @@ enum Agent {
     }
 }
 
+ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal
 exit(Agent.main())

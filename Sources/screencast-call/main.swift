@@ -118,4 +118,5 @@ enum CallStats {
     }
 }
 
+ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal
 exit(CallTool.main())

@@ -74,4 +74,5 @@ enum DumpTool {
     }
 }
 
+ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal
 exit(DumpTool.main())
