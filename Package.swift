@@ -51,7 +51,9 @@ let package = Package(
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]
         ),
 
-        .executableTarget(name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport"]),
+        .executableTarget(
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB"]
+        ),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),

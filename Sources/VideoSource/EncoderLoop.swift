@@ -9,6 +9,11 @@ import Synchronization
 ///
 /// The `VP8Encoder` is created on this thread when the first picture arrives (its size is not known
 /// before) and lives only here.
+///
+/// A new picture above `maximumEncodeSize` is first downscaled to fit it (libyuv `I420Scale`, box filter,
+/// into a pooled buffer; `PictureSize.downscaled(toFit:)`), so the encoder, the idle refinement and the
+/// "unchanged" check all work on the picture that is encoded. Logged once per change of the input size
+/// (rate-limited).
 final class EncoderLoop: Sendable {
     private let hub: SourceHub
     private let sinks: SinkRegistry
@@ -77,9 +82,16 @@ final class EncoderLoop: Sendable {
         /// A switch or failed keyframe left a keyframe owed.
         var keyframeOwed = false
         var encodeErrors = 0
+        /// The last new picture's size and what it was downscaled to (nil: not scaled), for the log.
+        var lastFit: (from: PictureSize, to: PictureSize?)?
+        var fitLog = LogRateLimiter()
+        /// Resolution changes are logged rate-limited too (sizes may alternate on every frame).
+        var resolutionLog = LogRateLimiter()
     }
 
     private func encodeNew(_ pending: PendingFrame, keyframe: Bool, now: UInt64, _ state: inout LoopState) {
+        var pending = pending
+        guard fitForEncoding(&pending.frame, &state) else { return }
         let newGeneration = pending.generation != state.lastGeneration
         if !newGeneration, let last = state.last, Self.samePixels(last.picture, pending.frame.picture) {
             hub.stats.dropped(.unchanged)
@@ -132,16 +144,57 @@ final class EncoderLoop: Sendable {
         }
     }
 
+    /// Downscales a picture above `maximumEncodeSize` into a pooled buffer (its own buffer goes back to the
+    /// pool). False when libyuv refused (the frame is dropped, counted as `encodeError`).
+    private func fitForEncoding(_ frame: inout VideoFrame, _ state: inout LoopState) -> Bool {
+        let limit = configuration.maximumEncodeSize
+        let size = PictureSize(width: frame.width, height: frame.height)
+        let target = size.downscaled(toFit: limit)
+        if state.lastFit?.from != size || state.lastFit?.to != target {
+            let wasScaled = state.lastFit?.to != nil
+            state.lastFit = (size, target)
+            if target != nil || wasScaled, let suppressed = state.fitLog.admit() {
+                if let target {
+                    logger.info("picture above the encode limit; downscaled", [
+                        "from": size, "to": target, "limit": limit, "suppressed": suppressed,
+                    ])
+                } else {
+                    logger.info("picture within the encode limit again", ["size": size, "limit": limit, "suppressed": suppressed])
+                }
+            }
+        }
+        guard let target else { return true }
+        var scaled = hub.pool.take(width: target.width, height: target.height)
+        do throws(MediaError) {
+            try frame.picture.scaled(to: target, filter: .box, into: &scaled)
+        } catch {
+            hub.pool.recycle(scaled)
+            hub.pool.recycle(frame.picture)
+            hub.stats.dropped(.encodeError)
+            state.encodeErrors += 1
+            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
+                logger.error("downscale failed", ["from": size, "to": target, "error": error, "count": state.encodeErrors])
+            }
+            return false
+        }
+        swap(&frame.picture, &scaled)
+        hub.pool.recycle(consume scaled)
+        hub.stats.downscaled()
+        return true
+    }
+
     /// The encoder for `frame`'s size: created on first use, reconfigured (with a keyframe) on a change.
     private func encoder(for frame: VideoFrame, _ state: inout LoopState) throws(MediaError) -> VP8Encoder {
         let settings = configuration.encoderSettings(width: frame.width, height: frame.height)
         let bitrate = state.explicitBitrate ?? settings.bitrateKbps
         if let encoder = state.encoder {
             if encoder.settings.width != frame.width || encoder.settings.height != frame.height {
-                logger.info("resolution changed; encoder reconfigured", [
-                    "from": "\(encoder.settings.width)x\(encoder.settings.height)",
-                    "to": "\(frame.width)x\(frame.height)", "kbps": bitrate,
-                ])
+                if let suppressed = state.resolutionLog.admit() {
+                    logger.info("resolution changed; encoder reconfigured", [
+                        "from": "\(encoder.settings.width)x\(encoder.settings.height)",
+                        "to": "\(frame.width)x\(frame.height)", "kbps": bitrate, "suppressed": suppressed,
+                    ])
+                }
                 try encoder.resize(width: frame.width, height: frame.height, bitrateKbps: bitrate)
                 currentBitrate.store(bitrate, ordering: .relaxed)
                 hub.stats.bitrate(bitrate)

@@ -1,5 +1,6 @@
 import Foundation
 import FrameWire
+import Glibc
 import Media
 import ScreencastSupport
 import Synchronization
@@ -16,24 +17,21 @@ final class FileCapturer: Sendable {
     private let loop: Bool
     private let frames: [Frame]
     private let maximumDimension: Int
+    private let maximumDecodePixels: Int
     private let gate = ActivityGate()
     private let stopSignal = StopSignal()
     private let done = Mutex<DispatchSemaphoreBox?>(nil)
     private let onEnded: @Sendable () -> Void
 
     /// Reads and parses the whole dump.
-    /// - Throws: `VideoSourceError.unreadableDump` (missing file, no complete frame),
-    ///   `.emptyDump` (no frame decodes).
+    /// - Throws: `VideoSourceError.unreadableDump` (missing or unreadable file, a directory, a FIFO or a
+    ///   device, no complete frame), `.emptyDump` (no frame decodes within the decode budget).
     init(
         path: String, loop: Bool, hub: SourceHub, clock: any VideoClock, logger: Logger, maximumDimension: Int,
-        onEnded: @escaping @Sendable () -> Void
+        maximumDecodePixels: Int, onEnded: @escaping @Sendable () -> Void
     ) throws(VideoSourceError) {
-        let bytes: [UInt8]
-        do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw .unreadableDump(path: path, reason: error.localizedDescription)
-        }
+        let bytes = try Self.readDump(path)
+        guard !bytes.isEmpty else { throw .unreadableDump(path: path, reason: "the file is empty") }
         var decoder = FrameDecoder()
         var frames: [Frame] = []
         var end: FrameStreamEnd?
@@ -53,7 +51,9 @@ final class FileCapturer: Sendable {
         // At least one frame must decode, or there is nothing to show.
         do {
             let probe = try JPEGDecoder(maximumDimension: maximumDimension)
-            guard frames.contains(where: { (try? probe.readHeader($0.body)) != nil }) else { throw VideoSourceError.emptyDump(path: path) }
+            guard frames.contains(where: { frame in
+                (try? probe.readHeader(frame.body)).map { $0.width * $0.height <= maximumDecodePixels } ?? false
+            }) else { throw VideoSourceError.emptyDump(path: path) }
         } catch let error as VideoSourceError {
             throw error
         } catch {
@@ -66,7 +66,41 @@ final class FileCapturer: Sendable {
         self.clock = clock
         self.logger = logger
         self.maximumDimension = maximumDimension
+        self.maximumDecodePixels = maximumDecodePixels
         self.onEnded = onEnded
+    }
+
+    /// The whole file: a regular file only (a FIFO would block, a directory or device is no dump).
+    /// - Throws: `VideoSourceError.unreadableDump` with `strerror` (or what the path is instead of a file).
+    static func readDump(_ path: String) throws(VideoSourceError) -> [UInt8] {
+        func failure(_ code: Int32) -> VideoSourceError { .unreadableDump(path: path, reason: String(cString: strerror(code))) }
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw failure(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(errno) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw failure(EISDIR)
+        case S_IFIFO: throw .unreadableDump(path: path, reason: "not a regular file (a FIFO)")
+        case S_IFCHR, S_IFBLK: throw .unreadableDump(path: path, reason: "not a regular file (a device)")
+        case S_IFSOCK: throw .unreadableDump(path: path, reason: "not a regular file (a socket)")
+        default: throw .unreadableDump(path: path, reason: "not a regular file")
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(max(0, info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
     }
 
     /// Frames in the dump.
@@ -92,7 +126,9 @@ final class FileCapturer: Sendable {
     }
 
     private func run() {
-        guard let pipeline = try? JPEGFramePipeline(pool: hub.pool, logger: logger, maximumDimension: maximumDimension) else {
+        guard let pipeline = try? JPEGFramePipeline(
+            pool: hub.pool, logger: logger, maximumDimension: maximumDimension, maximumDecodePixels: maximumDecodePixels
+        ) else {
             logger.error("file source cannot create a JPEG decoder", ["path": path])
             return
         }
@@ -111,7 +147,9 @@ final class FileCapturer: Sendable {
             case .success(let picture):
                 hub.stats.decoded()
                 hub.submit(picture, from: .file)
-            case .failure(let error):
+            case .failure(.tooLarge):
+                hub.stats.dropped(.tooLarge)  // the pipeline logs it
+            case .failure(.decode(let error)):
                 hub.stats.dropped(.decodeError)
                 if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": error]) }
             }

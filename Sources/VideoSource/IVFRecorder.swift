@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// The file header (layout in `IVF`) carries the first frame's size and a frame count of 0 while
 /// recording; `finish()` writes the real count and closes the file. pts are capture microseconds since
-/// the first frame (timebase 1/1 000 000). A write failure is logged once; later frames are not written.
+/// the first frame (timebase 1/1 000 000). A write failure (a full disk, `/dev/full`) is logged once;
+/// later frames are not written, and `failure` tells the owner (the call exits 1 for it).
 public final class IVFRecorder: VideoSink {
     private struct State {
         var fd: Int32
@@ -16,6 +17,8 @@ public final class IVFRecorder: VideoSink {
         var headerWritten = false
         var frameHeader: [UInt8] = []
         var failed = false
+        /// `strerror` of the first failed write (or of the final header update or close).
+        var failure: String?
         var finished = false
     }
 
@@ -41,6 +44,10 @@ public final class IVFRecorder: VideoSink {
     /// Frames written so far.
     public var framesWritten: Int { state.withLock { $0.writer.frameCount } }
 
+    /// Why the recording is incomplete (`strerror` of the first failed write, header update or close),
+    /// nil while every byte went out.
+    public var failure: String? { state.withLock { $0.failure } }
+
     /// Appends the frame (the first one also writes the file header with its size).
     public func consume(_ frame: EncodedFrame) {
         state.withLock { s in
@@ -61,20 +68,35 @@ public final class IVFRecorder: VideoSink {
             guard !s.finished else { return }
             s.finished = true
             if !s.headerWritten, !s.failed {
-                _ = writeAll(s.fd, s.writer.fileHeader(width: 0, height: 0))
+                s.headerWritten = true
+                if !writeAll(s.fd, s.writer.fileHeader(width: 0, height: 0)) { fail(&s) }
             }
-            var count = UInt32(clamping: s.writer.frameCount).littleEndian
-            _ = withUnsafeBytes(of: &count) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.frameCountOffset)) }
-            close(s.fd)
-            logger.info("recording closed", ["path": path, "frames": s.writer.frameCount])
+            if !s.failed {
+                var count = UInt32(clamping: s.writer.frameCount).littleEndian
+                let written = withUnsafeBytes(of: &count) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.frameCountOffset)) }
+                // A pipe cannot seek (ESPIPE): the stream is whole, only the count in its header stays 0.
+                if written != 4, errno != ESPIPE { fail(&s, during: "the frame count update") }
+            }
+            if close(s.fd) != 0, !s.failed { fail(&s, during: "close") }
+            if let failure = s.failure {
+                logger.error("recording closed incomplete", ["path": path, "frames": s.writer.frameCount, "error": failure])
+            } else {
+                logger.info("recording closed", ["path": path, "frames": s.writer.frameCount])
+            }
         }
     }
 
-    private func fail(_ s: inout State) {
+    private func fail(_ s: inout State, during step: String? = nil) {
+        let reason = String(cString: strerror(errno))
         s.failed = true
-        logger.error("recording failed; no more frames are written", [
-            "path": path, "error": String(cString: strerror(errno)), "frames": s.writer.frameCount,
-        ])
+        s.failure = s.failure ?? reason
+        if let step {
+            logger.error("recording failed", ["path": path, "step": step, "error": reason, "frames": s.writer.frameCount])
+        } else {
+            logger.error("recording failed; no more frames are written", [
+                "path": path, "error": reason, "frames": s.writer.frameCount,
+            ])
+        }
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

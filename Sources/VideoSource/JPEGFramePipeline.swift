@@ -2,65 +2,141 @@ import FrameWire
 import Media
 import ScreencastSupport
 
+/// Why `JPEGFramePipeline.process` gave no picture.
+enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The body did not decode (or only with a warning): `DropReason.decodeError`.
+    case decode(MediaError)
+    /// The JPEG's header claims more pixels than the decode budget (`maximumDecodePixels`): refused
+    /// before its planes are allocated, `DropReason.tooLarge`.
+    case tooLarge(width: Int, height: Int, budget: Int)
+
+    var description: String {
+        switch self {
+        case .decode(let error): "\(error)"
+        case .tooLarge(let width, let height, let budget):
+            "JPEG of \(width)x\(height) (\(width * height) pixels) exceeds the decode budget of \(budget) pixels"
+        }
+    }
+}
+
 /// Wire frame → upright `VideoFrame`: JPEG straight to I420 (libturbojpeg), then the rotation from
 /// `Buffer-Orientation` (libyuv), into a pooled buffer.
 ///
+/// - The JPEG's header is read first: a picture above the decode budget (`maximumDecodePixels`) is
+///   refused before anything is allocated for it (`FrameFailure.tooLarge`), logged once per refused size.
 /// - The picture takes the JPEG's own size; a difference from `Buffer-Width`/`Buffer-Height` is logged
 ///   once per change of the (buffer size, JPEG size) pair, and once when they agree again.
 /// - A rotation change is logged once and applies from that frame on.
+/// - Those "once per change" lines are rate-limited per kind (`LogRateLimiter`: 3 at once, then one per
+///   5 s with the count held back), so sizes or rotations alternating on every frame cannot flood the log.
 /// - A body that does not decode (or decodes only with a warning) is reported as the `MediaError`;
 ///   the caller drops and counts it.
+/// - Memory follows the pictures: buffers come from the pool (which frees oversized ones), and after a
+///   large picture the decoder is re-made once smaller ones follow, which frees its scratch planes.
 ///
-/// One thread at a time (it owns a `JPEGDecoder` and scratch storage): not `Sendable`.
+/// One thread at a time (it owns a `JPEGDecoder`): not `Sendable`.
 final class JPEGFramePipeline {
-    private let decoder: JPEGDecoder
+    private var decoder: JPEGDecoder
     private let pool: FramePool
     private let logger: Logger
-    /// Decoded but not yet rotated pictures (rotated frames only).
-    private var scratch = I420Buffer()
+    private let maximumDimension: Int
+    /// The largest picture (pixels) decoded, as a JPEG, before it is refused.
+    let maximumDecodePixels: Int
     private var lastSizes: (buffer: (Int, Int), jpeg: (Int, Int))?
     private var lastRotation: PictureRotation?
+    private var lastRefused: (Int, Int)?
+    private var sizeLog = LogRateLimiter()
+    private var rotationLog = LogRateLimiter()
+    private var refusalLog = LogRateLimiter()
+    /// Pixels of the recent pictures, and the most the current decoder has decoded.
+    private var recentPixels = RecentMaximum(count: 8)
+    private var decoderPeakPixels = 0
     /// Frames whose JPEG size differed from the header's, counted since the pipeline was made.
     private(set) var sizeMismatches = 0
+    /// Decoders re-made to free a large picture's scratch (tests).
+    private(set) var decoderRenewals = 0
 
-    init(pool: FramePool, logger: Logger, maximumDimension: Int) throws(MediaError) {
+    init(pool: FramePool, logger: Logger, maximumDimension: Int, maximumDecodePixels: Int) throws(MediaError) {
         decoder = try JPEGDecoder(maximumDimension: maximumDimension)
         self.pool = pool
         self.logger = logger
+        self.maximumDimension = maximumDimension
+        self.maximumDecodePixels = maximumDecodePixels
     }
 
-    /// Forgets what was logged (a new sender starts with fresh "once per change" state).
+    /// Forgets what was logged (a new sender starts with fresh "once per change" state; the rate limits
+    /// stay, so many short senders cannot flood the log either).
     func reset() {
         lastSizes = nil
         lastRotation = nil
+        lastRefused = nil
     }
 
     /// Decodes and rotates `frame`; the result's picture comes from the pool.
-    func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, MediaError> {
+    func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
         let header = frame.header
+        let info: JPEGInfo
+        do throws(MediaError) {
+            info = try decoder.readHeader(frame.body)
+        } catch {
+            return .failure(.decode(error))
+        }
+        if info.width * info.height > maximumDecodePixels {
+            noteRefused(width: info.width, height: info.height)
+            return .failure(.tooLarge(width: info.width, height: info.height, budget: maximumDecodePixels))
+        }
+        renewDecoderIfOversized(pixels: info.width * info.height)
+
         let rotation = PictureRotation(degrees: header.rotation.degrees) ?? .none
         if rotation != lastRotation {
-            if lastRotation != nil || rotation != .none {
-                logger.info("rotation", ["degrees": rotation.degrees, "orientation": header.orientation])
+            if lastRotation != nil || rotation != .none, let suppressed = rotationLog.admit() {
+                logger.info("rotation", ["degrees": rotation.degrees, "orientation": header.orientation, "suppressed": suppressed])
             }
             lastRotation = rotation
         }
-        var picture = pool.take()
+        var decoded = pool.take(width: info.width, height: info.height)
         do throws(MediaError) {
-            let info: JPEGInfo
-            if rotation == .none {
-                info = try decoder.decodeI420(frame.body, into: &picture)
-            } else {
-                info = try decoder.decodeI420(frame.body, into: &scratch)
-                try scratch.rotated(by: rotation, into: &picture)
+            let decodedInfo = try decoder.decodeI420(frame.body, into: &decoded)
+            decoderPeakPixels = max(decoderPeakPixels, decodedInfo.width * decodedInfo.height)
+            var picture = decoded
+            if rotation != .none {
+                let size = rotation.rotatedSize(width: decodedInfo.width, height: decodedInfo.height)
+                picture = pool.take(width: size.width, height: size.height)
+                do throws(MediaError) {
+                    try decoded.rotated(by: rotation, into: &picture)
+                } catch {
+                    pool.recycle(picture)
+                    throw error
+                }
+                pool.recycle(decoded)
             }
-            noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (info.width, info.height))
+            noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (decodedInfo.width, decodedInfo.height))
             return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
                                        appliedRotation: rotation))
         } catch {
-            pool.recycle(picture)
-            return .failure(error)
+            pool.recycle(decoded)
+            return .failure(.decode(error))
         }
+    }
+
+    /// After a large picture, once only much smaller ones come (the largest of the last 8 is under half
+    /// of it), a fresh decoder replaces the one whose scratch planes were sized for the large one.
+    private func renewDecoderIfOversized(pixels: Int) {
+        recentPixels.record(pixels)
+        guard decoderPeakPixels >= 1_000_000, decoderPeakPixels > 2 * recentPixels.maximum else { return }
+        guard let fresh = try? JPEGDecoder(maximumDimension: maximumDimension) else { return }
+        decoder = fresh
+        decoderPeakPixels = 0
+        decoderRenewals += 1
+    }
+
+    private func noteRefused(width: Int, height: Int) {
+        if let lastRefused, lastRefused == (width, height) { return }
+        lastRefused = (width, height)
+        guard let suppressed = refusalLog.admit() else { return }
+        logger.warning("frame refused: the picture exceeds the decode budget", [
+            "jpeg": "\(width)x\(height)", "pixels": width * height, "budget": maximumDecodePixels, "suppressed": suppressed,
+        ])
     }
 
     private func noteSizes(buffer: (Int, Int), jpeg: (Int, Int)) {
@@ -69,12 +145,13 @@ final class JPEGFramePipeline {
         if let lastSizes, lastSizes.buffer == buffer, lastSizes.jpeg == jpeg { return }
         let wasMismatch = lastSizes.map { $0.buffer != $0.jpeg } ?? false
         lastSizes = (buffer, jpeg)
+        guard mismatch || wasMismatch, let suppressed = sizeLog.admit() else { return }
         if mismatch {
             logger.warning("JPEG size differs from Buffer-Width/Height; using the JPEG's", [
-                "buffer": "\(buffer.0)x\(buffer.1)", "jpeg": "\(jpeg.0)x\(jpeg.1)",
+                "buffer": "\(buffer.0)x\(buffer.1)", "jpeg": "\(jpeg.0)x\(jpeg.1)", "suppressed": suppressed,
             ])
-        } else if wasMismatch {
-            logger.info("JPEG size matches Buffer-Width/Height again", ["size": "\(jpeg.0)x\(jpeg.1)"])
+        } else {
+            logger.info("JPEG size matches Buffer-Width/Height again", ["size": "\(jpeg.0)x\(jpeg.1)", "suppressed": suppressed])
         }
     }
 }

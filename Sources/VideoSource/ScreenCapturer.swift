@@ -7,9 +7,15 @@ import Synchronization
 /// The screen capturer: serves the agent's socket (`FrameServer`), decodes each frame's JPEG to I420 on
 /// the server's reader thread, applies its rotation and submits it to the hub.
 ///
-/// - A sender that connects makes the screen the active source; when it leaves, `onSenderEnded` decides
-///   what happens next (fall back, or end).
-/// - Undecodable bodies are dropped and counted (`decodeError`), the stream goes on.
+/// - A sender's first picture that decodes makes the screen the active source (`onFirstPicture`, before
+///   that picture is submitted); connecting alone does not, so connections that send nothing (or nothing
+///   that decodes) never interrupt the fallback and cost no keyframes. When the sender leaves, `onEnded`
+///   (told whether it had taken over) decides what happens next (fall back, or end).
+/// - Undecodable bodies are dropped and counted (`decodeError`), pictures above the decode budget too
+///   (`tooLarge`); the stream goes on.
+/// - The end of a connection that sent nothing (EOF or a read error before any frame) is logged
+///   rate-limited (3, then one per 5 s with the count held back): a client that connects and closes in
+///   a loop cannot flood the log.
 /// - Capture time: the sender's `Buffer-Timestamp` when it is plausible on our clock (not in the future,
 ///   at most 1 s old: same machine, same CLOCK_MONOTONIC), else the time the frame was read.
 /// - Watchdog: a sender that completes no frame for `watchdogSeconds` (from connecting, or since its
@@ -23,6 +29,9 @@ final class ScreenCapturer: Sendable {
         var frames = 0
         var decoded = 0
         var decodeFailed = 0
+        var tooLarge = 0
+        /// Its first decoded picture made the screen the active source.
+        var tookOver = false
     }
 
     private let hub: SourceHub
@@ -33,22 +42,34 @@ final class ScreenCapturer: Sendable {
     /// Used only on the server's reader thread; the Mutex makes that checkable, not contended.
     private let pipeline: Mutex<JPEGFramePipeline>
     private let server: Mutex<FrameServer?> = Mutex(nil)
+    private let emptyEndLog = Mutex(LogRateLimiter())
+    /// Decode failures are logged for the first 3 and every 100th of a sender, and across senders no
+    /// more than this allows (a loop of connections that each send garbage).
+    private let decodeFailureLog = Mutex(LogRateLimiter())
     private let onConnected: @Sendable (SenderInfo) -> Void
-    private let onEnded: @Sendable (SenderInfo, SourceEndReason) -> Void
+    private let onFirstPicture: @Sendable (SenderInfo) -> Void
+    private let onEnded: @Sendable (SenderInfo, SourceEndReason, _ tookOver: Bool) -> Void
 
     /// - Parameters:
-    ///   - onConnected / onEnded: called on the reader thread after the counts are updated.
+    ///   - onConnected / onEnded: called on the reader thread after the counts are updated; `onEnded`
+    ///     says whether the sender had taken over (`onFirstPicture` was called for it).
+    ///   - onFirstPicture: called on the reader thread with a sender's first decoded picture, before it is
+    ///     submitted (make the screen active here, or the picture is dropped as `inactive`).
     init(
         hub: SourceHub, clock: any VideoClock, logger: Logger, watchdogSeconds: Double, maximumDimension: Int,
+        maximumDecodePixels: Int,
         onConnected: @escaping @Sendable (SenderInfo) -> Void,
-        onEnded: @escaping @Sendable (SenderInfo, SourceEndReason) -> Void
+        onFirstPicture: @escaping @Sendable (SenderInfo) -> Void,
+        onEnded: @escaping @Sendable (SenderInfo, SourceEndReason, _ tookOver: Bool) -> Void
     ) throws(MediaError) {
         self.hub = hub
         self.clock = clock
         self.logger = logger
         self.watchdogSeconds = watchdogSeconds
-        pipeline = Mutex(try JPEGFramePipeline(pool: hub.pool, logger: logger, maximumDimension: maximumDimension))
+        pipeline = Mutex(try JPEGFramePipeline(
+            pool: hub.pool, logger: logger, maximumDimension: maximumDimension, maximumDecodePixels: maximumDecodePixels))
         self.onConnected = onConnected
+        self.onFirstPicture = onFirstPicture
         self.onEnded = onEnded
     }
 
@@ -92,12 +113,25 @@ final class ScreenCapturer: Sendable {
                 ])
                 hub.stats.watchdogDrop()
             }
-            logger.info("screen sender ended", [
-                "connection": info.connection, "reason": reason.name,
-                "frames": ended?.frames ?? 0, "decoded": ended?.decoded ?? 0,
-                "decode_failed": ended?.decodeFailed ?? 0,
-            ])
-            onEnded(info, reason)
+            let frames = ended?.frames ?? 0
+            // A connection that sent nothing (it closed, or failed, before any byte of a frame): logged
+            // rate-limited, so a connect/close loop cannot flood the log. Streams that break the wire format
+            // or stop inside a frame are always logged.
+            let empty: Bool
+            switch reason {
+            case .stream(.eof), .ioError: empty = frames == 0
+            default: empty = false
+            }
+            let suppressed = empty ? emptyEndLog.withLock { $0.admit() } : 0
+            if let suppressed {
+                logger.info("screen sender ended", [
+                    "connection": info.connection, "reason": reason.name,
+                    "frames": frames, "decoded": ended?.decoded ?? 0,
+                    "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                    "suppressed": suppressed,
+                ])
+            }
+            onEnded(info, reason, ended?.tookOver ?? false)
         case .senderRefused:
             break
         }
@@ -107,29 +141,39 @@ final class ScreenCapturer: Sendable {
         let now = clock.nowMicros()
         hub.stats.received()
         let timestamp = Self.captureTime(sender: frame.header.timestampMicros, received: now)
-        let (result, mismatches) = pipeline.withLock { p -> (Result<VideoFrame, MediaError>, Int) in
+        let (result, mismatches) = pipeline.withLock { p -> (Result<VideoFrame, FrameFailure>, Int) in
             let before = p.sizeMismatches
             return (p.process(frame, captureTimestampMicros: timestamp), p.sizeMismatches - before)
         }
         if mismatches > 0 { hub.stats.sizeMismatch() }
         switch result {
         case .success(let picture):
-            connection.withLock { c in
+            let takeOver = connection.withLock { c -> SenderInfo? in
                 c?.frames += 1
                 c?.decoded += 1
+                guard let info = c?.info, c?.tookOver == false else { return nil }
+                c?.tookOver = true
+                return info
             }
             hub.stats.decoded()
+            if let takeOver { onFirstPicture(takeOver) }
             hub.submit(picture, from: .screen)
-        case .failure(let error):
+        case .failure(.tooLarge):
+            connection.withLock { c in
+                c?.frames += 1
+                c?.tooLarge += 1
+            }
+            hub.stats.dropped(.tooLarge)
+        case .failure(.decode(let error)):
             let count = connection.withLock { c -> Int in
                 c?.frames += 1
                 c?.decodeFailed += 1
                 return c?.decodeFailed ?? 0
             }
             hub.stats.dropped(.decodeError)
-            if count <= 3 || count % 100 == 0 {
+            if count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) {
                 logger.warning("frame dropped: JPEG does not decode", [
-                    "offset": frame.offset, "bytes": frame.body.count, "error": error, "count": count,
+                    "offset": frame.offset, "bytes": frame.body.count, "error": error, "count": count, "suppressed": suppressed,
                 ])
             }
         }

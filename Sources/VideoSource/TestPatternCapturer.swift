@@ -45,7 +45,7 @@ final class TestPatternCapturer: Sendable {
             }
             // After a pause (or a slow frame), start afresh instead of catching up with a burst.
             due = now - due > interval ? now + interval : due + interval
-            var picture = hub.pool.take()
+            var picture = hub.pool.take(width: settings.width, height: settings.height)
             painter.paint(frameNumber: frameNumber, timestampMicros: now, into: &picture)
             frameNumber += 1
             hub.submit(VideoFrame(picture: picture, captureTimestampMicros: now), from: .testPattern)

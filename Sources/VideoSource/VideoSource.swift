@@ -7,9 +7,11 @@ import Synchronization
 /// What a `VideoSource` reports as it runs. Delivered on internal threads (the socket reader, a
 /// capturer): handle them quickly, and never call `stop()` from the handler (signal another thread).
 public enum VideoSourceEvent: Sendable {
-    /// An agent connected; the screen is now the active source.
+    /// An agent connected. The screen becomes the active source with its first picture that decodes
+    /// (`.switched(.screen)`), not before.
     case senderConnected(SenderInfo)
-    /// The agent's connection ended (EOF, a wire error, the watchdog, …).
+    /// The agent's connection ended (EOF, a wire error, the watchdog, …). If it had taken over, the
+    /// source falls back (`.switched`).
     case senderEnded(SenderInfo, SourceEndReason)
     /// The active source changed (nil: none feeds it).
     case switched(SourceKind?)
@@ -28,8 +30,11 @@ public enum VideoSourceEvent: Sendable {
 ///                                               VP8Encoder ─▶ EncodedFrame ─▶ every VideoSink
 /// ```
 ///
-/// - When an agent connects, the screen takes over; when it leaves, the fallback resumes. A switch never
-///   re-creates the encoder or touches the sinks: the next frame is a keyframe.
+/// - When an agent's first picture arrives (decoded), the screen takes over; when that agent leaves, the
+///   fallback resumes. A connection that brings no picture switches nothing. A switch never re-creates the
+///   encoder or touches the sinks: the next frame is a keyframe.
+/// - Pictures above `maximumDecodePixels` are refused before they are decoded (`DropReason.tooLarge`);
+///   pictures above `maximumEncodeSize` are downscaled (libyuv) before they are encoded.
 /// - A slow encoder never queues: a newer frame replaces the waiting one (`DropReason.stale`).
 /// - A static picture is re-encoded at a rising quality, then repeated about once a second
 ///   (`IdleRefinementPolicy`).
@@ -84,7 +89,7 @@ public final class VideoSource: Sendable {
             file = try FileCapturer(
                 path: path, loop: loop && !configuration.endWhenSourceEnds, hub: hub, clock: clock,
                 logger: logger.named("file-source"), maximumDimension: configuration.maximumDimension,
-                onEnded: { fileEnded.fire() })
+                maximumDecodePixels: configuration.maximumDecodePixels, onEnded: { fileEnded.fire() })
         }
 
         let relay = ScreenEventRelay()
@@ -92,8 +97,9 @@ public final class VideoSource: Sendable {
             do {
                 screen = try ScreenCapturer(
                     hub: hub, clock: clock, logger: logger.named("screen"), watchdogSeconds: configuration.watchdogSeconds,
-                    maximumDimension: configuration.maximumDimension,
-                    onConnected: { relay.connected($0) }, onEnded: { relay.ended($0, $1) })
+                    maximumDimension: configuration.maximumDimension, maximumDecodePixels: configuration.maximumDecodePixels,
+                    onConnected: { relay.connected($0) }, onFirstPicture: { relay.firstPicture($0) },
+                    onEnded: { relay.ended($0, $1, $2) })
             } catch {
                 throw .media(error)
             }
@@ -104,7 +110,8 @@ public final class VideoSource: Sendable {
         fileEnded.set { [weak self] in self?.fileEnded() }
         relay.set(
             connected: { [weak self] info in self?.screenConnected(info) },
-            ended: { [weak self] info, reason in self?.screenEnded(info, reason) })
+            firstPicture: { [weak self] info in self?.screenTakesOver(info) },
+            ended: { [weak self] info, reason, tookOver in self?.screenEnded(info, reason, tookOver: tookOver) })
     }
 
     deinit { stop() }
@@ -182,6 +189,8 @@ public final class VideoSource: Sendable {
     public var stats: VideoSourceStats {
         var stats = hub.stats.snapshot(now: clock.nowMicros(), queueDepth: hub.queueDepth)
         stats.source = hub.active
+        stats.poolBytes = hub.pool.retainedBytes
+        stats.poolBuffers = hub.pool.available
         let bitrate = loop.currentBitrate.load(ordering: .relaxed)
         if bitrate > 0 { stats.bitrateKbps = bitrate }
         return stats
@@ -189,24 +198,33 @@ public final class VideoSource: Sendable {
 
     // MARK: - Switching
 
+    /// A sender connected: nothing switches until its first picture (an empty or failing connection must
+    /// not interrupt the fallback, nor cost two keyframes).
     private func screenConnected(_ info: SenderInfo) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        onEvent(.senderConnected(info))
+    }
+
+    /// The sender's first decoded picture: the screen takes over (before that picture is submitted).
+    private func screenTakesOver(_ info: SenderInfo) {
         guard !stopping.load(ordering: .acquiring) else { return }
         testPattern?.setActive(false)
         file?.setActive(false)
         if hub.activate(.screen) {
             logger.info("screen takes over", ["connection": info.connection, "pid": info.pid])
         }
-        onEvent(.senderConnected(info))
         onEvent(.switched(.screen))
     }
 
-    private func screenEnded(_ info: SenderInfo, _ reason: SourceEndReason) {
+    private func screenEnded(_ info: SenderInfo, _ reason: SourceEndReason, tookOver: Bool) {
         guard !stopping.load(ordering: .acquiring) else { return }
         onEvent(.senderEnded(info, reason))
         if configuration.endWhenSourceEnds {
             if !sourceEnded.exchange(true, ordering: .acquiringAndReleasing) { onEvent(.sourceEnded) }
             return
         }
+        // A sender that never took over leaves the active source as it is (no switch, no keyframe).
+        guard tookOver else { return }
         let fallback = configuration.fallback.kind
         if hub.activate(fallback) {
             logger.info("screen left; falling back", ["source": fallback?.rawValue ?? "none"])
@@ -225,15 +243,20 @@ public final class VideoSource: Sendable {
 /// Forwards the screen capturer's callbacks to the source that owns it (set after both exist).
 private final class ScreenEventRelay: Sendable {
     private let handlers = Mutex<(
-        connected: (@Sendable (SenderInfo) -> Void)?, ended: (@Sendable (SenderInfo, SourceEndReason) -> Void)?
-    )>((nil, nil))
+        connected: (@Sendable (SenderInfo) -> Void)?, firstPicture: (@Sendable (SenderInfo) -> Void)?,
+        ended: (@Sendable (SenderInfo, SourceEndReason, Bool) -> Void)?
+    )>((nil, nil, nil))
 
-    func set(connected: @escaping @Sendable (SenderInfo) -> Void, ended: @escaping @Sendable (SenderInfo, SourceEndReason) -> Void) {
-        handlers.withLock { $0 = (connected, ended) }
+    func set(
+        connected: @escaping @Sendable (SenderInfo) -> Void, firstPicture: @escaping @Sendable (SenderInfo) -> Void,
+        ended: @escaping @Sendable (SenderInfo, SourceEndReason, Bool) -> Void
+    ) {
+        handlers.withLock { $0 = (connected, firstPicture, ended) }
     }
 
     func connected(_ info: SenderInfo) { handlers.withLock { $0.connected }?(info) }
-    func ended(_ info: SenderInfo, _ reason: SourceEndReason) { handlers.withLock { $0.ended }?(info, reason) }
+    func firstPicture(_ info: SenderInfo) { handlers.withLock { $0.firstPicture }?(info) }
+    func ended(_ info: SenderInfo, _ reason: SourceEndReason, _ tookOver: Bool) { handlers.withLock { $0.ended }?(info, reason, tookOver) }
 }
 
 /// Forwards the file capturer's "ended" to the source that owns it.

@@ -119,6 +119,21 @@ public struct VideoSourceConfiguration: Sendable {
     public var endWhenSourceEnds: Bool
     /// The largest JPEG dimension accepted (the wire limit).
     public var maximumDimension: Int
+    /// The most pixels a JPEG may have to be decoded (`--max-decode-pixels`, 1…16384²; default
+    /// 7680×4320, 33 MP). Checked on the JPEG's header before anything is allocated for its picture:
+    /// larger ones are dropped (`DropReason.tooLarge`, logged once per refused size). One valid
+    /// 16383×16383 JPEG would otherwise cost 400 MB to decode and gigabytes to encode.
+    public var maximumDecodePixels: Int
+    /// The largest picture the encoder gets (`--max-encode-size`, default 3840x2160): larger pictures
+    /// are downscaled with libyuv (box filter) before they are encoded, keeping their aspect ratio, to
+    /// even sizes (`PictureSize.downscaled(toFit:)`; the limit is orientation-free, so a portrait
+    /// picture fits it turned). Each side 16…16384.
+    public var maximumEncodeSize: PictureSize
+
+    /// The default decode budget: 7680×4320 pixels (8K UHD).
+    public static let defaultMaximumDecodePixels = 7680 * 4320
+    /// The default encode limit: 3840x2160 (4K UHD).
+    public static let defaultMaximumEncodeSize = PictureSize(width: 3840, height: 2160)
 
     /// See the properties for each value's meaning, range and default.
     public init(
@@ -126,7 +141,9 @@ public struct VideoSourceConfiguration: Sendable {
         maxFramesPerSecond: Double = 30, keyframeIntervalSeconds: Double? = nil,
         keyframeMinSpacingSeconds: Double = 0.3, cpuUsed: Int = -6, minQuantizer: Int = 12,
         maxQuantizer: Int = 56, encoderThreads: Int = 1, refinement: IdleRefinementPolicy = .standard,
-        watchdogSeconds: Double = 5, endWhenSourceEnds: Bool = false, maximumDimension: Int = 16384
+        watchdogSeconds: Double = 5, endWhenSourceEnds: Bool = false, maximumDimension: Int = 16384,
+        maximumDecodePixels: Int = VideoSourceConfiguration.defaultMaximumDecodePixels,
+        maximumEncodeSize: PictureSize = VideoSourceConfiguration.defaultMaximumEncodeSize
     ) {
         self.socketPath = socketPath
         self.fallback = fallback
@@ -142,6 +159,8 @@ public struct VideoSourceConfiguration: Sendable {
         self.watchdogSeconds = watchdogSeconds
         self.endWhenSourceEnds = endWhenSourceEnds
         self.maximumDimension = maximumDimension
+        self.maximumDecodePixels = maximumDecodePixels
+        self.maximumEncodeSize = maximumEncodeSize
     }
 
     /// Encoder settings for a `width`×`height` picture.
@@ -163,6 +182,9 @@ public struct VideoSourceConfiguration: Sendable {
         try check(keyframeIntervalSeconds.map { $0 > 0 && $0 <= 3600 } ?? true, "keyframe interval must be 0...3600 s")
         try check((0...60).contains(keyframeMinSpacingSeconds), "keyframe spacing must be 0...60 s")
         try check(watchdogSeconds > 0 && watchdogSeconds <= 3600, "watchdog must be 0...3600 s")
+        try check((1...16384 * 16384).contains(maximumDecodePixels), "max decode pixels must be 1...268435456")
+        try check((16...16384).contains(maximumEncodeSize.width) && (16...16384).contains(maximumEncodeSize.height),
+                  "max encode size must be 16x16...16384x16384")
         try check(refinement.quantizerCeilings.allSatisfy { (0...63).contains($0) }, "refinement quantizers must be 0...63")
         if case .testPattern(let pattern) = fallback {
             try check((16...7680).contains(pattern.width) && (16...4320).contains(pattern.height),

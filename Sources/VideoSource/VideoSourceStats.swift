@@ -15,6 +15,8 @@ public enum DropReason: String, Sendable, CaseIterable {
     case encoder
     /// libvpx failed on it.
     case encodeError
+    /// Its JPEG claims more pixels than the decode budget (`maximumDecodePixels`): refused before decoding.
+    case tooLarge
 }
 
 /// A snapshot of a video source's counters and rates: what the stats line prints every `--stats-interval`
@@ -48,6 +50,12 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var repeats = 0
     /// Bytes of all encoded frames.
     public var encodedBytes = 0
+    /// New pictures downscaled to fit `maximumEncodeSize` before they were encoded.
+    public var downscaled = 0
+    /// Bytes allocated by the frame pool's idle buffers (it frees buffers far larger than the pictures).
+    public var poolBytes = 0
+    /// The frame pool's idle buffers.
+    public var poolBuffers = 0
     /// Frames dropped, by reason.
     public var dropped: [DropReason: Int] = [:]
     /// Encoded frames per second over the last `rateWindowSeconds`.
@@ -75,9 +83,9 @@ public struct VideoSourceStats: Sendable, Equatable {
 
     /// The same numbers as ordered JSON:
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
-    /// keyframes,refinements,repeats},"dropped":{decodeError,stale,unchanged,inactive,encoder,encodeError},
-    /// "fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","screen":{connected,senders,
-    /// watchdogDrops,sizeMismatches}}`.
+    /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
+    /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
+    /// buffers},"screen":{connected,senders,watchdogDrops,sizeMismatches}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -88,7 +96,7 @@ public struct VideoSourceStats: Sendable, Equatable {
             ("frames", .object([
                 ("received", .number(received)), ("decoded", .number(decoded)), ("submitted", .number(submitted)),
                 ("encoded", .number(encoded)), ("keyframes", .number(keyframes)),
-                ("refinements", .number(refinements)), ("repeats", .number(repeats)),
+                ("refinements", .number(refinements)), ("repeats", .number(repeats)), ("downscaled", .number(downscaled)),
             ])),
             ("dropped", .object(DropReason.allCases.map { ($0.rawValue, .number(dropped($0))) })),
             ("fps", .double(Self.rounded(fps))),
@@ -96,6 +104,7 @@ public struct VideoSourceStats: Sendable, Equatable {
             ("encodeMs", .object([("p50", .double(Self.rounded(encodeMillisP50))), ("p95", .double(Self.rounded(encodeMillisP95)))])),
             ("queueDepth", .number(queueDepth)),
             ("bytes", .number(encodedBytes)),
+            ("pool", .object([("bytes", .number(poolBytes)), ("buffers", .number(poolBuffers))])),
             ("screen", .object([
                 ("connected", .bool(screenConnected)), ("senders", .number(senders)),
                 ("watchdogDrops", .number(watchdogDrops)), ("sizeMismatches", .number(sizeMismatches)),
@@ -143,6 +152,7 @@ final class StatsRecorder: Sendable {
     func sizeMismatch() { state.withLock { $0.stats.sizeMismatches += 1 } }
     func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }
     func bitrate(_ kbps: Int) { state.withLock { $0.stats.bitrateKbps = kbps } }
+    func downscaled() { state.withLock { $0.stats.downscaled += 1 } }
 
     /// One encoded frame at `now` (µs), `millis` of encode time.
     func encoded(bytes: Int, keyframe: Bool, reason: EncodeScheduler.Reason, width: Int, height: Int, millis: Double, now: UInt64) {

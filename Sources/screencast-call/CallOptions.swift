@@ -27,7 +27,7 @@ struct CallOptions {
 
         Receives the agent's frames on a Unix socket, keeps the call's one shared video source and encodes it
         as VP8 (libvpx, real time). When no agent is connected, --source decides what feeds the source; when
-        one connects, the screen takes over, and when it leaves the source falls back.
+        an agent's first picture arrives, the screen takes over, and when it leaves the source falls back.
 
         Options:
           --socket PATH            the agent socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
@@ -41,10 +41,15 @@ struct CallOptions {
           --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are refused
           --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56)
           --encoder-threads N      libvpx threads, 1-16 (default 1)
+          --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio) before
+                                   they are encoded; a portrait picture fits it turned (default 3840x2160)
+          --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH) are dropped unread
+                                   (default 7680x4320 = 33177600)
           --pattern-size WxH       test pattern size (default 1280x720)
           --pattern-fps N          test pattern rate (default 30)
           --record-ivf FILE        write every encoded frame to an IVF file (ffprobe/ffmpeg play it)
-          --stats-interval S       a stats line on stderr every S seconds, 0 for none (default 5)
+          --stats-interval S       a stats line on stderr every S seconds, at least 0.1, or 0 for none
+                                   (default 5)
           --stats-file FILE        also write the stats as JSON to FILE at each interval and at exit
           --watchdog S             drop an agent that completes no frame for S seconds (default 5)
           --exit-when-source-ends  exit 0 once the first agent's stream has ended (with --source file: once
@@ -67,8 +72,9 @@ struct CallOptions {
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
                                    the highest is --bitrate, or the default for the picture size
 
-        SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0.
-        Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, …), 64 bad usage.
+        SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
+        Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
+        written completely, …), 64 bad usage.
         """
 
     init(_ words: [String]) throws(UsageError) {
@@ -77,7 +83,7 @@ struct CallOptions {
             options: [
                 "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
             ],
             flags: ["exit-when-source-ends"])
         _ = try arguments.positionals(exactly: 0, names: "")
@@ -120,6 +126,22 @@ struct CallOptions {
         }
         let keyframeInterval = try arguments.double("keyframe-interval", in: 0.1...3600)
 
+        var maxEncodeSize = VideoSourceConfiguration.defaultMaximumEncodeSize
+        if let text = arguments.string("max-encode-size") {
+            guard let size = PictureSize(parsing: text), (16...16384).contains(size.width), (16...16384).contains(size.height) else {
+                throw UsageError("--max-encode-size must be WxH within 16x16...16384x16384, not '\(text)'")
+            }
+            maxEncodeSize = size
+        }
+        var maxDecodePixels = VideoSourceConfiguration.defaultMaximumDecodePixels
+        if let text = arguments.string("max-decode-pixels") {
+            let pixels = PictureSize(parsing: text)?.pixels ?? Int(text)
+            guard let pixels, (1...16384 * 16384).contains(pixels) else {
+                throw UsageError("--max-decode-pixels must be a pixel count or WxH from 1 to 16384x16384, not '\(text)'")
+            }
+            maxDecodePixels = pixels
+        }
+
         source = VideoSourceConfiguration(
             socketPath: socket, fallback: fallback,
             bitrateKbps: try arguments.int("bitrate", in: 1...1_000_000),
@@ -128,10 +150,14 @@ struct CallOptions {
             minQuantizer: minQ, maxQuantizer: maxQ,
             encoderThreads: try arguments.int("encoder-threads", in: 1...16) ?? 1,
             watchdogSeconds: try arguments.double("watchdog", in: 0.1...3600) ?? 5,
-            endWhenSourceEnds: exitWhenEnds)
+            endWhenSourceEnds: exitWhenEnds, maximumDecodePixels: maxDecodePixels, maximumEncodeSize: maxEncodeSize)
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
         statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
+        // A timer firing faster than 10 times a second would spend the process on stats lines.
+        if statsIntervalSeconds != 0, statsIntervalSeconds < 0.1 {
+            throw UsageError("--stats-interval must be 0 (none) or at least 0.1 seconds, not '\(arguments.string("stats-interval") ?? "")'")
+        }
         statsFile = arguments.string("stats-file")
         let levelName = arguments.string("log-level") ?? "info"
         guard let level = LogLevel(name: levelName) else {

@@ -32,6 +32,7 @@ struct StatsReporter: Sendable {
             "dropped.decode": s.dropped(.decodeError), "dropped.stale": s.dropped(.stale),
             "dropped.unchanged": s.dropped(.unchanged), "dropped.inactive": s.dropped(.inactive),
             "dropped.encoder": s.dropped(.encoder), "dropped.error": s.dropped(.encodeError),
+            "dropped.tooLarge": s.dropped(.tooLarge), "downscaled": s.downscaled, "pool.bytes": s.poolBytes,
             "fps": ms(s.fps), "kbps": ms(s.kbps), "kbps.target": s.bitrateKbps,
             "encode.p50": ms(s.encodeMillisP50), "encode.p95": ms(s.encodeMillisP95),
             "queue": s.queueDepth, "senders": s.senders, "watchdog": s.watchdogDrops, "peers": viewers(),

@@ -12,6 +12,10 @@ import VideoSource
 enum CallTool {
     static func main() -> Int32 {
         let words = Array(CommandLine.arguments.dropFirst())
+        if words.contains("--version") {
+            print("screencast-call \(ScreencastVersion.string)")
+            return ExitCode.success
+        }
         if words.contains("--help") || words.contains("-h") {
             print(CallOptions.usage)
             return ExitCode.success
@@ -56,8 +60,11 @@ struct CallRun {
         let source = try VideoSource(configuration: options.source, logger: logger) { event in
             if case .sourceEnded = event { end("source ended") }
         }
+        var recorder: IVFRecorder?
         if let path = options.recordIVF {
-            source.addSink(try IVFRecorder(path: path, logger: logger.named("ivf")))
+            let ivf = try IVFRecorder(path: path, logger: logger.named("ivf"))
+            source.addSink(ivf)
+            recorder = ivf
         }
         let viewers = try ViewerHub(
             configuration: SharingConfiguration(
@@ -84,6 +91,11 @@ struct CallRun {
         viewers.closeAll(reason: "the call is stopping")
         source.stop()
         reporter.report(final: true)
+        // A recording that lost frames (a full disk) is a failed run, even though the call went on.
+        if let recorder, let failure = recorder.failure {
+            logger.error("the recording is incomplete", ["path": recorder.path, "error": failure, "frames": recorder.framesWritten])
+            return ExitCode.failure
+        }
         return ExitCode.success
     }
 

@@ -1,0 +1,126 @@
+import Foundation
+import FrameWire
+import Glibc
+import Media
+import TestSupport
+import XCTest
+
+/// `screencast-call` against what a robustness pass threw at it: giant pictures, empty connections,
+/// files that are no dump, a recording that cannot be written, option values out of range.
+final class CallLimitsTests: CallTestCase {
+    private var call: URL { TestPaths.executable("screencast-call") }
+
+    func testLimitOptionsAndTheStatsIntervalAreChecked() throws {
+        let help = try ProcessRunner.run(call, ["--help"])
+        for option in ["--max-encode-size", "--max-decode-pixels"] {
+            XCTAssertTrue(help.stdout.contains(option), option)
+        }
+        for (arguments, reason) in [
+            (["--stats-interval", "0.05"], "--stats-interval must be 0 (none) or at least 0.1 seconds, not '0.05'"),
+            (["--stats-interval", "0.0001"], "--stats-interval must be 0 (none) or at least 0.1 seconds"),
+            (["--stats-interval", "-1"], "--stats-interval must be a number"),
+            (["--max-encode-size", "8x8"], "--max-encode-size must be WxH within 16x16...16384x16384, not '8x8'"),
+            (["--max-encode-size", "3840"], "--max-encode-size must be WxH"),
+            (["--max-decode-pixels", "0"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "20000x20000"], "--max-decode-pixels must be a pixel count or WxH"),
+        ] {
+            let result = try ProcessRunner.run(call, arguments, timeout: 10)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("screencast-call: \(reason)"), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// A directory, a FIFO (which must not block the start) or a device given as `--source file:`: exit 1
+    /// with "cannot read dump PATH: reason".
+    func testFileSourcesThatAreNoDumpFailWithTheirReason() throws {
+        let fifo = folder.path("fifo")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        for (path, reason) in [
+            (folder.path("sub"), "Is a directory"), (fifo, "not a regular file (a FIFO)"),
+            ("/dev/null", "not a regular file (a device)"), (folder.path("none.frames"), "No such file or directory"),
+        ] {
+            if path.hasSuffix("sub") { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+            let result = try ProcessRunner.run(call, ["--socket", socket, "--http", "off", "--source", "file:\(path)"], timeout: 10)
+            XCTAssertFalse(result.timedOut, path)
+            XCTAssertEqual(result.status, 1, "\(path): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("screencast-call: cannot read dump \(path): \(reason)\n"), "\(path): \(result.stderr)")
+        }
+    }
+
+    /// `--record-ivf /dev/full`: the failure is logged when it happens, the call goes on, and it exits 1.
+    func testARecordingThatCannotBeWrittenMakesTheCallExit1() throws {
+        let dump = folder.path("three.frames")
+        try Data(try makeDump((0..<3).map {
+            DumpFrame(picture: makeDesktop(width: 160, height: 96, variant: $0), timestamp: 1_000_000 + UInt64($0) * 50_000)
+        })).write(to: URL(fileURLWithPath: dump))
+        let run = try RunningCall(["--socket", socket, "--http", "off", "--source", "file:\(dump)", "--exit-when-source-ends",
+                                   "--record-ivf", "/dev/full", "--stats-interval", "0"])
+        XCTAssertEqual(run.waitForExit(timeout: 20), 1, run.logText)
+        XCTAssertEqual(run.log.filter { $0.contains("recording failed") }.count, 1, run.logText)
+        XCTAssertNotNil(run.log.first { $0.contains("the recording is incomplete") && $0.contains("No space left on device") }, run.logText)
+        XCTAssertNotNil(run.log.first { $0.contains("info stats final ") }, "the call itself ran to its end")
+    }
+
+    /// One valid 16383×16383 JPEG header (as on the wire) is refused unread; pictures above
+    /// `--max-encode-size` are encoded downscaled, keeping their aspect ratio.
+    func testGiantPicturesAreRefusedAndLargeOnesEncodedDownscaled() throws {
+        var jpeg = try JPEGEncoder().encode(makeDesktop(width: 64, height: 48, variant: 1), quality: 80)
+        let sof = try XCTUnwrap((0..<jpeg.count - 9).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        jpeg.replaceSubrange(sof + 5...sof + 8, with: [0x3F, 0xFF, 0x3F, 0xFF])  // 16383 × 16383
+        var bytes = FrameEncoder.encode(
+            header: FrameHeader(contentLength: jpeg.count, bufferWidth: 16383, bufferHeight: 16383, timestampMicros: 900_000), body: jpeg)
+        bytes += try makeDump((0..<4).map {
+            DumpFrame(picture: makeDesktop(width: 640, height: 360, variant: $0), timestamp: 1_000_000 + UInt64($0) * 100_000)
+        })
+        let dump = folder.path("giant.frames")
+        try Data(bytes).write(to: URL(fileURLWithPath: dump))
+        let ivf = folder.path("out.ivf")
+        let stats = folder.path("stats.json")
+        let run = try startCall(["--record-ivf", ivf, "--exit-when-source-ends", "--stats-interval", "0", "--stats-file", stats,
+                                 "--max-encode-size", "320x320"])
+        try replay(dump, socket: socket)
+        XCTAssertEqual(run.waitForExit(timeout: 20), 0, run.logText)
+        let json = try readStats(stats)
+        XCTAssertEqual(number(json, "frames", "received"), 5)
+        XCTAssertEqual(number(json, "frames", "decoded"), 4)
+        XCTAssertEqual(number(json, "dropped", "tooLarge"), 1)
+        XCTAssertEqual(number(json, "dropped", "decodeError"), 0)
+        XCTAssertEqual(number(json, "frames", "downscaled"), 4)
+        XCTAssertEqual(run.log.filter { $0.contains("exceeds the decode budget") && $0.contains("jpeg=16383x16383") }.count, 1, run.logText)
+        XCTAssertEqual(run.log.filter { $0.contains("downscaled from=640x360 to=320x180") }.count, 1, run.logText)
+        let (_, frames) = try decodeIVF(ivf)
+        XCTAssertGreaterThanOrEqual(frames.count, 4)
+        XCTAssertTrue(frames.allSatisfy { $0.picture.width == 320 && $0.picture.height == 180 })
+        XCTAssertEqual(frames.filter(\.keyframe).count, 1)
+    }
+
+    /// 100 connections that connect and close with `--source testpattern`: the pattern goes on, with no
+    /// keyframe and no switch for them.
+    func testManyEmptyConnectionsCostNoKeyframes() throws {
+        let stats = folder.path("stats.json")
+        let run = try startCall(["--source", "testpattern", "--pattern-size", "320x240", "--pattern-fps", "15",
+                                 "--stats-interval", "0", "--stats-file", stats])
+        XCTAssertNotNil(run.waitForLine("encoder created"), run.logText)
+        for _ in 0..<100 {
+            let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(self.socket.utf8).prefix(raw.count - 1)) }
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            XCTAssertEqual(status, 0)
+            close(fd)
+            usleep(5_000)
+        }
+        usleep(800_000)
+        run.signal(SIGTERM)
+        XCTAssertEqual(run.waitForExit(timeout: 10), 0, run.logText)
+        let json = try readStats(stats)
+        XCTAssertEqual(number(json, "frames", "keyframes"), 1, run.logText)
+        XCTAssertGreaterThan(number(json, "screen", "senders") ?? 0, 0)
+        XCTAssertEqual(run.log.filter { $0.contains("source switched") || $0.contains("screen takes over") }.count, 0)
+        XCTAssertLessThanOrEqual(run.log.filter { $0.contains("info screen screen sender ended") }.count, 5, "rate-limited")
+    }
+}
