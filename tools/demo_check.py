@@ -10,6 +10,7 @@ Needs Debian's python3-selenium and chromium-driver (tools/setup installs them);
 """
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -55,7 +56,7 @@ def main():
     options.binary_location = "/usr/lib/chromium/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--allow-loopback-in-peer-connection",
                  "--disable-features=WebRtcHideLocalIpsWithMdns", "--autoplay-policy=no-user-gesture-required",
-                 "--log-level=3", f"--user-data-dir={profile}", "--window-size=1280,800"):
+                 "--log-level=3", f"--user-data-dir={profile}", f"--window-size={width},{height + 160}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     seen = None
@@ -72,6 +73,7 @@ def main():
         driver.save_screenshot(args.screenshot)
     finally:
         driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
     print(f"demo-check: video {seen}", file=sys.stderr)
     if not seen:
         print("demo-check: FAIL: the video never showed a frame", file=sys.stderr)

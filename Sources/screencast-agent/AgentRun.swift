@@ -33,18 +33,19 @@ struct AgentRun {
         }
         defer { withExtendedLifetime(signals) {} }
 
-        // Order: files that cannot be written and displays that cannot be used fail before anything else
-        // starts (one error line); then the socket sender; then the first frame.
-        let dumpPath: String? = switch options.destination {
-        case .file(let path): path
-        case .socket(_, let record): record
-        }
-        let dump = try dumpPath.map { path throws(AgentError) in try DumpFile(path: path) }
+        // Order: a display that cannot be used fails first (one error line, and an existing dump file of the
+        // same name is left alone); then a dump file that cannot be written; then the socket sender; then
+        // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
         let capture = try ScreenCapture(
             configuration: options.capture, logger: logger.named("capture"), startsAtOnce: false,
             onFrame: { frame in outputsBox.withLock { $0 }?.handle(frame) })
         captureBox.withLock { $0 = capture }
+        let dumpPath: String? = switch options.destination {
+        case .file(let path): path
+        case .socket(_, let record): record
+        }
+        let dump = try dumpPath.map { path throws(AgentError) in try DumpFile(path: path) }
         let sender: FrameSender? = switch options.destination {
         case .socket(let path, _): try FrameSender(path: path, logger: logger.named("frame-sender"))
         case .file: nil

@@ -7,6 +7,10 @@ enum Agent {
     static func main() -> Int32 {
         signal(SIGPIPE, SIG_IGN)  // a vanished reader is an error return, never death
         let words = Array(CommandLine.arguments.dropFirst())
+        if words.contains("--version") {
+            print("screencast-agent \(ScreencastVersion.string)")
+            return ExitCode.success
+        }
         if words.contains("--help") || words.contains("-h") {
             print(agentUsage)
             return ExitCode.success

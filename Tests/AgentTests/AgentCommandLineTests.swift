@@ -58,7 +58,7 @@ final class AgentCommandLineTests: XCTestCase {
     }
 
     func testNoDisplayExits1WithOneLine() throws {
-        let result = try run(["--output", "/tmp/never-written.frames"], environment: ["PATH": "/usr/bin:/bin"])
+        let result = try run(["--output", "/tmp/never-written-\(getpid()).frames"], environment: ["PATH": "/usr/bin:/bin"])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
         // With the socket as output too: the display is checked before the sender starts (no other lines).
@@ -67,9 +67,22 @@ final class AgentCommandLineTests: XCTestCase {
         XCTAssertEqual(socket.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
     }
 
+    /// A display that cannot be used fails before the dump file is opened: an existing file is kept.
+    func testFailingDisplayLeavesAnExistingDumpAlone() throws {
+        let path = "/tmp/precious-\(getpid()).frames"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for option in ["--output", "--record"] {
+            let result = try run(["--display", ":4093", option, path])
+            XCTAssertEqual(result.status, 1, option)
+            XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "keep me", option)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/never-written-\(getpid()).frames"))
+    }
+
     func testUnreachableDisplayExits1WithOneLine() throws {
         // A display number far above anything a test server takes; its socket does not exist.
-        let result = try run(["--display", ":4093", "--output", "/tmp/never-written.frames"])
+        let result = try run(["--display", ":4093", "--output", "/tmp/never-written-\(getpid()).frames"])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderr,
                        "screencast-agent: cannot open X display ':4093': connection refused or broken (is the X server running?)\n")
@@ -79,7 +92,7 @@ final class AgentCommandLineTests: XCTestCase {
     }
 
     func testBadDisplayNameExits1() throws {
-        let result = try run(["--display", "not a display", "--output", "/tmp/never-written.frames"])
+        let result = try run(["--display", "not a display", "--output", "/tmp/never-written-\(getpid()).frames"])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n")
     }
