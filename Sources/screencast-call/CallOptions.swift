@@ -40,7 +40,8 @@ struct CallOptions {
           --keyframe-interval S    a keyframe at least every S seconds (default: only on request)
           --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are refused
           --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56)
-          --encoder-threads N      libvpx threads, 1-16 (default 1)
+          --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are idle
+                           at start — never on a 2-core machine)
           --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio) before
                                    they are encoded; a portrait picture fits it turned (default 3840x2160)
           --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH) are dropped unread
@@ -148,7 +149,9 @@ struct CallOptions {
             maxFramesPerSecond: maxFPS, keyframeIntervalSeconds: keyframeInterval,
             cpuUsed: try arguments.int("cpu-used", in: -16 ... -1) ?? -6,
             minQuantizer: minQ, maxQuantizer: maxQ,
-            encoderThreads: try arguments.int("encoder-threads", in: 1...16) ?? 1,
+            encoderThreads: arguments.string("encoder-threads") == "auto"
+                ? EncoderThreads.automaticForThisMachine()
+                : try arguments.int("encoder-threads", in: 1...16) ?? EncoderThreads.automaticForThisMachine(),
             watchdogSeconds: try arguments.double("watchdog", in: 0.1...3600) ?? 5,
             endWhenSourceEnds: exitWhenEnds, maximumDecodePixels: maxDecodePixels, maximumEncodeSize: maxEncodeSize)
         recordIVF = arguments.string("record-ivf")
