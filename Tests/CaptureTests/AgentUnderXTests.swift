@@ -88,6 +88,15 @@ final class AgentUnderXTests: XServerTestCase {
         }
     }
 
+    func testUnwritableDumpExits1WithOneLine() throws {
+        let result = try run(["--output", "/nonexistent-folder/x.frames"])
+        XCTAssertEqual(result.status, 1)
+        // The display opens first (its info line), then the dump fails with one error line and nothing starts.
+        XCTAssertEqual(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("info ") }.count, 1, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").last.map(String.init),
+                       "screencast-agent: cannot write dump '/nonexistent-folder/x.frames': No such file or directory", result.stderr)
+    }
+
     func testDumpThatCannotBeWrittenEndsWithExit1() throws {
         let result = try run(["--output", "/dev/full"])
         XCTAssertEqual(result.status, 1, result.stderr)
