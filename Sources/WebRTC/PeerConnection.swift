@@ -127,6 +127,7 @@ public final class PeerConnection: @unchecked Sendable {
     private var iceState: ICEAgent.State = .new
     private var selectedPair: ICEAgent.CandidatePair?
     private var counters = Counters()
+    private var sendLatency = SendLatency()
 
     struct Counters {
         var datagramsReceived = 0
@@ -430,6 +431,8 @@ public final class PeerConnection: @unchecked Sendable {
         if !pacer.enqueue(media: packets) {
             logger.warning("pacer overflow: waiting for a keyframe", ["peer": id, "queued": pacer.queuedBytes])
             if lobby.reset(nowMicros: now) { requestKeyframe("pacer overflow", now) }
+        } else if let last = packets.last {
+            sendLatency.queued(lastPacket: last, captureMicros: frame.captureMicros)
         }
         pump(now)
         rearm(now)
@@ -448,7 +451,15 @@ public final class PeerConnection: @unchecked Sendable {
                 continue
             }
             transmit(buffer)
+            if packet.kind == .media, SendLatency.isLastOfFrame(packet.bytes) { frameSent(packet.bytes) }
         }
+    }
+
+    /// A frame's last packet left: its capture → sent latency (`/stats`; a debug line per frame).
+    private func frameSent(_ packet: [UInt8]) {
+        let sent = MonotonicClock.nowMicros()
+        guard let (capture, latency) = sendLatency.sent(packet, sentMicros: sent), logger.threshold <= .debug else { return }
+        logger.debug("frame sent", ["peer": id, "capture_us": capture, "sent_us": sent, "latency_us": latency])
     }
 
     private func transmit(_ datagram: [UInt8]) {
@@ -560,6 +571,7 @@ public final class PeerConnection: @unchecked Sendable {
         public var keyframeRequests: Int
         public var pacerQueuedPackets: Int
         public var pacerOverflows: Int
+        public var sendLatency: SendLatency
         public var ageSeconds: Double
         public var connectMillis: Double?
 
@@ -613,6 +625,7 @@ public final class PeerConnection: @unchecked Sendable {
                 ("pacerQueue", .number(pacerQueuedPackets)),
                 ("pacerOverflows", .number(pacerOverflows)),
                 ("lobbyDropped", .number(framesDroppedInLobby)),
+                ("captureToSentMs", sendLatency.json),
                 ("ageS", optional(ageSeconds)),
                 ("connectMs", optional(connectMillis)),
             ])
@@ -628,7 +641,7 @@ public final class PeerConnection: @unchecked Sendable {
             datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams,
             srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
             sendsDropped: counters.sendsDropped, keyframeRequests: counters.keyframeRequests, pacerQueuedPackets: pacer.count,
-            pacerOverflows: pacer.overflows, ageSeconds: Double(now - createdMicros) / 1_000_000,
+            pacerOverflows: pacer.overflows, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
             connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })
     }
 }

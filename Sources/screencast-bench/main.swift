@@ -1,133 +1,77 @@
 import Foundation
-import FrameWire
-import Media
 import ScreencastSupport
 
 /// `screencast-bench`: micro-benchmarks of single pipeline stages (release builds only give meaningful
 /// numbers: `swift build -c release --product screencast-bench`). `tools/bench` runs it and the end-to-end
 /// measurements; results are medians over repeated runs with min–max.
 let usage = """
-    Usage: screencast-bench [--stage NAME]... [--repeat N] [--json]
+    Usage: screencast-bench [--stage NAME]... [--repeat N] [--json] [--display D] [--content NAME=DUMP]...
+           screencast-bench viewers --url URL [--count N] [--seconds S]    (see 'viewers --help')
 
-    Stages:
+    Stages (default: all that need no display and no dump, plus those whose inputs are given):
       parse-1080p   FrameWire decoder over a stream of 1920x1080-sized messages (GB/s), socket-style reads
       parse-tiny    FrameWire decoder over a stream of 200-byte messages (messages/s)
-      jpeg-decode   JPEG (q80 4:2:0) → I420 at 1920x1080 and 3840x2160 (ms per frame)
-      jpeg-encode   I420 → JPEG q80 4:2:0 at 1920x1080 and 3840x2160 (ms per frame)
+      jpeg-decode   JPEG → I420 at 1920x1080 and 3840x2160 (synthetic q80 4:2:0), and each --content dump
+      jpeg-encode   BGRX → JPEG q80 4:2:0 and 4:4:4 (the agent's path) and I420 → JPEG, synthetic pictures
+      rotation      I420 rotation by 90° and 180° with libyuv at 1920x1080 and 3840x2160
+      vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
+      vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
+      shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
 
     Options:
-      --stage NAME  run only this stage (repeatable; default: all)
-      --repeat N    measured runs per stage (default 7); the median, min and max are reported
-      --json        print one JSON document instead of the table
+      --stage NAME         run only this stage (repeatable)
+      --repeat N           measured runs per stage (default 7; vp8 uses min(N, 3))
+      --json               print one JSON array instead of the table
+      --display D          X display for shm-capture (e.g. :5); repeatable for several screen sizes
+      --content NAME=DUMP  a .frames dump (screencast-agent --output) for vp8 and jpeg-decode; repeatable
+      --max-frames N       vp8: frames of each dump per run (default 150)
     """
 
-/// One measured figure: median and range over the runs.
-struct Measurement {
-    var stage: String
-    var unit: String
-    var values: [Double]
-    var median: Double { values.sorted()[values.count / 2] }
-    var json: JSONValue {
-        .object([("stage", .string(stage)), ("unit", .string(unit)), ("median", .double(median)),
-                 ("min", .double(values.min() ?? 0)), ("max", .double(values.max() ?? 0)), ("runs", .number(values.count))])
-    }
-    var line: String {
-        String(format: "%-28@ %12.3f %-10@ (min %.3f, max %.3f, %d runs)", stage as NSString, median, unit as NSString,
-               values.min() ?? 0, values.max() ?? 0, values.count)
-    }
-}
-
-/// Runs `body` `runs` times after one warm-up and returns the seconds each run took.
-func time(_ runs: Int, _ body: () throws -> Void) rethrows -> [Double] {
-    try body()
-    return try (0..<runs).map { _ in
-        let start = MonotonicClock.nowMicros()
-        try body()
-        return Double(MonotonicClock.nowMicros() - start) / 1e6
-    }
-}
-
-/// A synthetic I420 picture with gradients and edges (compresses like a desktop, not like noise).
-func testPicture(width: Int, height: Int) -> I420Buffer {
-    var picture = I420Buffer(width: width, height: height)
-    picture.withUnsafeMutablePlanes { y, u, v in
-        for row in 0..<height {
-            for col in 0..<width {
-                y[row * width + col] = UInt8(truncatingIfNeeded: (col / 8 + row / 8) % 2 == 0 ? col ^ row : 40)
-            }
-        }
-        for index in 0..<u.count { u[index] = UInt8(truncatingIfNeeded: index / 7) }
-        for index in 0..<v.count { v[index] = UInt8(truncatingIfNeeded: 255 - index / 11) }
-    }
-    return picture
-}
-
-/// Decodes `stream` as the socket reader does: reads of exactly `nextReadSize` bytes.
-func parse(_ stream: [UInt8]) -> Int {
-    var decoder = FrameDecoder()
-    var frames = 0
-    var offset = 0
-    stream.withUnsafeBytes { source in
-        while !decoder.isFinished {
-            decoder.read({ buffer in
-                let count = min(buffer.count, source.count - offset)
-                if count > 0 { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)])) }
-                offset += count
-                return count
-            }, emit: { if case .frame = $0 { frames += 1 } })
-        }
-    }
-    return frames
-}
-
 func main() throws -> Int32 {
-    let arguments = try CommandLineArguments(Array(CommandLine.arguments.dropFirst()), options: ["stage", "repeat"], flags: ["json", "help"])
+    var words = Array(CommandLine.arguments.dropFirst())
+    if words.first == "viewers" {
+        words.removeFirst()
+        return try ViewersCommand.run(words)
+    }
+    let arguments = try CommandLineArguments(
+        words, options: ["stage", "repeat", "display", "content", "max-frames"], flags: ["json", "help"])
     if arguments.has("help") { print(usage); return 0 }
     let runs = try arguments.int("repeat", in: 1...1000) ?? 7
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode"]
-    let stages = arguments.strings("stage").isEmpty ? all : arguments.strings("stage")
+    let maxFrames = try arguments.int("max-frames", in: 1...100_000) ?? 150
+    let displays = arguments.strings("display")
+    var dumps: [(String, DumpFrames)] = []
+    for spec in arguments.strings("content") {
+        guard let eq = spec.firstIndex(of: "="), eq != spec.startIndex else { throw UsageError("--content wants NAME=DUMP, got '\(spec)'") }
+        dumps.append((String(spec[..<eq]), try DumpFrames(path: String(spec[spec.index(after: eq)...]))))
+    }
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "vp8-unchanged", "vp8", "shm-capture"]
+    var stages = arguments.strings("stage")
+    if stages.isEmpty {
+        stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) }
+    }
     if let unknown = stages.first(where: { !all.contains($0) }) { throw UsageError("unknown stage '\(unknown)'") }
-    var results: [Measurement] = []
+    if stages.contains("vp8"), dumps.isEmpty { throw UsageError("stage vp8 needs --content NAME=DUMP") }
+    if stages.contains("shm-capture"), displays.isEmpty { throw UsageError("stage shm-capture needs --display") }
 
+    let json = arguments.has("json")
+    var results: [Measurement] = []
     for stage in stages {
+        let measured: [Measurement]
         switch stage {
-        case "parse-1080p":
-            // 64 messages with 300 KB bodies (a 1080p JPEG's typical size): about 19 MB per pass.
-            let body = [UInt8](repeating: 0xAB, count: 300_000)
-            let message = FrameEncoder.encode(header: FrameHeader(contentLength: 0, bufferWidth: 1920, bufferHeight: 1080), body: body)
-            let stream = Array((0..<64).map { _ in message }.joined())
-            let seconds = time(runs) { precondition(parse(stream) == 64) }
-            results.append(Measurement(stage: "parse 1080p-sized frames", unit: "GB/s", values: seconds.map { Double(stream.count) / $0 / 1e9 }))
-        case "parse-tiny":
-            let message = FrameEncoder.encode(header: FrameHeader(contentLength: 0, bufferWidth: 16, bufferHeight: 16), body: [UInt8](repeating: 1, count: 80))
-            let stream = Array((0..<100_000).map { _ in message }.joined())
-            let seconds = time(runs) { precondition(parse(stream) == 100_000) }
-            results.append(Measurement(stage: "parse 200-byte messages", unit: "M msg/s", values: seconds.map { 0.1 / $0 }))
-        case "jpeg-decode", "jpeg-encode":
-            let encoder = try JPEGEncoder()
-            let decoder = try JPEGDecoder()
-            for (label, width, height) in [("1080p", 1920, 1080), ("2160p", 3840, 2160)] {
-                let picture = testPicture(width: width, height: height)
-                var jpeg: [UInt8] = []
-                try encoder.encode(picture, quality: 80, into: &jpeg)
-                if stage == "jpeg-encode" {
-                    let seconds = try time(runs) { try encoder.encode(picture, quality: 80, into: &jpeg) }
-                    results.append(Measurement(stage: "JPEG encode q80 4:2:0 \(label)", unit: "ms", values: seconds.map { $0 * 1e3 }))
-                } else {
-                    var output = I420Buffer()
-                    let seconds = try time(runs) { try decoder.decodeI420(jpeg, into: &output) }
-                    results.append(Measurement(stage: "JPEG decode → I420 \(label)", unit: "ms", values: seconds.map { $0 * 1e3 }))
-                }
-            }
-        default:
-            break
+        case "parse-1080p": measured = [ParseStage.large(runs: runs)]
+        case "parse-tiny": measured = [ParseStage.tiny(runs: runs)]
+        case "jpeg-decode": measured = try JPEGStages.decode(runs: runs, dumps: dumps)
+        case "jpeg-encode": measured = try JPEGStages.encodeBGRX(runs: runs) + JPEGStages.encodeI420(runs: runs)
+        case "rotation": measured = try RotationStage.measure(runs: runs)
+        case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
+        case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
+        case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
+        default: measured = []
         }
+        if !json { measured.forEach { print($0.line) } }
+        results += measured
     }
-    if arguments.has("json") {
-        print(JSONValue.array(results.map(\.json)).serialized)
-    } else {
-        results.forEach { print($0.line) }
-    }
+    if json { print(JSONValue.array(results.map(\.json)).serialized) }
     return 0
 }
 

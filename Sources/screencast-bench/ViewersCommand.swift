@@ -1,0 +1,50 @@
+import Foundation
+import Glibc
+import ScreencastSupport
+import WebRTC
+
+/// `screencast-bench viewers`: N ``LightViewer``s watch a call for a while, then leave; prints one JSON
+/// object `{"viewers": [...], "connected": N}` on stdout. Progress goes to stderr.
+enum ViewersCommand {
+    static let usage = """
+        Usage: screencast-bench viewers --url URL [--count N] [--seconds S]
+
+        Light WHEP viewers for fan-out measurements: each completes ICE and DTLS with the call, then counts
+        and drops the SRTP it receives (no decryption, no decoding, no RTCP). Loopback only (127.0.0.1).
+
+          --url URL      the call's WHEP endpoint, http://127.0.0.1:PORT/whep
+          --count N      viewers, 1-256 (default 1)
+          --seconds S    how long to stay after joining (default 10)
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let arguments = try CommandLineArguments(words, options: ["url", "count", "seconds"], flags: ["help"])
+        if arguments.has("help") { print(usage); return 0 }
+        guard let url = arguments.string("url") else { throw UsageError("viewers needs --url") }
+        let count = try arguments.int("count", in: 1...256) ?? 1
+        let seconds = try arguments.double("seconds", in: 0...86_400) ?? 10
+        let client = try WHEPClient(url: url)
+        guard client.host == "127.0.0.1" else { throw UsageError("viewers connect to 127.0.0.1 only") }
+        let certificate = try DTLSCertificate.shared()
+        let viewers = (0..<count).map { LightViewer(index: $0) }
+        var errors: [Int: String] = [:]
+        for viewer in viewers {
+            do { try viewer.join(client: client, certificate: certificate) } catch { errors[viewer.index] = "join: \(error)" }
+        }
+        let deadline = MonotonicClock.nowMicros() + 20_000_000
+        while viewers.contains(where: { !$0.isConnected && errors[$0.index] == nil }), MonotonicClock.nowMicros() < deadline {
+            usleep(20_000)
+        }
+        let connected = viewers.filter(\.isConnected).count
+        FileHandle.standardError.write(Data("viewers: \(connected) of \(count) connected\n".utf8))
+        usleep(useconds_t(seconds * 1e6))
+        for viewer in viewers { viewer.leave(client: client) }
+        let reports = viewers.map { viewer -> JSONValue in
+            guard let error = errors[viewer.index], case .object(var fields) = viewer.report else { return viewer.report }
+            fields.append(("joinError", .string(error)))
+            return .object(fields)
+        }
+        print(JSONValue.object([("connected", .number(connected)), ("viewers", .array(reports))]).serialized)
+        return connected == count ? 0 : 1
+    }
+}

@@ -1,0 +1,302 @@
+"""Turns a tools/bench result (JSON) into the printed table, the target verdicts and BENCHMARKS.md."""
+
+import os
+import shlex
+
+NOTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def _micro(results, stage):
+    return next((m for m in results.get("micro", []) if m["stage"] == stage), None)
+
+
+def targets(results):
+    """Each target of issue 6 with the measured value and whether it is met (None: not measured)."""
+    out = []
+
+    def add(name, measured, limit, unit, lower_is_better=True, fmt="%.2f"):
+        if measured is None:
+            out.append({"name": name, "target": limit, "unit": unit, "measured": None, "met": None, "verdict": "not measured"})
+            return
+        met = measured <= limit if lower_is_better else measured >= limit
+        if lower_is_better:
+            margin = (measured - limit) / limit * 100 if limit else 0
+            how = "%s %s, %s by %.0f %%" % (fmt % measured, unit, "under" if met else "over", abs(margin))
+        else:
+            margin = (measured - limit) / limit * 100 if limit else 0
+            how = "%s %s, %s by %.0f %%" % (fmt % measured, unit, "above" if met else "below", abs(margin))
+        out.append({"name": name, "target": limit, "unit": unit, "measured": round(measured, 4), "met": met,
+                    "verdict": ("met: " if met else "MISSED: ") + how})
+
+    latency = (results.get("e2e") or {}).get("latencyMs") or {}
+    add("capture → RTP-sent p50 at 1080p30 (scrolling text)", latency.get("p50"), 20, "ms")
+    add("capture → RTP-sent p99 at 1080p30 (scrolling text)", latency.get("p99"), 40, "ms")
+    contents = ((results.get("compare") or {}).get("contents")) or {}
+    for content, limit in (("scrolling", 1.2), ("typing", 0.3), ("static", 0.05)):
+        add("CPU per second vs ffmpeg, %s" % content, (contents.get(content) or {}).get("ratioVsFfmpeg"), limit, "×", fmt="%.3f")
+    parse = _micro(results, "parse 1080p-sized frames")
+    add("frame parsing throughput", parse["median"] if parse else None, 2.0, "GB/s", lower_is_better=False)
+    scale = results.get("scale") or {}
+    per_viewer = scale.get("perViewerCoreFraction")
+    add("CPU per extra viewer at 1080p30", per_viewer * 100 if per_viewer is not None else None, 2.0, "% of a core")
+    sixteen = next((r for r in scale.get("rows", []) if r["viewers"] == 16), None)
+    add("call RSS with 16 viewers", sixteen["callPeakRssMiB"] * 1.048576 if sixteen else None, 100, "MB", fmt="%.1f")
+    memory = results.get("memory")
+    if memory:
+        early, end = memory["early"]["callRssMiB"], memory["end"]["callRssMiB"]
+        noise = max(2.0, early * 0.02)
+        growth = end - early
+        out.append({"name": "call RSS growth, 1 → 10 minutes", "target": "within noise (≤ %.1f MiB)" % noise, "unit": "MiB",
+                    "measured": round(growth, 2), "met": growth <= noise,
+                    "verdict": ("met: " if growth <= noise else "MISSED: ") + "%+.1f MiB (%.1f → %.1f MiB; fit %+.1f MiB/h)" % (
+                        growth, early, end, memory.get("callGrowthMiBPerHour") or 0)})
+    else:
+        out.append({"name": "call RSS growth, 1 → 10 minutes", "target": "within noise", "unit": "MiB", "measured": None,
+                    "met": None, "verdict": "not measured (full run only)"})
+    return out
+
+
+def _fmt(value, digits=2):
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return ("%." + str(digits) + "f") % value
+    return str(value)
+
+
+def table(results):
+    lines = ["", "screencast benchmarks (%s run, %s s, load %s → %s)" % (
+        results["mode"], results.get("durationSeconds"), results.get("loadBefore"), results.get("loadAfter"))]
+    if results.get("micro"):
+        lines.append("\nMicro-benchmarks (median, min–max over runs)")
+        for m in results["micro"]:
+            lines.append("  %-58s %10.3f %-9s (%.3f–%.3f, %d runs)" % (m["stage"], m["median"], m["unit"], m["min"], m["max"], m["runs"]))
+    e2e = results.get("e2e")
+    if e2e:
+        lat = e2e.get("latencyMs") or {}
+        lines.append("\nEnd to end, 1080p30 %s, one aiortc viewer, %s s" % (e2e["content"], e2e["seconds"]))
+        lines.append("  capture → RTP-sent: p50 %s ms, p95 %s ms, p99 %s ms, max %s ms over %s frames" % (
+            _fmt(lat.get("p50") and lat["p50"] * 1.0), _fmt(lat.get("p95") and lat["p95"] * 1.0),
+            _fmt(lat.get("p99") and lat["p99"] * 1.0), _fmt(lat.get("max") and lat["max"] * 1.0), lat.get("count")))
+        for name, usage in e2e["processes"].items():
+            lines.append("  %-7s CPU %5.1f %% of a core%s, peak RSS %6.1f MiB" % (
+                name, usage["cpuPerSecond"] * 100,
+                (", %.2f ms per frame" % usage["cpuMsPerFrame"]) if "cpuMsPerFrame" in usage else "", usage["peakRssMiB"]))
+        lines.append("  frames %s" % e2e["frames"])
+        lines.append("  drops %s" % e2e["drops"])
+    compare = results.get("compare")
+    if compare:
+        lines.append("\nCPU per second of screen time (cores; median of rounds), 1080p30, %d kbps CBR" % compare["bitrateKbps"])
+        header = "  %-10s" % "content" + "".join("%12s" % t for t in compare["tools"]) + "   ours/ffmpeg" + (
+            "   ours/gst" if "gstreamer" in compare["tools"] else "")
+        lines.append(header)
+        for content, entry in compare["contents"].items():
+            row = "  %-10s" % content + "".join("%12.4f" % entry[t]["cpuPerSecond"] for t in compare["tools"])
+            row += "%14s" % _fmt(entry.get("ratioVsFfmpeg"), 3)
+            if "gstreamer" in compare["tools"]:
+                row += "%11s" % _fmt(entry.get("ratioVsGstreamer"), 3)
+            lines.append(row)
+    scale = results.get("scale")
+    if scale:
+        lines.append("\nFan-out: the call with N light viewers (%s)" % scale["source"])
+        for r in scale["rows"]:
+            lines.append("  %2d viewers: call %5.1f %% of a core, %.2f ms/frame, RSS %.1f MiB (peak %.1f), %.1f fps, latency p50 %s ms" % (
+                r["viewers"], r["callCpuPerSecond"] * 100, r["callCpuMsPerFrame"], r["callRssMiB"], r["callPeakRssMiB"], r["fps"],
+                _fmt(r.get("latencyP50Ms"))))
+        lines.append("  per extra viewer: %.2f %% of a core, %.2f MiB RSS (least-squares slopes)" % (
+            scale["perViewerCoreFraction"] * 100, scale.get("perViewerRssMiB") or 0))
+    for name, rows in (results.get("profile") or {}).items():
+        if isinstance(rows, list):
+            lines.append("\nperf profile of the %s during the end-to-end run (top symbols)" % name)
+            for r in rows[:12]:
+                lines.append("  %5.1f %%  %-28s %s" % (r["percent"], r["dso"][:28], r["symbol"][:90]))
+    if results.get("variants"):
+        lines.append("\nLatency with other call options (1080p scrolling, one light viewer)")
+        for r in results["variants"]:
+            lat = r["latencyMs"] or {}
+            lines.append("  %-36s round %d: p50 %s p95 %s p99 %s ms, %.1f fps, encode p50 %s ms, call %.1f %%, agent %.1f %%, other %.2f" % (
+                r["variant"], r["round"], lat.get("p50"), lat.get("p95"), lat.get("p99"), r["fps"], r["encodeMs"]["p50"],
+                r["callCpuPerSecond"] * 100, r["agentCpuPerSecond"] * 100, r["otherCpu"]))
+    if results.get("memory"):
+        m = results["memory"]
+        lines.append("\nMemory: call RSS %.1f MiB at %s s, %.1f MiB at %s s (fit %+.2f MiB/h)" % (
+            m["early"]["callRssMiB"], m["early"]["t"], m["end"]["callRssMiB"], m["end"]["t"], m["callGrowthMiBPerHour"] or 0))
+    lines.append("\nTargets")
+    for t in results.get("targets", []):
+        lines.append("  %-52s %s" % (t["name"], t["verdict"]))
+    for error in results.get("errors", []):
+        lines.append("ERROR in %s: %s" % (error["phase"], error["error"][:500]))
+    return "\n".join(lines)
+
+
+def _cmd(argv, replacements=()):
+    text = " ".join(shlex.quote(a) for a in argv)
+    for old, new in replacements:
+        text = text.replace(old, new)
+    return text
+
+
+def markdown(results):
+    m = results["machine"]
+    out = ["# Benchmarks", "",
+           "Regenerated by `tools/bench` (a full run; `tools/bench --quick` for routine use prints the same table "
+           "without touching this file). Hand-written analysis comes from `tools/bench.d/notes.md`.", "",
+           "## Last full run", "",
+           "- started %s, took %s s (phases: %s)" % (results["started"], results["durationSeconds"],
+                                                     ", ".join("%s %s s" % kv for kv in results.get("phaseSeconds", {}).items())),
+           "- load average before %s, after %s (the machine is shared; see notes)" % (results["loadBefore"], results["loadAfter"]),
+           "- machine: %s (family %s model %s), %s cores, %s MiB RAM, %s, kernel %s, %s" % (
+               m["cpuModel"], m["cpuFamily"], m["cpuModelNumber"], m["cores"], m["memoryMiB"],
+               "virtual machine (KVM)" if m["virtualized"] else "bare metal", m["kernel"], m["swift"]),
+           "- release build (`swift build -c release`); every figure below is a median over repeated runs with min–max "
+           "unless it says otherwise", ""]
+    if results.get("errors"):
+        out += ["**Errors in this run:**", ""] + ["- %s: `%s`" % (e["phase"], e["error"][:300]) for e in results["errors"]] + [""]
+
+    out += ["## Targets", "", "| target | limit | verdict |", "|---|---|---|"]
+    for t in results["targets"]:
+        out.append("| %s | %s %s | %s |" % (t["name"], "≥" if t["unit"] == "GB/s" else "≤" if not isinstance(t["target"], str) else "",
+                                              t["target"] if not isinstance(t["target"], str) else t["target"], t["verdict"]))
+    out.append("")
+
+    if results.get("micro"):
+        out += ["## Stages (micro-benchmarks, `screencast-bench`)", "",
+                "Single-threaded, one stage at a time; ms per frame unless the unit says otherwise. Contents were "
+                "recorded from Xvfb by the agent (`*-1080p`, `*-2160p`); *synthetic* pictures are made in memory.", "",
+                "| stage | median | unit | min–max | runs | detail |", "|---|---:|---|---|---:|---|"]
+        for s in results["micro"]:
+            detail = ", ".join("%s %s" % (k, _fmt(s[k], 2)) for k in
+                               ("size", "frames", "p50Ms", "p95Ms", "cpuMsPerContentSecond", "kbps", "encoderRssMiB", "bytes", "meanBytes") if k in s)
+            out.append("| %s | %.3f | %s | %.3f–%.3f | %d | %s |" % (s["stage"], s["median"], s["unit"], s["min"], s["max"], s["runs"], detail))
+        out.append("")
+
+    e2e = results.get("e2e")
+    if e2e:
+        lat = e2e.get("latencyMs") or {}
+        out += ["## End to end at 1080p30", "",
+                "Agent and call on a live 1920×1080 Xvfb showing full-screen scrolling text (one line a frame), one aiortc "
+                "WHEP viewer decoding on loopback, %s s measured after the viewer's first frames." % e2e["seconds"], "",
+                "- capture → RTP-sent (from `Buffer-Timestamp` to the send of the frame's last packet, %s frames): "
+                "**p50 %s ms, p95 %s ms, p99 %s ms**, max %s ms" % (
+                    lat.get("count"), _fmt(lat.get("p50")), _fmt(lat.get("p95")), _fmt(lat.get("p99")), _fmt(lat.get("max"))),
+                "- the call's own `/stats` summary of the same (last 2048 frames): %s" % e2e.get("statsLatencyMs"),
+                "- agent JPEG encode (mean of its stats lines): %s ms; call VP8 encode p50/p95: %s ms" % (
+                    e2e.get("agentJpegMs"), e2e.get("encodeMs")),
+                "- encoded %s fps at %s kbps (target %s kbps)" % (e2e["frames"]["encodedFps"], e2e.get("kbps"), e2e.get("bitrateKbps")),
+                "", "| process | CPU (% of one core) | CPU ms per frame | peak RSS (MiB) |", "|---|---:|---:|---:|"]
+        for name, usage in e2e["processes"].items():
+            out.append("| %s | %.1f | %s | %.1f |" % (name, usage["cpuPerSecond"] * 100, _fmt(usage.get("cpuMsPerFrame")), usage["peakRssMiB"]))
+        out += ["", "Frames: `%s`" % e2e["frames"], "", "Drops and why: `%s`" % e2e["drops"], ""]
+
+    compare = results.get("compare")
+    if compare:
+        tools = compare["tools"]
+        out += ["## CPU against what a user would run instead", "",
+                "CPU (user+sys, all threads, from /proc) per second of screen time, in cores, at 1920×1080, %d fps, "
+                "%d kbps CBR for every tool; median of %d interleaved round(s) (min–max). Ours is agent + call (one light "
+                "viewer attached, its CPU not counted); theirs is the one process. The X server's CPU is listed apart." % (
+                    FPS_HINT, compare["bitrateKbps"], results["settings"]["compare_rounds"]), "",
+                "| content | " + " | ".join(tools) + " | ours/ffmpeg | " + ("ours/GStreamer | " if "gstreamer" in tools else "")
+                + "fps (%s) | kbps (%s) | Xvfb CPU (%s) |" % ((" / ".join(tools),) * 3),
+                "|---|" + "---:|" * (len(tools) + 4 + (1 if "gstreamer" in tools else 0))]
+        for content, entry in compare["contents"].items():
+            cells = ["%.4f (%.4f–%.4f)" % (entry[t]["cpuPerSecond"], entry[t]["min"], entry[t]["max"]) for t in tools]
+            def per_tool(key, digits):
+                return " / ".join(_fmt(median([r.get(key) for r in entry["runs"][t]]), digits) for t in tools)
+            row = "| %s | %s | **%s** |" % (content, " | ".join(cells), _fmt(entry.get("ratioVsFfmpeg"), 3))
+            if "gstreamer" in tools:
+                row += " %s |" % _fmt(entry.get("ratioVsGstreamer"), 3)
+            out.append(row + " %s | %s | %s |" % (per_tool("fps", 1), per_tool("kbps", 0), per_tool("xvfbCpuPerSecond", 3)))
+        out += ["", "Ours per content (median of rounds): agent / call CPU, encoded fps, refinements+repeats, capture→sent p50/p99 "
+                "from `/stats` (on a still screen those include re-encodes, whose capture time is the re-encode time):", ""]
+        for content, entry in compare["contents"].items():
+            runs = entry["runs"]["ours"]
+            out.append("- %s: agent %.4f, call %.4f cores; %s fps; %s refinements+repeats; latency %s" % (
+                content, median([r["agentCpuPerSecond"] for r in runs]), median([r["callCpuPerSecond"] for r in runs]),
+                _fmt(median([r["fps"] for r in runs]), 1), sum(r["refinements"] + r["repeats"] for r in runs),
+                "; ".join("p50 %s / p99 %s ms" % (_fmt((r["latencyMs"] or {}).get("p50")), _fmt((r["latencyMs"] or {}).get("p99")))
+                          for r in runs)))
+        out.append("")
+
+    scale = results.get("scale")
+    if scale:
+        out += ["## Fan-out", "",
+                "Agent and call on a live 1080p Xvfb showing scrolling text, with N light viewers: `screencast-bench viewers`, "
+                "which completes ICE and DTLS and drops the SRTP undecrypted (16 aiortc viewers, each decoding 1080p, cannot "
+                "run on 2 cores). Only the call's CPU and memory are counted.", "",
+                "| viewers | call CPU (% of a core) | ms per frame | RSS / peak (MiB) | fps | capture→sent p50 (ms) | viewers' own CPU |",
+                "|---:|---:|---:|---|---:|---:|---:|"]
+        for r in scale["rows"]:
+            out.append("| %d | %.1f | %.2f | %.1f / %.1f | %.1f | %s | %s |" % (
+                r["viewers"], r["callCpuPerSecond"] * 100, r["callCpuMsPerFrame"], r["callRssMiB"], r["callPeakRssMiB"], r["fps"],
+                _fmt(r.get("latencyP50Ms")), _fmt(r["viewersCpuPerSecond"] * 100 if r.get("viewersCpuPerSecond") is not None else None, 1)))
+        out += ["", "Cost per extra viewer (least-squares slopes over the rows): **%.2f %% of one core** and %.2f MiB of RSS." % (
+            scale["perViewerCoreFraction"] * 100, scale.get("perViewerRssMiB") or 0), ""]
+
+    memory = results.get("memory")
+    if memory:
+        out += ["## Memory over 10 minutes", "",
+                "During the end-to-end run: call RSS %.1f MiB at %s s, %.1f MiB at %s s (least-squares %+.2f MiB/hour from "
+                "minute 1 on); agent %.1f → %.1f MiB (%+.2f MiB/hour)." % (
+                    memory["early"]["callRssMiB"], memory["early"]["t"], memory["end"]["callRssMiB"], memory["end"]["t"],
+                    memory["callGrowthMiBPerHour"] or 0, memory["early"]["agentRssMiB"], memory["end"]["agentRssMiB"],
+                    memory["agentGrowthMiBPerHour"] or 0), ""]
+
+    prof = results.get("profile") or {}
+    if prof:
+        out += ["## Profiles", "",
+                "`perf record -F 499 -p PID` (cpu-clock samples) of the call and the agent for %s s right after the "
+                "end-to-end window, same load; self time by shared object and symbol (Swift names demangled), "
+                "entries of 1 %% and more:" % results["settings"].get("profile_seconds"), ""]
+        for name, rows in prof.items():
+            if not isinstance(rows, list):
+                out += ["- %s: %s" % (name, rows), ""]
+                continue
+            out += ["### %s" % name, "", "| self % | object | symbol |", "|---:|---|---|"]
+            for r in rows:
+                out.append("| %.1f | %s | `%s` |" % (r["percent"], r["dso"], r["symbol"].replace("|", "\\|")))
+            out.append("")
+
+    out += ["## Exact commands", "", "```sh", "tools/bench            # full run: this file, and --json FILE for the numbers",
+            "tools/bench --quick    # under 3 minutes; prints the table only", "```", "",
+            "Inside it (DISPLAY, ports and paths are the run's own; everything in one `unshare -n` namespace with only "
+            "loopback up):", "", "```sh"]
+    if e2e:
+        for name in ("call", "agent", "viewer"):
+            out.append(_cmd(e2e["commands"][name], [(os.getcwd() + "/", "")]))
+    if compare:
+        for name in ("viewers", "ffmpeg", "gstreamer"):
+            if name in compare["commands"]:
+                out.append(_cmd(compare["commands"][name], [(os.getcwd() + "/", "")]))
+    if scale:
+        out.append(_cmd(scale["command"], [(os.getcwd() + "/", "")]))
+    out += ["```", ""]
+    if os.path.exists(NOTES):
+        with open(NOTES) as f:
+            out.append(f.read().rstrip() + "\n")
+    return "\n".join(out)
+
+
+FPS_HINT = 30
+
+
+if __name__ == "__main__":
+    # Re-renders a saved run: python3 tools/bench.d/report.py RESULT.json [--markdown OUT.md]
+    import json
+    import sys
+    with open(sys.argv[1]) as f:
+        saved = json.load(f)
+    saved["targets"] = targets(saved)
+    if "--markdown" in sys.argv:
+        with open(sys.argv[sys.argv.index("--markdown") + 1], "w") as f:
+            f.write(markdown(saved))
+    else:
+        print(table(saved))
