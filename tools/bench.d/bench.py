@@ -190,14 +190,22 @@ def percentiles(values):
             "mean": round(sum(ordered) / len(ordered), 3)}
 
 
-def frame_sent_latencies(log_text, t0, t1):
-    """Latencies (ms) of 'frame sent' debug lines whose send time lies in [t0, t1] (µs)."""
+def frame_sent_latencies(log_text, t0, t1, with_times=False):
+    """Latencies (ms) of 'frame sent' debug lines whose send time lies in [t0, t1] (µs); with_times: (µs, ms) pairs."""
     out = []
     for m in re.finditer(r"frame sent .*?capture_us=(\d+) sent_us=(\d+) latency_us=(\d+)", log_text):
         sent = int(m.group(2))
         if t0 <= sent <= t1:
-            out.append(int(m.group(3)) / 1000)
+            out.append((sent, int(m.group(3)) / 1000) if with_times else int(m.group(3)) / 1000)
     return out
+
+
+def latency_by_minute(timed, t0):
+    """Percentiles of (µs, ms) pairs per minute after t0: shows when a long run was disturbed."""
+    minutes = {}
+    for sent, ms in timed:
+        minutes.setdefault(int((sent - t0) / 60e6), []).append(ms)
+    return [dict(minute=k, **percentiles(v)) for k, v in sorted(minutes.items()) if len(v) >= 30]
 
 
 def delta(after, before, keys):
@@ -295,7 +303,8 @@ def phase_e2e(cfg, results):
                    "agentRssMiB": round(agent.memory()[0], 1)}
         viewer.wait(viewer_seconds + 30)
         viewer_report = json.loads(viewer.stdout().strip().splitlines()[-1]) if viewer.stdout().strip() else {}
-        latencies = frame_sent_latencies(call.proc.log(), window.t0, window.t1)
+        timed = frame_sent_latencies(call.proc.log(), window.t0, window.t1, with_times=True)
+        latencies = [ms for _, ms in timed]
         frames0, frames1 = stats0["frames"], stats1["frames"]
         encoded = frames1["encoded"] - frames0["encoded"]
         received = frames1["received"] - frames0["received"]
@@ -306,6 +315,7 @@ def phase_e2e(cfg, results):
             "content": "scrolling", "seconds": round(window.seconds, 1), "latencyMs": percentiles(latencies),
             "systemCpu": window.system, "otherCpu": window.other,
             "statsLatencyMs": peer.get("captureToSentMs"),
+            "latencyByMinute": latency_by_minute(timed, window.t0) if window.seconds > 120 else None,
             "processes": usage,
             "frames": {"agentCaptured": agent1.get("captured", 0) - agent0.get("captured", 0),
                        "agentSent": agent1.get("sent", 0) - agent0.get("sent", 0),

@@ -137,6 +137,13 @@ def table(results):
     return "\n".join(lines)
 
 
+def _summary(latency):
+    if not latency:
+        return "–"
+    return "p50 %s, p95 %s, p99 %s, max %s ms (%s frames in all)" % (
+        latency.get("p50"), latency.get("p95"), latency.get("p99"), latency.get("max"), latency.get("frames"))
+
+
 def _cmd(argv, replacements=()):
     text = " ".join(shlex.quote(a) for a in argv)
     for old, new in replacements:
@@ -163,8 +170,8 @@ def markdown(results):
 
     out += ["## Targets", "", "| target | limit | verdict |", "|---|---|---|"]
     for t in results["targets"]:
-        out.append("| %s | %s %s | %s |" % (t["name"], "≥" if t["unit"] == "GB/s" else "≤" if not isinstance(t["target"], str) else "",
-                                              t["target"] if not isinstance(t["target"], str) else t["target"], t["verdict"]))
+        limit = t["target"] if isinstance(t["target"], str) else "%s %s %s" % ("≥" if t["unit"] == "GB/s" else "≤", t["target"], t["unit"])
+        out.append("| %s | %s | %s |" % (t["name"], limit, t["verdict"]))
     out.append("")
 
     if results.get("micro"):
@@ -187,14 +194,35 @@ def markdown(results):
                 "- capture → RTP-sent (from `Buffer-Timestamp` to the send of the frame's last packet, %s frames): "
                 "**p50 %s ms, p95 %s ms, p99 %s ms**, max %s ms" % (
                     lat.get("count"), _fmt(lat.get("p50")), _fmt(lat.get("p95")), _fmt(lat.get("p99")), _fmt(lat.get("max"))),
-                "- the call's own `/stats` summary of the same (last 2048 frames): %s" % e2e.get("statsLatencyMs"),
-                "- agent JPEG encode (mean of its stats lines): %s ms; call VP8 encode p50/p95: %s ms" % (
-                    e2e.get("agentJpegMs"), e2e.get("encodeMs")),
+                "- the call's own `/stats` summary (`captureToSentMs`, its last 2048 frames): %s" % _summary(e2e.get("statsLatencyMs")),
+                "- per minute of the run (frames, p50 / p99 ms): %s" % ("; ".join(
+                    "%d: %d, %.1f / %.1f" % (m["minute"] + 1, m["count"], m["p50"], m["p99"]) for m in e2e["latencyByMinute"])
+                    if e2e.get("latencyByMinute") else "–"),
+                "- in-run stage times: agent JPEG encode %s ms (mean of its stats lines); call VP8 encode p50 %s ms, p95 %s ms "
+                "(its last 128 encodes)" % (e2e.get("agentJpegMs"), (e2e.get("encodeMs") or {}).get("p50"), (e2e.get("encodeMs") or {}).get("p95")),
                 "- encoded %s fps at %s kbps (target %s kbps)" % (e2e["frames"]["encodedFps"], e2e.get("kbps"), e2e.get("bitrateKbps")),
                 "", "| process | CPU (% of one core) | CPU ms per frame | peak RSS (MiB) |", "|---|---:|---:|---:|"]
         for name, usage in e2e["processes"].items():
             out.append("| %s | %.1f | %s | %.1f |" % (name, usage["cpuPerSecond"] * 100, _fmt(usage.get("cpuMsPerFrame")), usage["peakRssMiB"]))
-        out += ["", "Frames: `%s`" % e2e["frames"], "", "Drops and why: `%s`" % e2e["drops"], ""]
+        viewer = (e2e.get("viewer") or [{}])[0]
+        inbound = viewer.get("inbound") or {}
+        drops = e2e["drops"]
+        call_drops = ", ".join("%s %d" % (k, v) for k, v in drops["call"].items() if v) or "none"
+        out += ["", "Frames in the window: agent captured %s and sent %s; the call received %s and encoded %s "
+                "(%s refinements, %s repeats, %s keyframes)." % (
+                    e2e["frames"]["agentCaptured"], e2e["frames"]["agentSent"], e2e["frames"]["callReceived"],
+                    e2e["frames"]["callEncoded"], e2e["frames"]["refinements"], e2e["frames"]["repeats"], e2e["frames"]["keyframes"]),
+                "",
+                "Drops and why: agent socket (newest frame wins over a slow reader) %s; call %s (`stale`: a newer frame "
+                "replaced it while the encoder was busy, latest frame wins; `unchanged`: byte-identical to the last); peer "
+                "%s; the aiortc viewer (whole run) decoded %s frames, RTP packets received %s, lost %s, largest gap "
+                "between decoded frames %s ms." % (
+                    drops["agentSocket"], call_drops,
+                    ", ".join("%s %s" % (k, v) for k, v in drops["peer"].items()), viewer.get("frames"),
+                    inbound.get("packetsReceived"), inbound.get("packetsLost"), viewer.get("maxGapMs")),
+                "",
+                "Machine-wide CPU during the window: %s cores busy, of which %s not explained by the processes above "
+                "(the scene's xterm, the bench, anything else)." % (e2e.get("systemCpu"), e2e.get("otherCpu")), ""]
 
     compare = results.get("compare")
     if compare:
@@ -215,6 +243,10 @@ def markdown(results):
             if "gstreamer" in tools:
                 row += " %s |" % _fmt(entry.get("ratioVsGstreamer"), 3)
             out.append(row + " %s | %s | %s |" % (per_tool("fps", 1), per_tool("kbps", 0), per_tool("xvfbCpuPerSecond", 3)))
+        out += ["", "CPU busy on the machine outside the measured processes during the windows (the scene's clients, the "
+                "bench itself, and anyone else on this shared machine), max over rounds: " + "; ".join(
+                    "%s %s" % (content, " / ".join(_fmt(max(r.get("otherCpu", 0) for r in entry["runs"][t]), 2) for t in tools))
+                    for content, entry in compare["contents"].items()) + " (%s)." % " / ".join(tools)]
         out += ["", "Ours per content (median of rounds): agent / call CPU, encoded fps, refinements+repeats, capture→sent p50/p99 "
                 "from `/stats` (on a still screen those include re-encodes, whose capture time is the re-encode time):", ""]
         for content, entry in compare["contents"].items():
@@ -268,7 +300,18 @@ def markdown(results):
     out += ["## Exact commands", "", "```sh", "tools/bench            # full run: this file, and --json FILE for the numbers",
             "tools/bench --quick    # under 3 minutes; prints the table only", "```", "",
             "Inside it (DISPLAY, ports and paths are the run's own; everything in one `unshare -n` namespace with only "
-            "loopback up):", "", "```sh"]
+            "loopback up):", "", "```sh",
+            "# contents: Xvfb -displayfd 3 -screen 0 1920x1080x24 -nolisten tcp -noreset, then the xterm/xdotool clients of "
+            "tools/bench.d/xscene.py",
+            "# micro-benchmarks",
+            ".build/release/screencast-bench --json --repeat %s --stage parse-1080p --stage parse-tiny --stage jpeg-encode "
+            "--stage rotation --stage vp8-unchanged" % results["settings"]["repeat"],
+            ".build/release/screencast-agent --display :N --output CONTENT-1080p.frames --fps 30 --duration %s --stats-interval 0 "
+            "--log-level warn" % results["settings"]["record_seconds"],
+            ".build/release/screencast-bench --json --stage shm-capture --display :N --repeat %s" % results["settings"]["repeat"],
+            ".build/release/screencast-bench --json --stage jpeg-decode --stage vp8 --repeat %s --max-frames %s "
+            "--content static-1080p=static-1080p.frames …" % (results["settings"]["repeat"], results["settings"]["max_frames"]),
+            "# end to end, comparison, fan-out"]
     if e2e:
         for name in ("call", "agent", "viewer"):
             out.append(_cmd(e2e["commands"][name], [(os.getcwd() + "/", "")]))

@@ -16,7 +16,6 @@ Scenes run until stopped (they loop), so any tool can watch the same content for
 
 import os
 import subprocess
-import tempfile
 import time
 
 SCENES = ["static", "typing", "scrolling", "drag"]
@@ -70,7 +69,6 @@ class Xvfb:
 
     def __init__(self, width, height):
         self.width, self.height = width, height
-        self.folder = tempfile.mkdtemp(prefix="bench-x.")
         read_fd, write_fd = os.pipe()
         self.process = subprocess.Popen(
             ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "%dx%dx24" % (width, height), "-nolisten", "tcp", "-noreset"],
