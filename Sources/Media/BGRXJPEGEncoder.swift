@@ -58,12 +58,7 @@ public final class BGRXJPEGEncoder {
     public func encode(
         _ pixels: BGRXPixels, quality: Int, subsampling: JPEGSubsampling = .yuv420, into jpeg: inout [UInt8]
     ) throws(MediaError) {
-        guard (1...65_500).contains(pixels.width), (1...65_500).contains(pixels.height) else {
-            throw .invalidArgument("cannot encode a \(pixels.width)x\(pixels.height) picture as JPEG (1...65500 per side)")
-        }
-        guard (1...100).contains(quality) else {
-            throw .invalidArgument("JPEG quality must be 1...100, got \(quality)")
-        }
+        try checkJPEGEncodeParameters(width: pixels.width, height: pixels.height, quality: quality)
         guard [.yuv420, .yuv422, .yuv444, .gray].contains(subsampling) else {
             throw .invalidArgument("BGRX input encodes as 4:2:0, 4:2:2, 4:4:4 or gray, not \(subsampling)")
         }
@@ -71,16 +66,7 @@ public final class BGRXJPEGEncoder {
             throw .invalidArgument("BGRX stride \(pixels.stride) is too large")
         }
         let samp = subsampling.turboJPEG
-        let worstCase = tjBufSize(Int32(pixels.width), Int32(pixels.height), samp)
-        guard worstCase != UInt.max, worstCase <= UInt(Int32.max) else {
-            throw .jpegEncode(turboJPEGError(nil).message)
-        }
-        if Int(worstCase) > outputCapacity {
-            tjFree(output)
-            output = tjAlloc(Int32(worstCase))
-            outputCapacity = output == nil ? 0 : Int(worstCase)
-            guard output != nil else { throw .jpegEncode("tjAlloc of \(worstCase) bytes failed") }
-        }
+        try reserveJPEGOutput(&output, capacity: &outputCapacity, width: pixels.width, height: pixels.height, subsampling: samp)
         var size = UInt(outputCapacity)
         let status = tjCompress2(
             handle, pixels.base.baseAddress!.assumingMemoryBound(to: UInt8.self),

@@ -55,26 +55,12 @@ public final class JPEGEncoder {
     public func encode(
         _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420, into jpeg: inout [UInt8]
     ) throws(MediaError) {
-        guard (1...65_500).contains(frame.width), (1...65_500).contains(frame.height) else {
-            throw .invalidArgument("cannot encode a \(frame.width)x\(frame.height) frame as JPEG (1...65500 per side)")
-        }
-        guard (1...100).contains(quality) else {
-            throw .invalidArgument("JPEG quality must be 1...100, got \(quality)")
-        }
+        try checkJPEGEncodeParameters(width: frame.width, height: frame.height, quality: quality)
         guard subsampling == .yuv420 || subsampling == .gray else {
             throw .invalidArgument("I420 input encodes as 4:2:0 or gray, not \(subsampling)")
         }
         let samp = subsampling.turboJPEG
-        let worstCase = tjBufSize(Int32(frame.width), Int32(frame.height), samp)
-        guard worstCase != UInt.max, worstCase <= UInt(Int32.max) else {
-            throw .jpegEncode(turboJPEGError(nil).message)
-        }
-        if Int(worstCase) > outputCapacity {
-            tjFree(output)
-            output = tjAlloc(Int32(worstCase))
-            outputCapacity = output == nil ? 0 : Int(worstCase)
-            guard output != nil else { throw .jpegEncode("tjAlloc of \(worstCase) bytes failed") }
-        }
+        try reserveJPEGOutput(&output, capacity: &outputCapacity, width: frame.width, height: frame.height, subsampling: samp)
 
         // libturbojpeg reads a luma plane padded to whole chroma samples (`tjPlaneWidth`/`tjPlaneHeight`:
         // 38x24 for a 37x23 4:2:0 frame). For odd sizes the frame's Y plane is copied into a padded one

@@ -48,3 +48,31 @@ func turboJPEGError(_ handle: tjhandle?) -> (message: String, isWarning: Bool) {
     let isWarning = handle != nil && tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
     return (message, isWarning)
 }
+
+/// The checks every JPEG encode makes first: 1…65500 pixels a side (libjpeg's limit) and quality 1…100.
+/// - Throws: `MediaError.invalidArgument` naming the bad value.
+func checkJPEGEncodeParameters(width: Int, height: Int, quality: Int) throws(MediaError) {
+    guard (1...65_500).contains(width), (1...65_500).contains(height) else {
+        throw .invalidArgument("cannot encode a \(width)x\(height) picture as JPEG (1...65500 per side)")
+    }
+    guard (1...100).contains(quality) else {
+        throw .invalidArgument("JPEG quality must be 1...100, got \(quality)")
+    }
+}
+
+/// Grows a `tjAlloc` output buffer to the worst case for a picture (`tjBufSize`), so `tjCompress*` with
+/// `TJFLAG_NOREALLOC` never reallocates; keeps a buffer that is already large enough.
+/// - Throws: `MediaError.jpegEncode` when the size overflows or `tjAlloc` fails (then `capacity` is 0).
+func reserveJPEGOutput(
+    _ output: inout UnsafeMutablePointer<UInt8>?, capacity: inout Int, width: Int, height: Int, subsampling: Int32
+) throws(MediaError) {
+    let worstCase = tjBufSize(Int32(width), Int32(height), subsampling)
+    guard worstCase != UInt.max, worstCase <= UInt(Int32.max) else {
+        throw .jpegEncode(turboJPEGError(nil).message)
+    }
+    guard Int(worstCase) > capacity else { return }
+    tjFree(output)
+    output = tjAlloc(Int32(worstCase))
+    capacity = output == nil ? 0 : Int(worstCase)
+    guard output != nil else { throw .jpegEncode("tjAlloc of \(worstCase) bytes failed") }
+}
