@@ -1,13 +1,5 @@
-/// SplitMix64: a tiny seeded random generator, so every "random" chunking, loss pattern or byte
-/// sequence in a test is reproducible from its seed.
-public struct SeededGenerator: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import RTP
+
+/// The tests' seeded random generator: RTP's SplitMix64 (the one the library uses for SSRCs and sequence
+/// numbers), so every "random" chunking, loss pattern or byte sequence is reproducible from its seed.
+public typealias SeededGenerator = SplitMix64
