@@ -234,6 +234,9 @@ final class ServerConnection {
     var bytes = 0
     /// When the sender connected or last completed a frame (CLOCK_MONOTONIC µs), for the frame timeout.
     var lastProgressMicros = MonotonicClock.nowMicros()
+    /// Whether "sender connected" was logged (not held back by the connection-log rate limit): an
+    /// unannounced connection that ends without a frame is not logged either.
+    var announced = true
 
     init(socket: FileDescriptor, info: SenderInfo, limits: FrameWireLimits) {
         self.socket = socket
@@ -247,6 +250,10 @@ struct ServerLoop {
     let context: ServerContext
     let session: ServerRun
     private var connection: ServerConnection?
+    /// Connection lines ("sender connected", "sender refused", and "sender ended" of an unannounced
+    /// connection that sent nothing): a client that connects in a loop costs a burst of lines, then one
+    /// per 5 s carrying `suppressed=N`. Events still reach `onEvent` for every connection.
+    private var connectionLog = LogRateLimiter(burst: 8, intervalMicros: 5_000_000)
 
     init(context: ServerContext, session: ServerRun) {
         self.context = context
@@ -332,6 +339,8 @@ struct ServerLoop {
     private mutating func end(_ ended: ServerConnection, _ reason: SourceEndReason) {
         ended.socket.close()
         connection = nil
+        context.onEvent(.senderEnded(ended.info, reason))
+        if !ended.announced, ended.frames == 0 { return }
         let level: LogLevel = switch reason {
         case .stream(.eof), .serverStopped: .info
         default: .warning
@@ -341,7 +350,6 @@ struct ServerLoop {
             "frames": ended.frames, "bytes": ended.bytes,
             "detail": reason.description == reason.name ? "-" : reason.description,
         ])
-        context.onEvent(.senderEnded(ended.info, reason))
     }
 
     /// Accepts one pending connection: keeps it as the sender, or closes it (busy / foreign user).
@@ -381,17 +389,24 @@ struct ServerLoop {
             }
         if let refusal {
             socket.close()
-            logger.warning("sender refused", [
-                "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
-                "current": connection?.info.connection ?? 0,
-            ])
+            if let suppressed = connectionLog.admit() {
+                logger.warning("sender refused", [
+                    "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
+                    "current": connection?.info.connection ?? 0, "suppressed": suppressed,
+                ])
+            }
             context.onEvent(.senderRefused(info, refusal))
             return
         }
         // Accepted sockets do not inherit O_NONBLOCK on Linux; reads happen only after poll anyway.
         try? UnixSocket.setNonBlocking(fd, false)
-        connection = ServerConnection(socket: socket, info: info, limits: context.limits)
-        logger.info("sender connected", ["connection": number, "pid": info.pid, "uid": info.uid])
+        let accepted = ServerConnection(socket: socket, info: info, limits: context.limits)
+        connection = accepted
+        if let suppressed = connectionLog.admit() {
+            logger.info("sender connected", ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed])
+        } else {
+            accepted.announced = false
+        }
         context.onEvent(.senderConnected(info))
     }
 

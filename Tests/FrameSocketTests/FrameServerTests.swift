@@ -337,6 +337,38 @@ final class FrameServerTests: SocketTestCase {
         XCTAssertTrue(logs.lines.contains { $0.contains("sender refused") && $0.contains("reason=busy") })
     }
 
+    /// A client that connects and hangs up in a loop (or keeps getting refused) costs a burst of log lines,
+    /// not two per connection; every connection still reaches the event handler, and a connection that
+    /// delivers frames after the flood still gets its "sender ended" line.
+    func testConnectionFloodIsRateLimitedInTheLogButNotInTheEvents() throws {
+        let path = try socketPath()
+        let events = EventRecorder()
+        let server = makeServer(path, events)
+        try server.start()
+
+        for _ in 0..<60 {
+            let fd = rawConnect(path)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            close(fd)
+        }
+        XCTAssertTrue(events.wait(timeout: 10) { $0.ended.count == 60 })
+        XCTAssertEqual(events.connected.count, 60)
+        let connectedLines = logs.count(containing: "sender connected")
+        let endedLines = logs.count(containing: "sender ended")
+        XCTAssertEqual(connectedLines, 8, "the burst, then held back (no 5 s passed)")
+        XCTAssertEqual(endedLines, 8, "only the announced empty connections say they ended")
+
+        // After the flood a real sender delivers; its end is logged even though its start was held back.
+        let sender = try FrameSender(path: path, logger: logger("sender"))
+        try sender.send(message(sequence: 1, bodyBytes: 500).2)
+        XCTAssertTrue(events.wait(timeout: 5) { $0.frames.count == 1 })
+        sender.close()
+        XCTAssertTrue(events.wait(timeout: 5) { $0.ended.count == 61 })
+        server.stop()
+        XCTAssertEqual(logs.count(containing: "sender ended"), 9)
+        XCTAssertTrue(logs.lines.contains { $0.contains("sender ended") && $0.contains("frames=1") })
+    }
+
     /// With a frame timeout, a client that connects and sends nothing (or stalls mid-frame) is dropped, so the
     /// next sender gets the slot; a sender that keeps completing frames (keepalives) is never dropped.
     func testFrameTimeoutDropsSilentAndStalledSendersButNotSteadyOnes() throws {
