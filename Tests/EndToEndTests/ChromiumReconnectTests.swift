@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -24,7 +23,8 @@ final class ChromiumReconnectTests: XCTestCase {
         let profile = folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
 
-        var first: RestartableCall? = try RestartableCall(port: port, folder: folder, name: "first")
+        let arguments = ["--source", "testpattern", "--pattern-size", "640x360"]
+        var first: CallUnderTest? = try CallUnderTest(arguments, token: "view-token", port: port)
         defer { first?.stop() }
         let browser = try PythonPeer(
             EndToEnd.systemPython, "chromium_reconnect.py",
@@ -42,14 +42,14 @@ final class ChromiumReconnectTests: XCTestCase {
         }
 
         // SIGINT: the call stops cleanly (exit 0); a new one serves on the same port.
-        let status = first?.interrupt()
+        let status = first?.stop(signal: SIGINT)
         XCTAssertEqual(status, 0, "the first call's exit after SIGINT:\n\(first?.log ?? "")")
         first = nil
         let restartedAt = Date()
-        let second = try RestartableCall(port: port, folder: folder, name: "second")
+        let second = try CallUnderTest(arguments, token: "view-token", port: port)
         defer { second.stop() }
         print("e2e: the second call served \(String(format: "%.2f", Date().timeIntervalSince(restartedAt))) s after the first exited")
-        FileManager.default.createFile(atPath: folder.path("restarted"), contents: Data())
+        _ = FileManager.default.createFile(atPath: folder.path("restarted"), contents: Data())
 
         let report = try browser.finish(timeout: 150)
         print("e2e: chromium across the restart \(report)")
@@ -88,72 +88,5 @@ final class ChromiumReconnectTests: XCTestCase {
         }
         guard bound == 0 else { throw CallUnderTestError.http("bind: errno \(errno)") }
         return UInt16(bigEndian: address.sin_port)
-    }
-}
-
-/// `screencast-call --source testpattern --http 127.0.0.1:PORT --ice-address 127.0.0.1 --token view-token`
-/// on a fixed port, so that a second one can take the first one's place.
-private final class RestartableCall: @unchecked Sendable {
-    // @unchecked Sendable: `process` and `port` are set in init; the lines are behind a Mutex.
-    let process: Process
-    let port: UInt16
-    private let lines = Mutex<[String]>([])
-    private let drained = DispatchSemaphore(value: 0)
-
-    init(port: UInt16, folder: TemporaryDirectory, name: String) throws {
-        self.port = port
-        let pipe = Pipe()
-        process = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
-            "--source", "testpattern", "--pattern-size", "640x360", "--http", "127.0.0.1:\(port)", "--ice-address", "127.0.0.1",
-            "--socket", folder.path("\(name).sock"), "--stats-interval", "0", "--token", "view-token",
-        ], stderr: pipe)
-        let handle = pipe.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-            drained.signal()
-        }
-        let deadline = Date().addingTimeInterval(15)
-        while process.isRunning, Date() < deadline, !lines.withLock({ $0.contains { $0.contains("viewer page") } }) { usleep(20_000) }
-        guard lines.withLock({ $0.contains { $0.contains("viewer page") } }) else {
-            stop()
-            throw CallUnderTestError.notStarted(log)
-        }
-    }
-
-    var log: String { lines.withLock { $0.joined(separator: "\n") } }
-
-    func stats() throws -> [String: Any] {
-        let response = try HTTP.request("GET", port: port, path: "/stats")
-        guard response.status == 200, let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            throw CallUnderTestError.badStats(response.status)
-        }
-        return object
-    }
-
-    /// SIGINT and wait (SIGKILL after 10 s): the exit status, nil when killed.
-    func interrupt() -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, SIGINT) }
-        let killed = ProcessRunner.wait(for: process, timeout: 10)
-        _ = drained.wait(timeout: .now() + 2)
-        return killed ? nil : process.terminationStatus
-    }
-
-    func stop() { _ = interrupt() }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
     }
 }

@@ -108,8 +108,8 @@ final class PythonPeer: @unchecked Sendable {
     }
 }
 
-/// A `screencast-call` process serving viewers on loopback: `--http 127.0.0.1:0`, `--ice-address 127.0.0.1`,
-/// a socket in a temporary folder. Its stderr is collected line by line.
+/// A `screencast-call` process serving viewers on loopback: `--http 127.0.0.1:PORT` (0: any free port),
+/// `--ice-address 127.0.0.1`, a socket in a temporary folder. Its stderr is collected line by line.
 final class CallUnderTest: @unchecked Sendable {
     // @unchecked Sendable: `process` and the URLs are set in init; the lines are behind a Mutex.
     let process: Process
@@ -118,10 +118,11 @@ final class CallUnderTest: @unchecked Sendable {
     private let drained = DispatchSemaphore(value: 0)
     private(set) var port: UInt16 = 0
 
-    init(_ arguments: [String], token: String? = nil) throws {
+    /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
+    init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0) throws {
         folder = try TemporaryDirectory(prefix: "sc-e2e")
         var words = [
-            "--http", "127.0.0.1:0", "--ice-address", "127.0.0.1", "--socket", folder.path("agent.sock"), "--stats-interval", "0",
+            "--http", "127.0.0.1:\(fixedPort)", "--ice-address", "127.0.0.1", "--socket", folder.path("agent.sock"), "--stats-interval", "0",
         ] + arguments
         if let token { words += ["--token", token] }
         let pipe = Pipe()
@@ -176,10 +177,10 @@ final class CallUnderTest: @unchecked Sendable {
     /// The `viewers` part of `/stats`.
     func viewers() throws -> [String: Any] { (try stats()["viewers"] as? [String: Any]) ?? [:] }
 
-    /// SIGTERM, then waits (SIGKILL after 10 s). Returns the exit status (nil when killed).
+    /// `signal` (SIGTERM unless told), then waits (SIGKILL after 10 s). Returns the exit status (nil when killed).
     @discardableResult
-    func stop() -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+    func stop(signal: Int32 = SIGTERM) -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
         let killed = ProcessRunner.wait(for: process, timeout: 10)
         _ = drained.wait(timeout: .now() + 2)
         folder.remove()

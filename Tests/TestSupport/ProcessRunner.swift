@@ -34,6 +34,14 @@ public enum ProcessRunner {
                              timedOut: timedOut)
     }
 
+    /// SIGTERM, then ``wait(for:timeout:)`` (SIGKILL after `grace` seconds). Returns true when it was killed.
+    @discardableResult
+    public static func terminate(_ process: Process, grace: Double = 3) -> Bool {
+        guard process.isRunning else { return false }
+        process.terminate()
+        return wait(for: process, timeout: grace)
+    }
+
     /// Waits for `process` to exit; kills it after `timeout` seconds. Returns true when it was killed.
     @discardableResult
     public static func wait(for process: Process, timeout: Double) -> Bool {

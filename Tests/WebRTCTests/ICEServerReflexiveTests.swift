@@ -186,13 +186,7 @@ final class NamespacedSTUNServer {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        ProcessRunner.terminate(process)
         folder.remove()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 import WebRTC
 import XCTest
 
@@ -173,13 +174,7 @@ final class ICECoturnProcess {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        ProcessRunner.terminate(process)
         try? FileManager.default.removeItem(at: directory)
     }
 

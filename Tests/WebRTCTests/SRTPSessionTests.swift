@@ -278,18 +278,7 @@ final class SRTPSessionTests: XCTestCase {
             0xbe, 0xf8, 0x90, 0x41, 0xf9, 0x77, 0xa5, 0xa8, 0x80, 0x00, 0x00, 0x01, 0x99, 0x3e, 0x08, 0xcd,
             0x54, 0xd6, 0xc1, 0x23, 0x07, 0x98,
         ]
-        let sender = try SRTPSender(key: key)
-        var packet = rtpPlain
-        try sender.protectRTP(&packet)
-        XCTAssertEqual(packet, srtp)
-        var control = rtcpPlain
-        try sender.protectRTCP(&control)
-        XCTAssertEqual(control, srtcp)
-        let receiver = try SRTPReceiver(key: key)
-        try receiver.unprotectRTP(&packet)
-        XCTAssertEqual(packet, rtpPlain)
-        try receiver.unprotectRTCP(&control)
-        XCTAssertEqual(control, rtcpPlain)
+        try assertReferencePackets(key: key, rtp: (rtpPlain, srtp), rtcp: (rtcpPlain, srtcp))
     }
 
     /// The AEAD_AES_128_GCM reference packets of libsrtp's `srtp_validate_gcm` (test/srtp_driver.c; master
@@ -310,18 +299,26 @@ final class SRTPSessionTests: XCTestCase {
             0x85, 0x2b, 0x6c, 0x21, 0xac, 0x8e, 0x70, 0x25, 0xc5, 0x2c, 0x6f, 0xbe, 0xa2, 0xb3, 0xb4, 0x46,
             0xea, 0x31, 0x12, 0x3b, 0xa8, 0x8c, 0xe6, 0x1e, 0x80, 0x00, 0x00, 0x01,
         ]
+        try assertReferencePackets(key: key, rtp: (rtpPlain, srtp), rtcp: (rtcpPlain, srtcp))
+    }
+
+    /// Protects the plain packets with `key` and expects the reference bytes, then unprotects them back.
+    private func assertReferencePackets(
+        key: SRTPMasterKey, rtp: (plain: [UInt8], protected: [UInt8]), rtcp: (plain: [UInt8], protected: [UInt8]),
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let sender = try SRTPSender(key: key)
-        var packet = rtpPlain
+        var packet = rtp.plain
         try sender.protectRTP(&packet)
-        XCTAssertEqual(packet, srtp)
-        var control = rtcpPlain
+        XCTAssertEqual(packet, rtp.protected, "SRTP", file: file, line: line)
+        var control = rtcp.plain
         try sender.protectRTCP(&control)
-        XCTAssertEqual(control, srtcp)
+        XCTAssertEqual(control, rtcp.protected, "SRTCP", file: file, line: line)
         let receiver = try SRTPReceiver(key: key)
         try receiver.unprotectRTP(&packet)
-        XCTAssertEqual(packet, rtpPlain)
+        XCTAssertEqual(packet, rtp.plain, file: file, line: line)
         try receiver.unprotectRTCP(&control)
-        XCTAssertEqual(control, rtcpPlain)
+        XCTAssertEqual(control, rtcp.plain, file: file, line: line)
     }
 
     func testKeysMustFitTheProfile() throws {
