@@ -125,12 +125,21 @@ final class ScreenCapturer: Sendable {
             }
             let suppressed = empty ? emptyEndLog.withLock { $0.admit() } : 0
             if let suppressed {
-                logger.info("screen sender ended", [
-                    "connection": info.connection, "reason": reason.name,
-                    "frames": frames, "decoded": ended?.decoded ?? 0,
-                    "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                    "suppressed": suppressed,
-                ])
+                if case .stream(.error(let error)) = reason {
+                    logger.info("screen sender ended", [
+                        "connection": info.connection, "reason": reason.name, "error": error.kind, "detail": "\(error)",
+                        "frames": frames, "decoded": ended?.decoded ?? 0,
+                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                        "suppressed": suppressed,
+                    ])
+                } else {
+                    logger.info("screen sender ended", [
+                        "connection": info.connection, "reason": reason.name,
+                        "frames": frames, "decoded": ended?.decoded ?? 0,
+                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                        "suppressed": suppressed,
+                    ])
+                }
             }
             onEnded(info, reason, ended?.tookOver ?? false)
         case .senderRefused:
