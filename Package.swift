@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(
             name: "CaptureTests",
             dependencies: [
-                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "FrameWire", "FrameSocket",
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
             ]
         ),
         .testTarget(

@@ -37,6 +37,29 @@ def jpeg(width, height, seed, quality=85):
                           capture_output=True, check=True).stdout
 
 
+def i420(width, height, seed):
+    """The pattern as tightly packed I420, full-range BT.601 (JFIF) like a decoded JPEG: Y, then Cb and Cr
+    ((width+1)//2 x (height+1)//2), each chroma sample the rounded average of its 2x2 block (edges clamped)."""
+    ppm = pattern(width, height, seed)
+    pixels = ppm[len(b"P6\n%d %d\n255\n" % (width, height)):]
+    ys, cbs, crs = [], [], []
+    for i in range(width * height):
+        r, g, b = pixels[3 * i], pixels[3 * i + 1], pixels[3 * i + 2]
+        ys.append(min(255, max(0, round(0.299 * r + 0.587 * g + 0.114 * b))))
+        cbs.append(128 - 0.168736 * r - 0.331264 * g + 0.5 * b)
+        crs.append(128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
+
+    def half(plane):
+        out = bytearray()
+        for y in range(0, height, 2):
+            for x in range(0, width, 2):
+                x1, y1 = min(x + 1, width - 1), min(y + 1, height - 1)
+                total = plane[y * width + x] + plane[y * width + x1] + plane[y1 * width + x] + plane[y1 * width + x1]
+                out.append(min(255, max(0, round(total / 4))))
+        return bytes(out)
+    return bytes(ys) + half(cbs) + half(crs)
+
+
 def ios_header(length, width, height, orientation, extra=b""):
     return (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nBuffer-Width: %d\r\nBuffer-Height: %d\r\n"
             b"Buffer-Orientation: %d\r\n" % (length, width, height, orientation)) + extra + b"\r\n"
@@ -45,8 +68,9 @@ def ios_header(length, width, height, orientation, extra=b""):
 ROTATION = {8: 90, 3: 180, 6: 270}
 
 
-def write(name, note, canonical, parts):
-    """parts: list of (prefix_bytes_before_status_line, header_bytes, body, fields)."""
+def write(name, note, canonical, parts, tail=b"", error=None):
+    """parts: list of (prefix_bytes_before_status_line, header_bytes, body, fields); tail: bytes after the
+    last frame (a faulty message when `error` names its kind)."""
     stream = bytearray()
     frames = []
     for prefix, header, body, fields in parts:
@@ -56,15 +80,20 @@ def write(name, note, canonical, parts):
         width, height, orientation = fields["w"], fields["h"], fields["o"]
         frame = {"offset": offset, "contentLength": len(body), "bufferWidth": width,
                  "bufferHeight": height, "orientation": orientation,
-                 "rotation": ROTATION.get(orientation, 0), "jpegWidth": fields["jw"],
-                 "jpegHeight": fields["jh"]}
+                 "rotation": ROTATION.get(orientation, 0)}
+        if "format" in fields:
+            frame["format"] = fields["format"]
+        else:
+            frame["jpegWidth"], frame["jpegHeight"] = fields["jw"], fields["jh"]
         if "ts" in fields:
             frame["timestamp"] = fields["ts"]
             frame["sequence"] = fields["seq"]
         frames.append(frame)
+    stream += tail
     with open(os.path.join(HERE, name + ".frames"), "wb") as f:
         f.write(stream)
-    expect = {"note": note, "canonical": canonical, "frames": frames, "end": "eof", "error": None,
+    expect = {"note": note, "canonical": canonical, "frames": frames, "end": "error" if error else "eof",
+              "error": {"kind": error} if error else None,
               "sha256": hashlib.sha256(stream).hexdigest()}
     with open(os.path.join(HERE, name + ".expect.json"), "w") as f:
         json.dump(expect, f, indent=1)
@@ -101,6 +130,34 @@ def main():
           "headers, empty lines before a status line, out-of-range orientation", False,
           [(b"\r\n\n", header_a, body_a, {"w": 48, "h": 64, "o": 6, "jw": 48, "jh": 64}),
            (b"\r\n", header_b, body_b, {"w": 48, "h": 64, "o": 0, "jw": 48, "jh": 64})])
+
+    # 4. Our agent with --format i420: raw full-range I420 bodies (odd and even sizes), Buffer-Format right
+    #    after the iOS fields; a JPEG frame between them (the format is per message).
+    parts = []
+    for seq, (w, h, fmt) in enumerate([(37, 23, "I420"), (80, 60, "JPEG"), (4, 2, "I420")]):
+        ts = 7_000_000 + seq * 33_333
+        extra = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\n" % (ts, seq)
+        fields = {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq}
+        if fmt == "I420":
+            body = i420(w, h, seq + 1)
+            assert len(body) == w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+            extra = b"Buffer-Format: I420\r\n" + extra
+            fields["format"] = "I420"
+        else:
+            body = jpeg(w, h, seq + 1)
+            fields["jw"], fields["jh"] = w, h
+        parts.append((b"", ios_header(len(body), w, h, 1, extra), body, fields))
+    write("agent-i420", "screencast-agent --format i420: 37x23 and 4x2 raw I420 frames around an 80x60 JPEG",
+          True, parts)
+
+    # 5. A raw frame whose Content-Length is one byte short of its I420 size: refused at the empty line.
+    good = i420(6, 4, 2)
+    bad = i420(5, 3, 3)[:-1]
+    write("i420-wrong-length",
+          "a 6x4 I420 frame, then a 5x3 one with Content-Length 24 where I420 needs 25: bodyLengthMismatch",
+          False, [(b"", ios_header(len(good), 6, 4, 1, b"buffer-format: i420\r\n"), good,
+                   {"w": 6, "h": 4, "o": 1, "format": "I420"})],
+          tail=ios_header(len(bad), 5, 3, 1, b"Buffer-Format: I420\r\n") + bad, error="bodyLengthMismatch")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ import Media
 import ScreencastSupport
 
 /// The capture thread's work, start to end: owns the X connection and everything built on it (grabber,
-/// damage, cursor), the JPEG encoder and the scheduler. Each turn it reads the pointer, drains X events,
+/// damage, cursor), the JPEG encoder (or the I420 conversion) and the scheduler. Each turn it reads the pointer, drains X events,
 /// asks the ``CaptureScheduler`` what is due, and does it — or sleeps in `poll` on the X socket and the
 /// stop pipe until something may be due.
 ///
@@ -176,22 +176,39 @@ final class CaptureLoop {
         let grabbed = MonotonicClock.nowMicros()
         lastGrabSequence = image.requestSequence
         cursor?.draw(into: image, showing: area)
-        let quality = kind == .paintOver ? paintOver?.quality ?? configuration.quality : configuration.quality
-        let subsampling = kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
-        var jpeg: [UInt8] = []
+        let raw = configuration.format == .i420
+        let quality = raw ? 0 : kind == .paintOver ? paintOver?.quality ?? configuration.quality : configuration.quality
+        let subsampling = raw ? .yuv420 : kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
+        var body: [UInt8] = []
         do {
-            if frameSize.width == area.width, frameSize.height == area.height {
-                try encoder.encode(image.view, quality: quality, subsampling: subsampling, into: &jpeg)
-            } else {
+            let native = frameSize.width == area.width && frameSize.height == area.height
+            if !native {
                 try BGRXScaler.scale(image.view, toWidth: frameSize.width, height: frameSize.height, into: &scaled)
-                jpeg = try encoder.encode(scaled, quality: quality, subsampling: subsampling)
+            }
+            if raw {
+                // A fresh buffer per frame (the frame, and its keepalive repeats, keep it after this returns),
+                // not zero-filled first: ARGBToJ420 writes every byte.
+                let count = I420Buffer.byteCount(width: frameSize.width, height: frameSize.height)
+                var picture = try I420Buffer(
+                    width: frameSize.width, height: frameSize.height,
+                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count })
+                if native {
+                    try BGRXToYUV.convertToI420(image.view, into: &picture)
+                } else {
+                    try BGRXToYUV.convertToI420(scaled, into: &picture)
+                }
+                body = picture.bytes
+            } else if native {
+                try encoder.encode(image.view, quality: quality, subsampling: subsampling, into: &body)
+            } else {
+                body = try encoder.encode(scaled, quality: quality, subsampling: subsampling)
             }
         } catch {
             throw .encodeFailed(error)
         }
         let encoded = MonotonicClock.nowMicros()
         let frame = CapturedFrame(
-            jpeg: jpeg, width: frameSize.width, height: frameSize.height, timestampMicros: grabbed, index: nextIndex,
+            body: body, format: configuration.format, width: frameSize.width, height: frameSize.height, timestampMicros: grabbed, index: nextIndex,
             kind: kind, quality: quality, subsampling: subsampling, area: area,
             grabMicros: grabbed - started, encodeMicros: encoded - grabbed)
         nextIndex += 1
@@ -200,7 +217,7 @@ final class CaptureLoop {
         if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
         stats.grabMicros += frame.grabMicros
         stats.encodeMicros += frame.encodeMicros
-        stats.jpegBytes += jpeg.count
+        stats.jpegBytes += body.count
         stats.method = grabber.method?.rawValue ?? ""
         return frame
     }
@@ -216,7 +233,7 @@ final class CaptureLoop {
         nextIndex += 1
         stats.frames += 1
         stats.keepaliveFrames += 1
-        stats.jpegBytes += frame.jpeg.count
+        stats.jpegBytes += frame.body.count
         return frame
     }
 

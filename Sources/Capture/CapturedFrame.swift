@@ -1,6 +1,7 @@
 import Media
 
-/// One frame ready to send: a JPEG of the captured area (scaled as configured), with its capture time.
+/// One frame ready to send: a JPEG — or raw I420, per ``format`` — of the captured area (scaled as
+/// configured), with its capture time.
 public struct CapturedFrame: Sendable {
     /// Why the frame was made.
     public enum Kind: String, Sendable, Equatable, CaseIterable {
@@ -12,8 +13,14 @@ public struct CapturedFrame: Sendable {
         case keepalive
     }
 
-    /// The JPEG (JFIF, baseline), `width`×`height` pixels.
-    public var jpeg: [UInt8]
+    /// The body, `width`×`height` pixels: a JPEG (JFIF, baseline), or for ``CaptureFormat/i420`` the
+    /// tightly packed full-range I420 planes (Y `width·height` bytes, then U and V of
+    /// `((width+1)/2)·((height+1)/2)` bytes each).
+    public var body: [UInt8]
+    /// What ``body`` is.
+    public var format: CaptureFormat
+    /// The body (a JPEG when ``format`` is `.jpeg`); the name older callers use.
+    public var jpeg: [UInt8] { body }
     /// Frame width in pixels (after scaling).
     public var width: Int
     /// Frame height in pixels (after scaling).
@@ -24,23 +31,25 @@ public struct CapturedFrame: Sendable {
     public var index: UInt64
     /// Why the frame was made.
     public var kind: Kind
-    /// The JPEG quality used, 1…100.
+    /// The JPEG quality used, 1…100 (0 for a raw I420 frame).
     public var quality: Int
-    /// The chroma subsampling used.
+    /// The chroma subsampling used (`.yuv420` for a raw I420 frame).
     public var subsampling: JPEGSubsampling
     /// The screen area shown, root-window coordinates, before scaling.
     public var area: CaptureRect
     /// Microseconds spent reading the pixels from the server (0 for a keepalive).
     public var grabMicros: UInt64
-    /// Microseconds spent drawing the cursor, scaling and JPEG-encoding (0 for a keepalive).
+    /// Microseconds spent drawing the cursor, scaling and JPEG-encoding or converting to I420 (0 for a
+    /// keepalive).
     public var encodeMicros: UInt64
 
     /// A frame with every field given (the capture makes these; tests may too).
     public init(
-        jpeg: [UInt8], width: Int, height: Int, timestampMicros: UInt64, index: UInt64, kind: Kind, quality: Int,
-        subsampling: JPEGSubsampling, area: CaptureRect, grabMicros: UInt64, encodeMicros: UInt64
+        body: [UInt8], format: CaptureFormat = .jpeg, width: Int, height: Int, timestampMicros: UInt64, index: UInt64,
+        kind: Kind, quality: Int, subsampling: JPEGSubsampling, area: CaptureRect, grabMicros: UInt64, encodeMicros: UInt64
     ) {
-        self.jpeg = jpeg
+        self.body = body
+        self.format = format
         self.width = width
         self.height = height
         self.timestampMicros = timestampMicros
@@ -70,7 +79,7 @@ public struct CaptureStats: Sendable, Equatable {
     public var grabMicros: UInt64 = 0
     /// Total microseconds spent drawing the cursor, scaling and encoding (change and paint-over frames).
     public var encodeMicros: UInt64 = 0
-    /// Total JPEG bytes delivered (keepalives included).
+    /// Total body bytes (JPEG or I420) delivered (keepalives included).
     public var jpegBytes = 0
     /// The capture method: `mit-shm` or `get-image` (empty before the first grab).
     public var method = ""

@@ -5,10 +5,11 @@
 ///     Buffer-Width: W\r\n
 ///     Buffer-Height: H\r\n
 ///     Buffer-Orientation: O\r\n
+///     [Buffer-Format: I420\r\n]       ; only for an I420 body, never for JPEG (JPEG stays iOS-identical)
 ///     [Buffer-Timestamp: T\r\n]        ; our agent only: capture time, CLOCK_MONOTONIC µs
 ///     [Buffer-Sequence: S\r\n]         ; our agent only: frame counter
 ///     \r\n
-///     <N bytes of JPEG>
+///     <N bytes of JPEG, or of I420>
 public enum FrameEncoder {
     /// The header block for a body of `bodyLength` bytes (`header.contentLength` is not used).
     public static func headerBlock(for header: FrameHeader, bodyLength: Int) -> [UInt8] {
@@ -29,6 +30,11 @@ public enum FrameEncoder {
         out.append(contentsOf: "\r\nBuffer-Orientation: ".utf8)
         appendDecimal(UInt64(header.orientation), to: &out)
         out.append(contentsOf: "\r\n".utf8)
+        if header.format != .jpeg {
+            out.append(contentsOf: "Buffer-Format: ".utf8)
+            out.append(contentsOf: header.format.rawValue.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
         if let timestamp = header.timestampMicros {
             out.append(contentsOf: "Buffer-Timestamp: ".utf8)
             appendDecimal(timestamp, to: &out)

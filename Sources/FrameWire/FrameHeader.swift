@@ -2,7 +2,8 @@
 ///
 /// Sizes are in pixels, `contentLength` in bytes; the optional extras are written only by our agent.
 public struct FrameHeader: Sendable, Equatable, Hashable {
-    /// `Content-Length`: bytes of JPEG body that follow the header block, 1…``FrameWireLimits/maxBodyBytes``.
+    /// `Content-Length`: bytes of body that follow the header block, 1…``FrameWireLimits/maxBodyBytes``;
+    /// for an I420 body exactly ``BufferFormat/i420ByteCount(width:height:)`` of the buffer size.
     public var contentLength: Int
     /// `Buffer-Width`: the sender's buffer width in pixels, 1…``FrameWireLimits/maxDimension``.
     public var bufferWidth: Int
@@ -14,11 +15,14 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     public var timestampMicros: UInt64?
     /// `Buffer-Sequence`: the sender's frame counter (our agent only).
     public var sequence: UInt64?
+    /// `Buffer-Format`: what the body is (absent on the wire means ``BufferFormat/jpeg``).
+    public var format: BufferFormat
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
-        timestampMicros: UInt64? = nil, sequence: UInt64? = nil
+        timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg
     ) {
+        self.format = format
         self.contentLength = contentLength
         self.bufferWidth = bufferWidth
         self.bufferHeight = bufferHeight
@@ -52,10 +56,32 @@ public enum Rotation: Int, Sendable, Equatable, Hashable, CaseIterable {
     public var degrees: Int { rawValue }
 }
 
-/// One complete frame message: header fields and exactly `contentLength` body bytes (a JPEG).
+/// What a frame's body holds: `Buffer-Format` (Protocol/frame-wire.md §2.5).
+public enum BufferFormat: String, Sendable, Equatable, Hashable, CaseIterable, CustomStringConvertible {
+    /// A JPEG (JFIF) picture: what iOS senders write, and the default when the field is absent.
+    case jpeg = "JPEG"
+    /// The raw picture as planar I420, full-range BT.601 YCbCr (JFIF's range: what a JPEG decodes to),
+    /// tightly packed: Y `width × height` bytes row by row, then U (Cb) and V (Cr), each
+    /// `((width + 1) / 2) × ((height + 1) / 2)` bytes, where width and height are `Buffer-Width`/`-Height`.
+    /// Our agent writes it only when asked (`--format i420`): for a call on the same machine.
+    case i420 = "I420"
+
+    /// The value as written on the wire (`JPEG`, `I420`).
+    public var description: String { rawValue }
+
+    /// Bytes of a tightly packed I420 picture of `width`×`height` pixels:
+    /// `width·height + 2·((width+1)/2)·((height+1)/2)`.
+    public static func i420ByteCount(width: Int, height: Int) -> Int {
+        width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+    }
+}
+
+/// One complete frame message: header fields and exactly `contentLength` body bytes (a JPEG, or I420 when
+/// `header.format` says so).
 public struct Frame: Sendable, Equatable {
     public var header: FrameHeader
-    /// The body bytes as received, `header.contentLength` long. Not checked to be a JPEG here.
+    /// The body bytes as received, `header.contentLength` long. Not checked to be a JPEG here; an I420 body
+    /// is known to have its exact size.
     public var body: [UInt8]
     /// Byte offset of the frame's status line from the start of the stream (skipped empty lines excluded).
     public var offset: Int

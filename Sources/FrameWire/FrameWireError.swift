@@ -7,14 +7,19 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
     case badHeaderLine(String)
     /// `Content-Length`, `Buffer-Width` or `Buffer-Height` is absent (the header's name).
     case missingHeader(String)
-    /// A required header whose value is not 1*DIGIT, is 0, or is beyond its limit (name, value).
+    /// A required header whose value is not 1*DIGIT, is 0, or is beyond its limit (name, value); also a
+    /// `Buffer-Format` other than `JPEG` or `I420` (reported at the empty line).
     case badHeaderValue(name: String, value: String)
-    /// One of the four known headers repeated with a different value (the header's name).
+    /// One of the five checked headers repeated with a different value (the header's name).
     case conflictingHeaders(String)
     /// The header block grew past ``FrameWireLimits/maxHeaderBytes`` without its empty line.
     case headerTooLarge(limit: Int)
     /// `Content-Length` above ``FrameWireLimits/maxBodyBytes``; refused before any body byte is buffered.
     case bodyTooLarge(contentLength: String, limit: Int)
+    /// A raw body (`Buffer-Format: I420`) whose `Content-Length` is not exactly the picture's size for
+    /// `Buffer-Width`×`Buffer-Height` (the format, Content-Length, the bytes expected); reported at the
+    /// empty line, before any body byte is buffered.
+    case bodyLengthMismatch(format: String, contentLength: Int, expected: Int)
 
     /// The kind's name as used in `inspect --json` and the handed cases: `badStatusLine`, ….
     public var kind: String {
@@ -26,6 +31,7 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflictingHeaders: "conflictingHeaders"
         case .headerTooLarge: "headerTooLarge"
         case .bodyTooLarge: "bodyTooLarge"
+        case .bodyLengthMismatch: "bodyLengthMismatch"
         }
     }
 
@@ -38,6 +44,8 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflictingHeaders(let name): "conflicting values for \(name)"
         case .headerTooLarge(let limit): "header block longer than \(limit) bytes"
         case .bodyTooLarge(let length, let limit): "Content-Length \(length) is above the limit of \(limit) bytes"
+        case .bodyLengthMismatch(let format, let length, let expected):
+            "Content-Length \(length) does not match the \(format) picture's \(expected) bytes"
         }
     }
 }

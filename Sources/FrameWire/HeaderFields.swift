@@ -5,7 +5,8 @@
 ///     OWS         = *( SP / HTAB )
 ///
 /// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
-/// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` (optional).
+/// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format`
+/// (optional; an unknown format, or an I420 body of the wrong length, is refused at the empty line).
 /// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
 struct HeaderFields: Sendable {
     private(set) var contentLength: Int?
@@ -14,9 +15,11 @@ struct HeaderFields: Sendable {
     private(set) var orientation: Int?
     private(set) var timestamp: UInt64?
     private(set) var sequence: UInt64?
+    /// The `Buffer-Format` value, upper-cased, as first given (checked at the empty line).
+    private(set) var format: String?
 
     private enum Known {
-        case contentLength, width, height, orientation, timestamp, sequence
+        case contentLength, width, height, orientation, timestamp, sequence, format
     }
 
     /// The lower-case names this reader knows.
@@ -27,6 +30,7 @@ struct HeaderFields: Sendable {
         (Array("buffer-orientation".utf8), .orientation),
         (Array("buffer-timestamp".utf8), .timestamp),
         (Array("buffer-sequence".utf8), .sequence),
+        (Array("buffer-format".utf8), .format),
     ]
 
     /// Adds one header line (without its line end).
@@ -61,6 +65,11 @@ struct HeaderFields: Sendable {
             if timestamp == nil { timestamp = Self.digits(value) }
         case .sequence:
             if sequence == nil { sequence = Self.digits(value) }
+        case .format:
+            // Compared case-insensitively; kept as text so an unknown value is reported at the empty line.
+            let text = String(decoding: value.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+            if let format, format != text { throw .conflictingHeaders("Buffer-Format") }
+            format = text
         }
     }
 
@@ -69,9 +78,22 @@ struct HeaderFields: Sendable {
         guard let contentLength else { throw .missingHeader("Content-Length") }
         guard let width else { throw .missingHeader("Buffer-Width") }
         guard let height else { throw .missingHeader("Buffer-Height") }
+        var bufferFormat = BufferFormat.jpeg
+        if let format {
+            guard let known = BufferFormat(rawValue: format) else {
+                throw .badHeaderValue(name: "Buffer-Format", value: Self.show(ArraySlice(format.utf8)))
+            }
+            bufferFormat = known
+        }
+        if bufferFormat == .i420 {
+            let expected = BufferFormat.i420ByteCount(width: width, height: height)
+            guard contentLength == expected else {
+                throw .bodyLengthMismatch(format: bufferFormat.rawValue, contentLength: contentLength, expected: expected)
+            }
+        }
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
-            orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence)
+            orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat)
     }
 
     // MARK: - Helpers

@@ -6,7 +6,7 @@ import ScreencastSupport
 import Synchronization
 
 /// Plays a `.frames` dump into the hub while its source is active, on a thread of its own: each frame's
-/// JPEG is decoded and rotated like a screen frame (`JPEGFramePipeline`), paced by the dump's
+/// JPEG (or raw I420 body) is decoded and rotated like a screen frame (`JPEGFramePipeline`), paced by the dump's
 /// `Buffer-Timestamp` gaps (clamped to 1 ms…5 s; 1/30 s where a frame has none), and stamped with the
 /// clock's time (a replay is a new capture). Loops, or ends after one pass and calls `onEnded`.
 final class FileCapturer: Sendable {
@@ -152,6 +152,9 @@ final class FileCapturer: Sendable {
             case .failure(.decode(let error)):
                 hub.stats.dropped(.decodeError)
                 if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": error]) }
+            case .failure(let failure):
+                hub.stats.dropped(.decodeError)
+                if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": failure]) }
             }
             index += 1
             if index == frames.count {

@@ -6,21 +6,32 @@ import ScreencastSupport
 enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The body did not decode (or only with a warning): `DropReason.decodeError`.
     case decode(MediaError)
-    /// The JPEG's header claims more pixels than the decode budget (`maximumDecodePixels`): refused
-    /// before its planes are allocated, `DropReason.tooLarge`.
+    /// The JPEG's header (or an I420 frame's Buffer-Width/Height) claims more pixels than the decode budget
+    /// (`maximumDecodePixels`, or a side above `maximumDimension`): refused before its planes are
+    /// allocated, `DropReason.tooLarge`.
     case tooLarge(width: Int, height: Int, budget: Int)
+    /// A raw I420 body whose length is not the picture's size (a `Frame` made without the wire decoder,
+    /// which refuses such streams): counted as `DropReason.decodeError`.
+    case rawLength(width: Int, height: Int, expected: Int, got: Int)
 
     var description: String {
         switch self {
         case .decode(let error): "\(error)"
         case .tooLarge(let width, let height, let budget):
-            "JPEG of \(width)x\(height) (\(width * height) pixels) exceeds the decode budget of \(budget) pixels"
+            "picture of \(width)x\(height) (\(width * height) pixels) exceeds the decode budget of \(budget) pixels"
+        case .rawLength(let width, let height, let expected, let got):
+            "I420 body of \(got) bytes, but a \(width)x\(height) I420 picture has \(expected)"
         }
     }
 }
 
 /// Wire frame → upright `VideoFrame`: JPEG straight to I420 (libturbojpeg), then the rotation from
 /// `Buffer-Orientation` (libyuv), into a pooled buffer.
+///
+/// - A raw I420 body (`Buffer-Format: I420`, full range like a decoded JPEG) is used in place, without a
+///   copy: the frame's body becomes the picture's storage (and later a pool buffer). The same budget
+///   applies (from `Buffer-Width`/`Buffer-Height`, plus `maximumDimension` per side); the body's length
+///   must be exactly the picture's (`FrameFailure.rawLength` otherwise); rotation as for JPEG.
 ///
 /// - The JPEG's header is read first: a picture above the decode budget (`maximumDecodePixels`) is
 ///   refused before anything is allocated for it (`FrameFailure.tooLarge`), logged once per refused size.
@@ -72,8 +83,9 @@ final class JPEGFramePipeline {
         lastRefused = nil
     }
 
-    /// Decodes and rotates `frame`; the result's picture comes from the pool.
+    /// Decodes and rotates `frame`; the result's picture comes from the pool (or is the I420 body itself).
     func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
+        if frame.header.format == .i420 { return processI420(frame, captureTimestampMicros: captureTimestampMicros) }
         let header = frame.header
         let info: JPEGInfo
         do throws(MediaError) {
@@ -82,11 +94,57 @@ final class JPEGFramePipeline {
             return .failure(.decode(error))
         }
         if info.width * info.height > maximumDecodePixels {
-            noteRefused(width: info.width, height: info.height)
+            noteRefused(width: info.width, height: info.height, what: "jpeg")
             return .failure(.tooLarge(width: info.width, height: info.height, budget: maximumDecodePixels))
         }
         renewDecoderIfOversized(pixels: info.width * info.height)
 
+        let rotation = noteRotation(header)
+        var decoded = pool.take(width: info.width, height: info.height)
+        let decodedInfo: JPEGInfo
+        do throws(MediaError) {
+            decodedInfo = try decoder.decodeI420(frame.body, into: &decoded)
+        } catch {
+            pool.recycle(decoded)
+            return .failure(.decode(error))
+        }
+        decoderPeakPixels = max(decoderPeakPixels, decodedInfo.width * decodedInfo.height)
+        let picture: I420Buffer
+        do throws(MediaError) {
+            picture = try upright(decoded, rotation: rotation)
+        } catch {
+            return .failure(.decode(error))
+        }
+        noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (decodedInfo.width, decodedInfo.height))
+        return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
+                                   appliedRotation: rotation))
+    }
+
+    /// A raw I420 frame: checked against the budget and its exact size, then used without a copy.
+    private func processI420(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
+        let (width, height) = (frame.header.bufferWidth, frame.header.bufferHeight)
+        if width * height > maximumDecodePixels || width > maximumDimension || height > maximumDimension {
+            noteRefused(width: width, height: height, what: "picture")
+            return .failure(.tooLarge(width: width, height: height, budget: maximumDecodePixels))
+        }
+        let expected = I420Buffer.byteCount(width: width, height: height)
+        guard frame.body.count == expected,
+              let raw = try? I420Buffer(width: width, height: height, bytes: frame.body)  // shares the body's storage
+        else {
+            return .failure(.rawLength(width: width, height: height, expected: expected, got: frame.body.count))
+        }
+        let rotation = noteRotation(frame.header)
+        do throws(MediaError) {
+            let picture = try upright(raw, rotation: rotation)
+            return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
+                                       appliedRotation: rotation))
+        } catch {
+            return .failure(.decode(error))
+        }
+    }
+
+    /// The rotation `header` asks for; a change is logged (rate-limited) and applies from this frame on.
+    private func noteRotation(_ header: FrameHeader) -> PictureRotation {
         let rotation = PictureRotation(degrees: header.rotation.degrees) ?? .none
         if rotation != lastRotation {
             if lastRotation != nil || rotation != .none, let suppressed = rotationLog.admit() {
@@ -94,29 +152,24 @@ final class JPEGFramePipeline {
             }
             lastRotation = rotation
         }
-        var decoded = pool.take(width: info.width, height: info.height)
+        return rotation
+    }
+
+    /// `decoded` turned upright into a pooled buffer (`decoded` goes back to the pool), or `decoded` itself
+    /// for no rotation. On a throw `decoded` has gone back to the pool.
+    private func upright(_ decoded: consuming I420Buffer, rotation: PictureRotation) throws(MediaError) -> I420Buffer {
+        guard rotation != .none else { return decoded }
+        let size = rotation.rotatedSize(width: decoded.width, height: decoded.height)
+        var picture = pool.take(width: size.width, height: size.height)
         do throws(MediaError) {
-            let decodedInfo = try decoder.decodeI420(frame.body, into: &decoded)
-            decoderPeakPixels = max(decoderPeakPixels, decodedInfo.width * decodedInfo.height)
-            var picture = decoded
-            if rotation != .none {
-                let size = rotation.rotatedSize(width: decodedInfo.width, height: decodedInfo.height)
-                picture = pool.take(width: size.width, height: size.height)
-                do throws(MediaError) {
-                    try decoded.rotated(by: rotation, into: &picture)
-                } catch {
-                    pool.recycle(picture)
-                    throw error
-                }
-                pool.recycle(decoded)
-            }
-            noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (decodedInfo.width, decodedInfo.height))
-            return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
-                                       appliedRotation: rotation))
+            try decoded.rotated(by: rotation, into: &picture)
         } catch {
+            pool.recycle(picture)
             pool.recycle(decoded)
-            return .failure(.decode(error))
+            throw error
         }
+        pool.recycle(decoded)
+        return picture
     }
 
     /// After a large picture, once only much smaller ones come (the largest of the last 8 is under half
@@ -130,12 +183,13 @@ final class JPEGFramePipeline {
         decoderRenewals += 1
     }
 
-    private func noteRefused(width: Int, height: Int) {
+    /// Logs a refused size once per change (rate-limited); `what` is the log key: `jpeg` or `picture` (I420).
+    private func noteRefused(width: Int, height: Int, what: String) {
         if let lastRefused, lastRefused == (width, height) { return }
         lastRefused = (width, height)
         guard let suppressed = refusalLog.admit() else { return }
         logger.warning("frame refused: the picture exceeds the decode budget", [
-            "jpeg": "\(width)x\(height)", "pixels": width * height, "budget": maximumDecodePixels, "suppressed": suppressed,
+            what: "\(width)x\(height)", "pixels": width * height, "budget": maximumDecodePixels, "suppressed": suppressed,
         ])
     }
 

@@ -5,14 +5,15 @@ import ScreencastSupport
 import Synchronization
 
 /// The screen capturer: serves the agent's socket (`FrameServer`), decodes each frame's JPEG to I420 on
-/// the server's reader thread, applies its rotation and submits it to the hub.
+/// the server's reader thread (a raw I420 body is used as it is), applies its rotation and submits it to
+/// the hub.
 ///
 /// - A sender's first picture that decodes makes the screen the active source (`onFirstPicture`, before
 ///   that picture is submitted); connecting alone does not, so connections that send nothing (or nothing
 ///   that decodes) never interrupt the fallback and cost no keyframes. When the sender leaves, `onEnded`
 ///   (told whether it had taken over) decides what happens next (fall back, or end).
-/// - Undecodable bodies are dropped and counted (`decodeError`), pictures above the decode budget too
-///   (`tooLarge`); the stream goes on.
+/// - Undecodable bodies are dropped and counted (`decodeError`; also an I420 body of the wrong length, with
+///   its own rate-limited log line), pictures above the decode budget too (`tooLarge`); the stream goes on.
 /// - The end of a connection that sent nothing (EOF or a read error before any frame) is logged
 ///   rate-limited (3, then one per 5 s with the count held back): a client that connects and closes in
 ///   a loop cannot flood the log.
@@ -124,12 +125,21 @@ final class ScreenCapturer: Sendable {
             }
             let suppressed = empty ? emptyEndLog.withLock { $0.admit() } : 0
             if let suppressed {
-                logger.info("screen sender ended", [
-                    "connection": info.connection, "reason": reason.name,
-                    "frames": frames, "decoded": ended?.decoded ?? 0,
-                    "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                    "suppressed": suppressed,
-                ])
+                if case .stream(.error(let error)) = reason {
+                    logger.info("screen sender ended", [
+                        "connection": info.connection, "reason": reason.name, "error": error.kind, "detail": "\(error)",
+                        "frames": frames, "decoded": ended?.decoded ?? 0,
+                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                        "suppressed": suppressed,
+                    ])
+                } else {
+                    logger.info("screen sender ended", [
+                        "connection": info.connection, "reason": reason.name,
+                        "frames": frames, "decoded": ended?.decoded ?? 0,
+                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                        "suppressed": suppressed,
+                    ])
+                }
             }
             onEnded(info, reason, ended?.tookOver ?? false)
         case .senderRefused:
@@ -164,6 +174,19 @@ final class ScreenCapturer: Sendable {
                 c?.tooLarge += 1
             }
             hub.stats.dropped(.tooLarge)
+        case .failure(.rawLength(let width, let height, let expected, let got)):
+            let count = connection.withLock { c -> Int in
+                c?.frames += 1
+                c?.decodeFailed += 1
+                return c?.decodeFailed ?? 0
+            }
+            hub.stats.dropped(.decodeError)
+            if count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) {
+                logger.warning("frame dropped: I420 body length does not match its size", [
+                    "offset": frame.offset, "size": "\(width)x\(height)", "bytes": got, "expected": expected,
+                    "count": count, "suppressed": suppressed,
+                ])
+            }
         case .failure(.decode(let error)):
             let count = connection.withLock { c -> Int in
                 c?.frames += 1

@@ -30,7 +30,7 @@ struct AgentOptions {
     static let valueOptions: Set<String> = [
         "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
-        "paint-over-delay", "shm", "stats-interval",
+        "paint-over-delay", "shm", "stats-interval", "format",
     ]
     static let flagOptions: Set<String> = ["list-monitors", "no-paint-over"]
 
@@ -109,6 +109,17 @@ struct AgentOptions {
             case "420": capture.subsampling = .yuv420
             case "444": capture.subsampling = .yuv444
             default: throw UsageError("--subsampling must be 420 or 444, not '\(subsampling)'")
+            }
+        }
+        if let format = arguments.string("format") {
+            guard let parsed = CaptureFormat(rawValue: format) else {
+                throw UsageError("--format must be jpeg or i420, not '\(format)'")
+            }
+            capture.format = parsed
+            if parsed == .i420 {
+                for name in ["quality", "subsampling", "paint-over-quality", "paint-over-delay"] where arguments.string(name) != nil {
+                    throw UsageError("--\(name) is for JPEG frames; --format i420 sends raw pictures")
+                }
             }
         }
         capture.keepaliveSeconds = try arguments.double("keepalive", in: 0.05...3600) ?? 2

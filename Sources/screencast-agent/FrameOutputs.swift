@@ -75,12 +75,14 @@ final class FrameOutputs: Sendable {
         self.requestStop = requestStop
     }
 
-    /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`.
+    /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`, and
+    /// `Buffer-Format: I420` for a raw frame (never for JPEG, whose header stays the iOS sender's).
     static func message(for frame: CapturedFrame, orientation: Int) -> [UInt8] {
         let header = FrameHeader(
-            contentLength: frame.jpeg.count, bufferWidth: frame.width, bufferHeight: frame.height,
-            orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index)
-        return FrameEncoder.encode(header: header, body: frame.jpeg)
+            contentLength: frame.body.count, bufferWidth: frame.width, bufferHeight: frame.height,
+            orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index,
+            format: frame.format == .i420 ? .i420 : .jpeg)
+        return FrameEncoder.encode(header: header, body: frame.body)
     }
 
     /// Sends and/or records one frame.

@@ -2,7 +2,8 @@ import FrameWire
 import Foundation
 import ScreencastSupport
 
-/// `extract FILE --out DIR [--force]`: writes each body as DIR/000000.jpg, DIR/000001.jpg, … in stream order.
+/// `extract FILE --out DIR [--force]`: writes each body as DIR/000000.jpg, DIR/000001.jpg, … in stream order;
+/// a raw I420 body (`Buffer-Format: I420`) as DIR/NNNNNN.yuv, its bytes as sent.
 /// A folder that already holds files is refused unless `--force`, so two runs never mix.
 struct ExtractCommand {
     let path: String
@@ -35,7 +36,7 @@ struct ExtractCommand {
             switch event {
             case .frame(let frame):
                 guard failure == nil else { return }
-                let name = String(format: "%06d.jpg", written)
+                let name = String(format: frame.header.format == .i420 ? "%06d.yuv" : "%06d.jpg", written)
                 do {
                     try DumpFile.write(frame.body, to: (outputDirectory as NSString).appendingPathComponent(name))
                     written += 1

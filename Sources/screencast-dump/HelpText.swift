@@ -64,7 +64,8 @@ enum HelpText {
         Usage: screencast-dump inspect [--json] [--log-level LEVEL] FILE
 
         Decode the dump with the socket reader's decoder (and its read sizes) and fully decode every JPEG body
-        to I420, as the call process does. FILE may be a regular file, a FIFO or /dev/stdin. Each frame is
+        to I420, as the call process does (a raw I420 body, "Buffer-Format: I420", needs no decode: the
+        reader has checked its exact length). FILE may be a regular file, a FIFO or /dev/stdin. Each frame is
         printed as soon as it is decoded, so memory stays flat however large the dump.
 
         Without --json: one table row per frame, then a summary line: frames, undecodable bodies, body bytes,
@@ -76,10 +77,12 @@ enum HelpText {
         --json: one JSON document on stdout:
           {"frames":[FRAME,…],"end":"eof"|"truncated"|"error","error":null|ERROR}
           FRAME: {"offset":O,"contentLength":N,"bufferWidth":W,"bufferHeight":H,"orientation":V,"rotation":R,
-                  "jpegWidth":JW,"jpegHeight":JH}
+                  "format":F,"jpegWidth":JW,"jpegHeight":JH}
             offset        byte offset of the frame's status line (empty lines before it belong to no frame)
             orientation   Buffer-Orientation (0 when absent or out of range); rotation: 0, 90, 180 or 270,
                           the clockwise turn it asks for (8 → 90, 3 → 180, 6 → 270, else 0)
+            format        Buffer-Format: "JPEG" (also when absent) or "I420" (a raw picture of W x H; such a
+                          frame has no jpegWidth/jpegHeight and no decodeError)
             jpegWidth/jpegHeight: the JPEG's own size. A body that does not decode as a JPEG (one that decodes
                           only with a libjpeg warning, such as a premature end, counts as not decoding) has
                           "decodeError":"MESSAGE" instead, and decoding goes on with the next frame.
@@ -88,7 +91,7 @@ enum HelpText {
             "sequence":S  Buffer-Sequence, the sender's frame counter (exact unsigned 64-bit)
           ERROR: {"kind":K,"message":M,"offset":B}
             kind          badStatusLine, badHeaderLine, missingHeader, badHeaderValue, conflictingHeaders,
-                          headerTooLarge or bodyTooLarge
+                          headerTooLarge, bodyTooLarge or bodyLengthMismatch (an I420 body of the wrong size)
             message       what is wrong, ending with where it was detected: "(detected at byte N, offset N-1)"
             offset        the byte offset (from 0, like a frame's offset) at which the fault was detected
 
@@ -172,8 +175,10 @@ enum HelpText {
         Usage: screencast-dump extract FILE --out DIR [--force] [--log-level LEVEL]
 
         Decode the dump and write each frame's body, exactly as sent, as DIR/000000.jpg, DIR/000001.jpg, … in
-        stream order (bodies that are not JPEGs too: the names say the intent, not a check). DIR and missing
-        parents are made. The summary on stderr says "wrote N bodies" and how the stream ended.
+        stream order (bodies that are not JPEGs too: the names say the intent, not a check). A raw I420 body
+        ("Buffer-Format: I420") is written as DIR/NNNNNN.yuv instead, exactly as sent: planar full-range I420 of
+        Buffer-Width x Buffer-Height (view it with e.g. ffmpeg -f rawvideo -pix_fmt yuvj420p -s WxH -i
+        000000.yuv 000000.png). DIR and missing parents are made. The summary on stderr says "wrote N bodies" and how the stream ended.
 
         --force   write into a folder that already holds files (same-named files are replaced, others are
                   left). Without it such a folder is refused, so the bodies of two runs never mix.

@@ -4,7 +4,8 @@ import Media
 import ScreencastSupport
 
 /// `inspect [--json] FILE`: decodes the dump and fully decodes every JPEG body (to I420, as the call process
-/// does), printing each frame as soon as it is decoded, so memory stays flat however large the dump.
+/// does; raw I420 bodies need no decode), printing each frame as soon as it is decoded, so memory stays flat
+/// however large the dump.
 struct InspectCommand {
     let path: String
     let json: Bool
@@ -34,11 +35,14 @@ struct InspectCommand {
             switch event {
             case .frame(let frame):
                 var item = InspectedFrame(header: frame.header, offset: frame.offset)
-                do {
-                    let info = try jpeg.decodeI420(frame.body, into: &picture)
-                    item.jpegSize = (info.width, info.height)
-                } catch {
-                    item.decodeError = "\(error)"
+                // A raw I420 body needs no decode: the wire decoder has checked its exact length.
+                if frame.header.format == .jpeg {
+                    do {
+                        let info = try jpeg.decodeI420(frame.body, into: &picture)
+                        item.jpegSize = (info.width, info.height)
+                    } catch {
+                        item.decodeError = "\(error)"
+                    }
                 }
                 if json {
                     out.write((summary.frames > 0 ? "," : "") + item.json.serialized)

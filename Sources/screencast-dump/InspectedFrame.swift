@@ -16,8 +16,11 @@ struct InspectedFrame {
             ("offset", .number(offset)), ("contentLength", .number(header.contentLength)),
             ("bufferWidth", .number(header.bufferWidth)), ("bufferHeight", .number(header.bufferHeight)),
             ("orientation", .number(header.orientation)), ("rotation", .number(header.rotation.degrees)),
+            ("format", .string(header.format.rawValue)),
         ]
-        if let jpegSize {
+        if header.format == .i420 {
+            // Raw: its size is Buffer-Width/Height, its length checked by the wire decoder.
+        } else if let jpegSize {
             pairs += [("jpegWidth", .number(jpegSize.width)), ("jpegHeight", .number(jpegSize.height))]
         } else {
             pairs.append(("decodeError", .string(decodeError ?? "unknown")))
@@ -28,14 +31,14 @@ struct InspectedFrame {
     }
 
     /// The column titles of the table.
-    static let tableTitle = "    #     offset    length  buffer       orient  rot  jpeg         timestamp(us)  seq"
+    static let tableTitle = "    #     offset    length  buffer       orient  rot  format  jpeg         timestamp(us)  seq"
 
     /// The frame's table row (numbered `index`), plus a `decode error:` line when the body did not decode.
     func tableRows(index: Int) -> String {
-        let jpeg = jpegSize.map { "\($0.width)x\($0.height)" } ?? "UNDECODABLE"
+        let jpeg = header.format == .i420 ? "-" : jpegSize.map { "\($0.width)x\($0.height)" } ?? "UNDECODABLE"
         var text = pad(index, 5) + pad(offset, 11) + pad(header.contentLength, 10) + "  "
             + padRight("\(header.bufferWidth)x\(header.bufferHeight)", 11) + pad(header.orientation, 8)
-            + pad(header.rotation.degrees, 5) + "  " + padRight(jpeg, 12)
+            + pad(header.rotation.degrees, 5) + "  " + padRight(header.format.rawValue, 8) + padRight(jpeg, 12)
             + pad(header.timestampMicros.map(String.init) ?? "-", 14) + pad(header.sequence.map(String.init) ?? "-", 5)
         if let decodeError { text += "\n      decode error: \(decodeError)" }
         return text

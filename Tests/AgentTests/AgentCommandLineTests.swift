@@ -20,7 +20,7 @@ final class AgentCommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0)
         for option in ["--socket", "--output", "--record", "--frames", "--duration", "--display", "--monitor", "--region",
                        "--list-monitors", "--cursor", "--fps", "--scale", "--max-size", "--quality", "--subsampling",
-                       "--keepalive", "--orientation", "--log-level", "--paint-over-quality", "--shm", "--stats-interval"] {
+                       "--keepalive", "--orientation", "--log-level", "--paint-over-quality", "--shm", "--stats-interval", "--format"] {
             XCTAssertTrue(result.stdout.contains(option), "--help does not mention \(option)")
         }
         XCTAssertEqual(try run(["-h"]).stdout, result.stdout)
@@ -35,6 +35,9 @@ final class AgentCommandLineTests: XCTestCase {
             (["--max-size", "12x"], "--max-size must be WxH"),
             (["--scale", "0.5", "--max-size", "640x480"], "--scale and --max-size exclude each other"),
             (["--subsampling", "422"], "--subsampling must be 420 or 444, not '422'"),
+            (["--format", "png"], "--format must be jpeg or i420, not 'png'"),
+            (["--format", "i420", "--quality", "50"], "--quality is for JPEG frames; --format i420 sends raw pictures"),
+            (["--format", "i420", "--paint-over-delay", "2"], "--paint-over-delay is for JPEG frames"),
             (["--cursor", "maybe"], "--cursor must be on or off, not 'maybe'"),
             (["--region", "1,2,3"], "--region must be X,Y,W,H"),
             (["--region", "0,0,10,10", "--monitor", "0"], "--monitor and --region exclude each other"),

@@ -122,18 +122,22 @@ struct DumpFrame {
     var orientation: Int = 1
     /// Buffer-Timestamp, µs.
     var timestamp: UInt64
+    /// The body: JPEG (the default) or the picture's own I420 bytes.
+    var format: BufferFormat = .jpeg
 }
 
-/// The wire bytes of `frames` (JPEG quality 90, 4:2:0) as `screencast-agent` would write them.
+/// The wire bytes of `frames` as `screencast-agent` would write them: JPEG quality 90, 4:2:0, or for
+/// `.i420` frames the picture's bytes as they are (`--format i420`).
 func makeDump(_ frames: [DumpFrame]) throws -> [UInt8] {
     let encoder = try JPEGEncoder()
     var out: [UInt8] = []
     for (index, frame) in frames.enumerated() {
-        let jpeg = try encoder.encode(frame.picture, quality: 90)
+        let body = frame.format == .i420 ? frame.picture.bytes : try encoder.encode(frame.picture, quality: 90)
         let header = FrameHeader(
-            contentLength: jpeg.count, bufferWidth: frame.picture.width, bufferHeight: frame.picture.height,
-            orientation: frame.orientation, timestampMicros: frame.timestamp, sequence: UInt64(index))
-        out += FrameEncoder.encode(header: header, body: jpeg)
+            contentLength: body.count, bufferWidth: frame.picture.width, bufferHeight: frame.picture.height,
+            orientation: frame.orientation, timestampMicros: frame.timestamp, sequence: UInt64(index),
+            format: frame.format)
+        out += FrameEncoder.encode(header: header, body: body)
     }
     return out
 }

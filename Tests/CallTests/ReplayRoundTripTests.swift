@@ -18,18 +18,20 @@ final class ReplayRoundTripTests: CallTestCase {
     /// A dump of stretches: each shows its pictures 100 ms apart, repeats the last one as a keepalive
     /// 0.8 s later, and is followed by the next stretch 1.5 s after its last change; the final stretch
     /// gets a second keepalive at +1.5 s, then the stream ends.
-    private func stretchDump(_ stretches: [(pictures: [I420Buffer], orientation: Int)]) throws -> String {
+    private func stretchDump(
+        _ stretches: [(pictures: [I420Buffer], orientation: Int)], format: BufferFormat = .jpeg
+    ) throws -> String {
         var frames: [DumpFrame] = []
         var time: UInt64 = 1_000_000
         for (index, stretch) in stretches.enumerated() {
             for picture in stretch.pictures {
-                frames.append(DumpFrame(picture: picture, orientation: stretch.orientation, timestamp: time))
+                frames.append(DumpFrame(picture: picture, orientation: stretch.orientation, timestamp: time, format: format))
                 time += 100_000
             }
             let last = time - 100_000
-            frames.append(DumpFrame(picture: stretch.pictures.last!, orientation: stretch.orientation, timestamp: last + 800_000))
+            frames.append(DumpFrame(picture: stretch.pictures.last!, orientation: stretch.orientation, timestamp: last + 800_000, format: format))
             if index == stretches.count - 1 {
-                frames.append(DumpFrame(picture: stretch.pictures.last!, orientation: stretch.orientation, timestamp: last + 1_500_000))
+                frames.append(DumpFrame(picture: stretch.pictures.last!, orientation: stretch.orientation, timestamp: last + 1_500_000, format: format))
             }
             time = last + 1_500_000
         }
@@ -49,7 +51,10 @@ final class ReplayRoundTripTests: CallTestCase {
         XCTAssertFalse(frames.isEmpty, file: file, line: line)
         let jpeg = try JPEGDecoder()
         let expected: [I420Buffer?] = frames.map { frame in
-            (try? jpeg.decodeI420(frame.body)).map { rotateClockwise($0, degrees: frame.header.rotation.degrees) }
+            let picture = frame.header.format == .i420
+                ? try? I420Buffer(width: frame.header.bufferWidth, height: frame.header.bufferHeight, bytes: frame.body)
+                : try? jpeg.decodeI420(frame.body)
+            return picture.map { rotateClockwise($0, degrees: frame.header.rotation.degrees) }
         }
         let first = frames[0].header.timestampMicros ?? 0
         let times = frames.enumerated().map { index, frame in
@@ -194,5 +199,47 @@ final class ReplayRoundTripTests: CallTestCase {
             XCTAssertGreaterThanOrEqual(rightDB, 30, "rotated \(right)°")
             XCTAssertLessThan(wrongDB, 20, "not rotated \(wrong)°")
         }
+    }
+
+    /// `screencast-agent --format i420` bodies: decoded-JPEG-range I420 used as is; VP8 frames come out with
+    /// the pictures (rotations too), nearer the source than the JPEG path gets.
+    func testI420DumpRoundTripsRotatedAndSharperThanJPEG() throws {
+        let (w, h) = (320, 180)
+        let picture = makeDesktop(width: w, height: h, variant: 7)
+        let raw = try roundTrip(try stretchDump([1, 6, 3].map { (pictures: [picture], orientation: $0) }, format: .i420))
+        XCTAssertEqual(raw.map { "\($0.decoded.width)x\($0.decoded.height)" }, ["320x180", "180x320", "320x180"])
+        for (result, degrees) in zip(raw, [0, 270, 180]) {
+            XCTAssertGreaterThanOrEqual(lumaPSNR(result.decoded, rotateClockwise(picture, degrees: degrees)), 30, "\(degrees)°")
+        }
+        folder.remove()
+        folder = try TemporaryDirectory(prefix: "call")
+        let jpeg = try roundTrip(try stretchDump([(pictures: [picture], orientation: 1)]))
+        let rawDB = lumaPSNR(try XCTUnwrap(raw.first).decoded, picture)
+        let jpegDB = lumaPSNR(try XCTUnwrap(jpeg.first).decoded, picture)
+        print("I420 vs JPEG round trip, luma PSNR: \(rawDB) vs \(jpegDB)")
+        XCTAssertGreaterThanOrEqual(rawDB, jpegDB - 0.5, "raw pictures are not worse than JPEG q90 ones")
+    }
+
+    /// A `Frame` that claims I420 with a body of the wrong size never reaches the encoder, and a stream
+    /// that carries one is refused by the reader (`bodyLengthMismatch`); the call keeps serving.
+    func testWrongI420LengthEndsThatSenderAndTheCallGoesOn() throws {
+        let picture = makeDesktop(width: 64, height: 48, variant: 1)
+        var bytes = try makeDump([DumpFrame(picture: picture, timestamp: 1_000_000, format: .i420)])
+        let header = FrameHeader(contentLength: 0, bufferWidth: 64, bufferHeight: 48, timestampMicros: 1_100_000,
+                                 sequence: 1, format: .i420)
+        bytes += FrameEncoder.encode(header: header, body: Array(picture.bytes.dropLast()))
+        let path = folder.path("bad.frames")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let call = try startCall(["--stats-interval", "0"])
+        _ = try replay(path, socket: socket)
+        XCTAssertNotNil(call.waitForLine("bodyLengthMismatch", timeout: 10), call.logText)
+        // The call is still there and takes the next sender.
+        let good = folder.path("good.frames")
+        try Data(try makeDump([DumpFrame(picture: picture, timestamp: 1_000_000, format: .i420)])).write(to: URL(fileURLWithPath: good))
+        let again = try replay(good, socket: socket)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertNotNil(call.waitForLine("screen sender ended", occurrence: 2, timeout: 10), call.logText)
+        call.signal(SIGTERM)
+        XCTAssertEqual(call.waitForExit(timeout: 10), 0, call.logText)
     }
 }

@@ -91,7 +91,8 @@ struct InspectReport {
                 orientation: try int("orientation"), rotation: try int("rotation"),
                 jpegWidth: f["jpegWidth"] as? Int, jpegHeight: f["jpegHeight"] as? Int,
                 decodeError: f["decodeError"] != nil,
-                timestamp: (f["timestamp"] as? NSNumber)?.uint64Value, sequence: (f["sequence"] as? NSNumber)?.uint64Value)
+                timestamp: (f["timestamp"] as? NSNumber)?.uint64Value, sequence: (f["sequence"] as? NSNumber)?.uint64Value,
+                format: try XCTUnwrap(f["format"] as? String, "format in \(f)"))
         }
         end = try XCTUnwrap(root["end"] as? String)
         XCTAssertTrue(root.keys.contains("error"), "error key present (null or object)")

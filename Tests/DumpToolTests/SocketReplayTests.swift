@@ -34,14 +34,16 @@ final class SocketReplayTests: XCTestCase {
                 XCTAssertNil(wireCase.errorKind, wireCase.name)
             }
             let seen = frames.map { frame -> ExpectedFrame in
-                let info = try? jpeg.decodeI420(frame.body, into: &picture)
+                let isJPEG = frame.header.format == .jpeg
+                let info = isJPEG ? try? jpeg.decodeI420(frame.body, into: &picture) : nil
                 return ExpectedFrame(
                     offset: frame.offset, contentLength: frame.header.contentLength,
                     bufferWidth: frame.header.bufferWidth, bufferHeight: frame.header.bufferHeight,
                     orientation: frame.header.orientation, rotation: frame.header.rotation.degrees,
-                    jpegWidth: info?.width, jpegHeight: info?.height, decodeError: info == nil,
+                    jpegWidth: info?.width, jpegHeight: info?.height, decodeError: isJPEG && info == nil,
                     timestamp: wireCase.frames.first?.timestamp == nil ? nil : frame.header.timestampMicros,
-                    sequence: wireCase.frames.first?.sequence == nil ? nil : frame.header.sequence)
+                    sequence: wireCase.frames.first?.sequence == nil ? nil : frame.header.sequence,
+                    format: frame.header.format.rawValue)
             }
             XCTAssertEqual(seen, wireCase.frames, "\(wireCase.name): frames")
         }

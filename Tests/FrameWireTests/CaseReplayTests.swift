@@ -13,14 +13,14 @@ final class CaseReplayTests: XCTestCase {
 
     func testGoldenStreams() throws {
         let cases = try WireCase.load(from: TestPaths.golden)
-        XCTAssertGreaterThanOrEqual(cases.count, 3)
+        XCTAssertGreaterThanOrEqual(cases.count, 5)
         for wireCase in cases { check(wireCase) }
     }
 
     /// Golden streams marked canonical are byte for byte what our encoder writes.
     func testCanonicalGoldenStreamsRoundTripThroughTheEncoder() throws {
         let canonical = try WireCase.load(from: TestPaths.golden).filter(\.canonical)
-        XCTAssertGreaterThanOrEqual(canonical.count, 2)
+        XCTAssertGreaterThanOrEqual(canonical.count, 3)
         for wireCase in canonical {
             let result = decode(wireCase.bytes, .allAtOnce)
             let reencoded = result.frames.flatMap { FrameEncoder.encode($0) }
@@ -61,6 +61,7 @@ final class CaseReplayTests: XCTestCase {
                 XCTAssertEqual(h.bufferHeight, expected.bufferHeight, "\(context): bufferHeight", file: file, line: line)
                 XCTAssertEqual(h.orientation, expected.orientation, "\(context): orientation", file: file, line: line)
                 XCTAssertEqual(h.rotation.degrees, expected.rotation, "\(context): rotation", file: file, line: line)
+                XCTAssertEqual(h.format.rawValue, expected.format, "\(context): format", file: file, line: line)
                 if let timestamp = expected.timestamp {
                     XCTAssertEqual(h.timestampMicros, timestamp, "\(context): timestamp", file: file, line: line)
                     XCTAssertEqual(h.sequence, expected.sequence, "\(context): sequence", file: file, line: line)

@@ -41,11 +41,16 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     /// `Buffer-Timestamp` / `Buffer-Sequence`, present in golden streams of our agent only.
     public var timestamp: UInt64?
     public var sequence: UInt64?
+    /// `Buffer-Format` as read: `JPEG` (also when the expectation has no `format`) or `I420`. I420 frames
+    /// have neither `jpegWidth`/`jpegHeight` nor `decodeError`.
+    public var format: String
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
-        jpegWidth: Int?, jpegHeight: Int?, decodeError: Bool, timestamp: UInt64? = nil, sequence: UInt64? = nil
+        jpegWidth: Int?, jpegHeight: Int?, decodeError: Bool, timestamp: UInt64? = nil, sequence: UInt64? = nil,
+        format: String = "JPEG"
     ) {
+        self.format = format
         self.offset = offset
         self.contentLength = contentLength
         self.bufferWidth = bufferWidth
@@ -61,7 +66,7 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
 
     public var description: String {
         "offset=\(offset) len=\(contentLength) \(bufferWidth)x\(bufferHeight) o=\(orientation) r=\(rotation) "
-            + (decodeError ? "decodeError" : "jpeg=\(jpegWidth ?? -1)x\(jpegHeight ?? -1)")
+            + (format != "JPEG" ? "format=\(format)" : decodeError ? "decodeError" : "jpeg=\(jpegWidth ?? -1)x\(jpegHeight ?? -1)")
     }
 }
 
@@ -109,7 +114,8 @@ public struct WireCase: CustomStringConvertible {
                 jpegWidth: f["jpegWidth"] as? Int, jpegHeight: f["jpegHeight"] as? Int,
                 decodeError: (f["decodeError"] as? Bool) ?? (f["decodeError"] is String),
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value,
-                sequence: (f["sequence"] as? NSNumber)?.uint64Value)
+                sequence: (f["sequence"] as? NSNumber)?.uint64Value,
+                format: (f["format"] as? String) ?? "JPEG")
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(

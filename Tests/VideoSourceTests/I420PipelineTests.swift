@@ -1,0 +1,60 @@
+import FrameWire
+import Media
+import ScreencastSupport
+import TestSupport
+@testable import VideoSource
+import XCTest
+
+/// The call's frame pipeline with raw I420 bodies (`Buffer-Format: I420`): used without a copy, rotated,
+/// refused above the decode budget, dropped when the body's length is wrong.
+final class I420PipelineTests: XCTestCase {
+    private let logger = Logger(component: "test", threshold: .error)
+
+    private func frame(_ picture: I420Buffer, orientation: Int = 1, body: [UInt8]? = nil) -> Frame {
+        let bytes = body ?? picture.bytes
+        return Frame(header: FrameHeader(contentLength: bytes.count, bufferWidth: picture.width, bufferHeight: picture.height,
+                                         orientation: orientation, format: .i420), body: bytes)
+    }
+
+    func testAnI420BodyBecomesThePictureWithoutACopy() throws {
+        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let picture = makeDesktop(width: 101, height: 57, variant: 3)
+        let input = frame(picture)
+        guard case .success(let video) = pipeline.process(input, captureTimestampMicros: 42) else { return XCTFail("I420 frame refused") }
+        XCTAssertEqual(video.picture, picture)
+        XCTAssertEqual(video.captureTimestampMicros, 42)
+        XCTAssertEqual(video.picture.bytes.withUnsafeBufferPointer { $0.baseAddress },
+                       input.body.withUnsafeBufferPointer { $0.baseAddress }, "the body's storage is the picture's")
+    }
+
+    func testRotationAppliesAsForJPEG() throws {
+        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let picture = makeDesktop(width: 64, height: 36, variant: 1)
+        for (orientation, degrees) in [(6, 270), (8, 90), (3, 180)] {
+            guard case .success(let video) = pipeline.process(frame(picture, orientation: orientation), captureTimestampMicros: 1) else {
+                return XCTFail("orientation \(orientation)")
+            }
+            XCTAssertEqual(video.appliedRotation.degrees, degrees)
+            var expected = I420Buffer()
+            try picture.rotated(by: try XCTUnwrap(PictureRotation(degrees: degrees)), into: &expected)
+            XCTAssertEqual(video.picture, expected, "orientation \(orientation)")
+        }
+    }
+
+    func testBudgetAndWrongLengthAreRefused() throws {
+        let picture = makeDesktop(width: 64, height: 48, variant: 2)
+        let tight = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1000)
+        guard case .failure(.tooLarge(64, 48, 1000)) = tight.process(frame(picture), captureTimestampMicros: 1) else {
+            return XCTFail("budget")
+        }
+        let narrow = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 40, maximumDecodePixels: 1 << 24)
+        guard case .failure(.tooLarge) = narrow.process(frame(picture), captureTimestampMicros: 1) else { return XCTFail("dimension") }
+        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let short = Array(picture.bytes.dropLast())
+        guard case .failure(.rawLength(64, 48, 4608, 4607)) = pipeline.process(frame(picture, body: short), captureTimestampMicros: 1) else {
+            return XCTFail("length")
+        }
+        // And the next good frame goes through.
+        guard case .success = pipeline.process(frame(picture), captureTimestampMicros: 2) else { return XCTFail("after") }
+    }
+}
