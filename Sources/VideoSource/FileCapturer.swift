@@ -6,7 +6,7 @@ import ScreencastSupport
 import Synchronization
 
 /// Plays a `.frames` dump into the hub while its source is active, on a thread of its own: each frame's
-/// JPEG (or raw I420 body) is decoded and rotated like a screen frame (`JPEGFramePipeline`), paced by the dump's
+/// JPEG (or raw I420 body) is decoded and rotated like a screen frame (`WireFramePipeline`), paced by the dump's
 /// `Buffer-Timestamp` gaps (clamped to 1 ms…5 s; 1/30 s where a frame has none), and stamped with the
 /// clock's time (a replay is a new capture). Loops, or ends after one pass and calls `onEnded`.
 final class FileCapturer: Sendable {
@@ -126,7 +126,7 @@ final class FileCapturer: Sendable {
     }
 
     private func run() {
-        guard let pipeline = try? JPEGFramePipeline(
+        guard let pipeline = try? WireFramePipeline(
             pool: hub.pool, logger: logger, maximumDimension: maximumDimension, maximumDecodePixels: maximumDecodePixels
         ) else {
             logger.error("file source cannot create a JPEG decoder", ["path": path])

@@ -41,7 +41,7 @@ final class ScreenCapturer: Sendable {
     private let watchdogSeconds: Double
     private let connection = Mutex<Connection?>(nil)
     /// Used only on the server's reader thread; the Mutex makes that checkable, not contended.
-    private let pipeline: Mutex<JPEGFramePipeline>
+    private let pipeline: Mutex<WireFramePipeline>
     private let server: Mutex<FrameServer?> = Mutex(nil)
     private let emptyEndLog = Mutex(LogRateLimiter())
     /// Decode failures are logged for the first 3 and every 100th of a sender, and across senders no
@@ -67,7 +67,7 @@ final class ScreenCapturer: Sendable {
         self.clock = clock
         self.logger = logger
         self.watchdogSeconds = watchdogSeconds
-        pipeline = Mutex(try JPEGFramePipeline(
+        pipeline = Mutex(try WireFramePipeline(
             pool: hub.pool, logger: logger, maximumDimension: maximumDimension, maximumDecodePixels: maximumDecodePixels))
         self.onConnected = onConnected
         self.onFirstPicture = onFirstPicture

@@ -17,7 +17,7 @@ final class I420PipelineTests: XCTestCase {
     }
 
     func testAnI420BodyBecomesThePictureWithoutACopy() throws {
-        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let pipeline = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
         let picture = makeDesktop(width: 101, height: 57, variant: 3)
         let input = frame(picture)
         guard case .success(let video) = pipeline.process(input, captureTimestampMicros: 42) else { return XCTFail("I420 frame refused") }
@@ -28,7 +28,7 @@ final class I420PipelineTests: XCTestCase {
     }
 
     func testRotationAppliesAsForJPEG() throws {
-        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let pipeline = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
         let picture = makeDesktop(width: 64, height: 36, variant: 1)
         for (orientation, degrees) in [(6, 270), (8, 90), (3, 180)] {
             guard case .success(let video) = pipeline.process(frame(picture, orientation: orientation), captureTimestampMicros: 1) else {
@@ -43,13 +43,13 @@ final class I420PipelineTests: XCTestCase {
 
     func testBudgetAndWrongLengthAreRefused() throws {
         let picture = makeDesktop(width: 64, height: 48, variant: 2)
-        let tight = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1000)
+        let tight = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1000)
         guard case .failure(.tooLarge(64, 48, 1000)) = tight.process(frame(picture), captureTimestampMicros: 1) else {
             return XCTFail("budget")
         }
-        let narrow = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 40, maximumDecodePixels: 1 << 24)
+        let narrow = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 40, maximumDecodePixels: 1 << 24)
         guard case .failure(.tooLarge) = narrow.process(frame(picture), captureTimestampMicros: 1) else { return XCTFail("dimension") }
-        let pipeline = try JPEGFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
+        let pipeline = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
         let short = Array(picture.bytes.dropLast())
         guard case .failure(.rawLength(64, 48, 4608, 4607)) = pipeline.process(frame(picture, body: short), captureTimestampMicros: 1) else {
             return XCTFail("length")

@@ -156,7 +156,7 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
     /// scratch planes were sized for the large one) and its buffers come from the pool.
     func testThePipelineRenewsItsDecoderAfterALargePicture() throws {
         let pool = FramePool()
-        let pipeline = try JPEGFramePipeline(pool: pool, logger: logger(), maximumDimension: 16384, maximumDecodePixels: 7680 * 4320)
+        let pipeline = try WireFramePipeline(pool: pool, logger: logger(), maximumDimension: 16384, maximumDecodePixels: 7680 * 4320)
         func frame(_ picture: I420Buffer, orientation: Int = 1) throws -> Frame {
             var frames: [Frame] = []
             var decoder = FrameDecoder()
@@ -175,7 +175,7 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
         XCTAssertEqual(pipeline.decoderRenewals, 1)
         XCTAssertLessThan(pool.retainedBytes, FramePool.oversizeFloorBytes * 4, "the large buffers are gone from the pool too")
         // Refused from the header: nothing is decoded, nothing taken from the pool.
-        let tight = try JPEGFramePipeline(pool: pool, logger: logger(), maximumDimension: 16384, maximumDecodePixels: 1000)
+        let tight = try WireFramePipeline(pool: pool, logger: logger(), maximumDimension: 16384, maximumDecodePixels: 1000)
         guard case .failure(.tooLarge(64, 48, 1000)) = tight.process(small, captureTimestampMicros: 20) else { return XCTFail("budget") }
     }
 

@@ -2,7 +2,7 @@ import FrameWire
 import Media
 import ScreencastSupport
 
-/// Why `JPEGFramePipeline.process` gave no picture.
+/// Why `WireFramePipeline.process` gave no picture.
 enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The body did not decode (or only with a warning): `DropReason.decodeError`.
     case decode(MediaError)
@@ -25,8 +25,8 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Wire frame → upright `VideoFrame`: JPEG straight to I420 (libturbojpeg), then the rotation from
-/// `Buffer-Orientation` (libyuv), into a pooled buffer.
+/// Wire frame → upright `VideoFrame`: a JPEG body straight to I420 (libturbojpeg) or a raw I420 body as
+/// it is, then the rotation from `Buffer-Orientation` (libyuv), into a pooled buffer.
 ///
 /// - A raw I420 body (`Buffer-Format: I420`, full range like a decoded JPEG) is used in place, without a
 ///   copy: the frame's body becomes the picture's storage (and later a pool buffer). The same budget
@@ -46,7 +46,7 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
 ///   large picture the decoder is re-made once smaller ones follow, which frees its scratch planes.
 ///
 /// One thread at a time (it owns a `JPEGDecoder`): not `Sendable`.
-final class JPEGFramePipeline {
+final class WireFramePipeline {
     private var decoder: JPEGDecoder
     private let pool: FramePool
     private let logger: Logger
