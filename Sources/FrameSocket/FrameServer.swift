@@ -234,8 +234,8 @@ final class ServerConnection {
     var bytes = 0
     /// When the sender connected or last completed a frame (CLOCK_MONOTONIC µs), for the frame timeout.
     var lastProgressMicros = MonotonicClock.nowMicros()
-    /// Whether "sender connected" was logged (not held back by the connection-log rate limit): an
-    /// unannounced connection that ends without a frame is not logged either.
+    /// Whether "sender connected" was logged (not held back by the connection-log rate limit); the end of
+    /// an unannounced connection goes through the same limit.
     var announced = true
 
     init(socket: FileDescriptor, info: SenderInfo, limits: FrameWireLimits) {
@@ -251,8 +251,8 @@ struct ServerLoop {
     let session: ServerRun
     private var connection: ServerConnection?
     /// Connection lines ("sender connected", "sender refused", and "sender ended" of an unannounced
-    /// connection that sent nothing): a client that connects in a loop costs a burst of lines, then one
-    /// per 5 s carrying `suppressed=N`. Events still reach `onEvent` for every connection.
+    /// connection): a client that connects in a loop costs a burst of lines, then one per 5 s carrying
+    /// `suppressed=N`; the held-back ones go out at debug. Events still reach `onEvent` for every connection.
     private var connectionLog = LogRateLimiter(burst: 8, intervalMicros: 5_000_000)
 
     init(context: ServerContext, session: ServerRun) {
@@ -340,8 +340,11 @@ struct ServerLoop {
         ended.socket.close()
         connection = nil
         context.onEvent(.senderEnded(ended.info, reason))
-        if !ended.announced, ended.frames == 0 { return }
+        // A connection whose start was held back by the rate limit ends under it too (with or without
+        // frames): held back again, it goes out at debug.
+        let heldBack = !ended.announced && connectionLog.admit() == nil
         let level: LogLevel = switch reason {
+        case _ where heldBack: .debug
         case .stream(.eof), .serverStopped: .info
         default: .warning
         }
@@ -389,12 +392,11 @@ struct ServerLoop {
             }
         if let refusal {
             socket.close()
-            if let suppressed = connectionLog.admit() {
-                logger.warning("sender refused", [
-                    "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
-                    "current": connection?.info.connection ?? 0, "suppressed": suppressed,
-                ])
-            }
+            let suppressed = connectionLog.admit()
+            logger.log(suppressed == nil ? .debug : .warning, "sender refused", [
+                "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
+                "current": connection?.info.connection ?? 0, "suppressed": suppressed ?? 0,
+            ])
             context.onEvent(.senderRefused(info, refusal))
             return
         }
@@ -402,11 +404,10 @@ struct ServerLoop {
         try? UnixSocket.setNonBlocking(fd, false)
         let accepted = ServerConnection(socket: socket, info: info, limits: context.limits)
         connection = accepted
-        if let suppressed = connectionLog.admit() {
-            logger.info("sender connected", ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed])
-        } else {
-            accepted.announced = false
-        }
+        let suppressed = connectionLog.admit()
+        accepted.announced = suppressed != nil
+        logger.log(suppressed == nil ? .debug : .info, "sender connected",
+                   ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed ?? 0])
         context.onEvent(.senderConnected(info))
     }
 

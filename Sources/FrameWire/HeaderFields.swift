@@ -155,11 +155,17 @@ struct HeaderFields: Sendable {
         return nil
     }
 
-    /// Printable text of header bytes for an error message (at most 64 characters).
+    /// Printable text of header bytes for an error message (at most 64 bytes shown): printable ASCII as it
+    /// is, any other byte as `\xHH` (two lowercase hex digits).
     static func show(_ bytes: ArraySlice<UInt8>) -> String {
         var text = ""
         for byte in bytes.prefix(64) {
-            text += (0x20...0x7E).contains(byte) ? String(Character(Unicode.Scalar(byte))) : "\\x" + String(byte, radix: 16)
+            if (0x20...0x7E).contains(byte) {
+                text.append(Character(Unicode.Scalar(byte)))
+            } else {
+                // Always two hex digits: "\x020" would read as 0x02 then "0".
+                text += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+            }
         }
         return "\"" + text + (bytes.count > 64 ? "…" : "") + "\""
     }

@@ -10,13 +10,23 @@ public struct PictureSize: Sendable, Equatable, Hashable, CustomStringConvertibl
         self.height = height
     }
 
-    /// Parses `WxH` (decimal, both at least 1); nil for anything else.
+    /// The largest side `init(parsing:)` accepts (so that `pixels` cannot overflow); callers apply their own,
+    /// smaller limits on top.
+    public static let maximumParsedSide = 1 << 20
+
+    /// Parses `WxH`: two runs of ASCII digits (no sign, no spaces), each 1…``maximumParsedSide``; nil for
+    /// anything else.
     public init?(parsing text: String) {
         let parts = text.split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width >= 1, height >= 1 else {
-            return nil
-        }
+        guard parts.count == 2, let width = Self.side(parts[0]), let height = Self.side(parts[1]) else { return nil }
         self.init(width: width, height: height)
+    }
+
+    /// A decimal side, 1…``maximumParsedSide``, digits only.
+    private static func side(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 8, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let value = Int(text), (1...maximumParsedSide).contains(value) else { return nil }
+        return value
     }
 
     /// Width × height.

@@ -62,7 +62,16 @@ public struct CommandLineArguments {
                     value = inline
                 } else {
                     guard index < arguments.count else { throw UsageError("option '--\(name)' needs a value") }
-                    value = arguments[index]
+                    // `--format --display :0`: the value was forgotten; taking "--display" as it would only
+                    // confuse (":0" then reads as an unexpected argument). `--name=--value` still passes one.
+                    let next = arguments[index]
+                    if next.hasPrefix("--"), next.count > 2 {
+                        let nextName = String(next.dropFirst(2).prefix { $0 != "=" })
+                        if options.contains(nextName) || flags.contains(nextName) {
+                            throw UsageError("option '--\(name)' needs a value (found the option '--\(nextName)' instead)")
+                        }
+                    }
+                    value = next
                     index += 1
                 }
                 values[name, default: []].append(value)

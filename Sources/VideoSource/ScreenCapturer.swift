@@ -43,7 +43,9 @@ final class ScreenCapturer: Sendable {
     /// Used only on the server's reader thread; the Mutex makes that checkable, not contended.
     private let pipeline: Mutex<WireFramePipeline>
     private let server: Mutex<FrameServer?> = Mutex(nil)
-    private let emptyEndLog = Mutex(LogRateLimiter())
+    /// "screen sender ended" lines at info: a burst, then one per 5 s with `suppressed=N`, so a loop of
+    /// connections (empty, garbage, or one frame each) cannot flood the log; the rest go out at debug.
+    private let endLog = Mutex(LogRateLimiter(burst: 8, intervalMicros: 5_000_000))
     /// Decode failures are logged for the first 3 and every 100th of a sender, and across senders no
     /// more than this allows (a loop of connections that each send garbage).
     private let decodeFailureLog = Mutex(LogRateLimiter())
@@ -115,31 +117,24 @@ final class ScreenCapturer: Sendable {
                 hub.stats.watchdogDrop()
             }
             let frames = ended?.frames ?? 0
-            // A connection that sent nothing (it closed, or failed, before any byte of a frame): logged
-            // rate-limited, so a connect/close loop cannot flood the log. Streams that break the wire format
-            // or stop inside a frame are always logged.
-            let empty: Bool
-            switch reason {
-            case .stream(.eof), .ioError: empty = frames == 0
-            default: empty = false
-            }
-            let suppressed = empty ? emptyEndLog.withLock { $0.admit() } : 0
-            if let suppressed {
-                if case .stream(.error(let error)) = reason {
-                    logger.info("screen sender ended", [
-                        "connection": info.connection, "reason": reason.name, "error": error.kind, "detail": "\(error)",
-                        "frames": frames, "decoded": ended?.decoded ?? 0,
-                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                        "suppressed": suppressed,
-                    ])
-                } else {
-                    logger.info("screen sender ended", [
-                        "connection": info.connection, "reason": reason.name,
-                        "frames": frames, "decoded": ended?.decoded ?? 0,
-                        "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                        "suppressed": suppressed,
-                    ])
-                }
+            // At info a burst, then one line per 5 s (`suppressed=N`); the held-back ones still go out at
+            // debug, so `--log-level debug` sees every connection.
+            let suppressed = endLog.withLock { $0.admit() }
+            let level: LogLevel = suppressed == nil ? .debug : .info
+            if case .stream(.error(let error)) = reason {
+                logger.log(level, "screen sender ended", [
+                    "connection": info.connection, "reason": reason.name, "error": error.kind, "detail": "\(error)",
+                    "frames": frames, "decoded": ended?.decoded ?? 0,
+                    "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                    "suppressed": suppressed ?? 0,
+                ])
+            } else {
+                logger.log(level, "screen sender ended", [
+                    "connection": info.connection, "reason": reason.name,
+                    "frames": frames, "decoded": ended?.decoded ?? 0,
+                    "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
+                    "suppressed": suppressed ?? 0,
+                ])
             }
             onEnded(info, reason, ended?.tookOver ?? false)
         case .senderRefused:

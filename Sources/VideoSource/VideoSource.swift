@@ -54,6 +54,9 @@ public final class VideoSource: Sendable {
     private let testPattern: TestPatternCapturer?
     private let file: FileCapturer?
     private let phase = Mutex(Phase.idle)
+    /// "screen takes over" / "screen left" lines at info: a burst, then one per 5 s with `suppressed=N`
+    /// (senders that connect, send one picture and leave, in a loop, cannot flood the log); the rest at debug.
+    private let switchLog = Mutex(LogRateLimiter(burst: 8, intervalMicros: 5_000_000))
     private let stopping = Atomic<Bool>(false)
     private let sourceEnded = Atomic<Bool>(false)
     private let encoderDone = Mutex<DispatchSemaphoreBox?>(nil)
@@ -211,7 +214,9 @@ public final class VideoSource: Sendable {
         testPattern?.setActive(false)
         file?.setActive(false)
         if hub.activate(.screen) {
-            logger.info("screen takes over", ["connection": info.connection, "pid": info.pid])
+            let suppressed = switchLog.withLock { $0.admit() }
+            logger.log(suppressed == nil ? .debug : .info, "screen takes over",
+                       ["connection": info.connection, "pid": info.pid, "suppressed": suppressed ?? 0])
         }
         onEvent(.switched(.screen))
     }
@@ -227,7 +232,9 @@ public final class VideoSource: Sendable {
         guard tookOver else { return }
         let fallback = configuration.fallback.kind
         if hub.activate(fallback) {
-            logger.info("screen left; falling back", ["source": fallback?.rawValue ?? "none"])
+            let suppressed = switchLog.withLock { $0.admit() }
+            logger.log(suppressed == nil ? .debug : .info, "screen left; falling back",
+                       ["source": fallback?.rawValue ?? "none", "suppressed": suppressed ?? 0])
         }
         testPattern?.setActive(true)
         file?.setActive(true)

@@ -136,8 +136,10 @@ struct CallOptions {
         }
         var maxDecodePixels = VideoSourceConfiguration.defaultMaximumDecodePixels
         if let text = arguments.string("max-decode-pixels") {
-            let pixels = PictureSize(parsing: text)?.pixels ?? Int(text)
-            guard let pixels, (1...16384 * 16384).contains(pixels) else {
+            let size = PictureSize(parsing: text)
+            let count = text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) && text.count <= 10 ? Int(text) : nil
+            let sidesFit = size.map { $0.width <= 16384 && $0.height <= 16384 } ?? true
+            guard sidesFit, let pixels = size?.pixels ?? count, (1...16384 * 16384).contains(pixels) else {
                 throw UsageError("--max-decode-pixels must be a pixel count or WxH from 1 to 16384x16384, not '\(text)'")
             }
             maxDecodePixels = pixels

@@ -19,7 +19,9 @@ final class ReplaySession {
     private let stop = StopFlag()
     /// Lossless mode: set (by the watcher) when a frame was dropped, i.e. the reader went away or refused us.
     private let readerLeft = StopFlag()
+    /// Messages offered: frames, and a faulty or truncated tail when one was sent (``tailOffered``).
     private var offered = 0
+    private var tailOffered = false
     private let started = SharedInstant()
     /// Paced mode: the reader went away and did not come back within `--wait`.
     private var gaveUp = false
@@ -143,6 +145,7 @@ final class ReplaySession {
             sender.offer(tail)
         }
         offered += 1
+        tailOffered = true
     }
 
     /// Paced mode: returns 0 at once while a reader is connected. Otherwise logs once that the reader is gone
@@ -177,7 +180,12 @@ final class ReplaySession {
         sender.close()  // counts a message still pending or cut off as dropped
         let stats = sender.stats
         let elapsed = started.micros.map { MonotonicClock.nowMicros() - $0 } ?? 0
-        Console.error("replayed \(command.path): offered \(offered) frames, sent \(stats.sentFrames) "
+        // The tail is no frame: "offered 1 frame + a faulty tail of 37 bytes, sent 2 messages".
+        let what = tailOffered
+            ? "offered \(offered - 1) frame\(offered - 1 == 1 ? "" : "s") + a faulty tail of \(plan.tail.count) bytes, "
+                + "sent \(stats.sentFrames) message\(stats.sentFrames == 1 ? "" : "s")"
+            : "offered \(offered) frames, sent \(stats.sentFrames)"
+        Console.error("replayed \(command.path): \(what) "
             + "(\(stats.sentBytes) bytes), dropped \(stats.droppedFrames), in \(Format.elapsed(elapsed)) "
             + "(\(Format.fps(stats.sentFrames, over: elapsed)))\(stop.isSet ? ", interrupted" : "")")
         return stats

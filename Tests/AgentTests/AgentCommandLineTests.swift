@@ -49,6 +49,9 @@ final class AgentCommandLineTests: XCTestCase {
             (["--socket", "relative.sock"], "--socket: socket path 'relative.sock' is relative"),
             (["--log-level", "loud"], "--log-level must be debug, info, warn or error"),
             (["extra"], "unexpected argument 'extra'"),
+            (["--format", "--display", ":0"], "option '--format' needs a value (found the option '--display' instead)"),
+            (["--fps", "--cursor=off"], "option '--fps' needs a value (found the option '--cursor' instead)"),
+            (["--fps"], "option '--fps' needs a value"),
         ]
         for (arguments, reason) in cases {
             let result = try run(arguments)

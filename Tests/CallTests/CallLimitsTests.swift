@@ -23,6 +23,14 @@ final class CallLimitsTests: CallTestCase {
             (["--max-encode-size", "3840"], "--max-encode-size must be WxH"),
             (["--max-decode-pixels", "0"], "--max-decode-pixels must be a pixel count or WxH"),
             (["--max-decode-pixels", "20000x20000"], "--max-decode-pixels must be a pixel count or WxH"),
+            // Sides whose product overflows a 64-bit integer, signs, and one side over 16384 are usage errors too.
+            (["--max-decode-pixels", "4294967296x4294967296"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "3037000500x3037000500"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "+5x+5"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "+500"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "16385x1"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-decode-pixels", "99999999999999999999999"], "--max-decode-pixels must be a pixel count or WxH"),
+            (["--max-encode-size", "99999999999x99999999999"], "--max-encode-size must be WxH"),
         ] {
             let result = try ProcessRunner.run(call, arguments, timeout: 10)
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
@@ -121,6 +129,6 @@ final class CallLimitsTests: CallTestCase {
         XCTAssertEqual(number(json, "frames", "keyframes"), 1, run.logText)
         XCTAssertGreaterThan(number(json, "screen", "senders") ?? 0, 0)
         XCTAssertEqual(run.log.filter { $0.contains("source switched") || $0.contains("screen takes over") }.count, 0)
-        XCTAssertLessThanOrEqual(run.log.filter { $0.contains("info screen screen sender ended") }.count, 5, "rate-limited")
+        XCTAssertLessThanOrEqual(run.log.filter { $0.contains("info screen screen sender ended") }.count, 9, "rate-limited: a burst of 8, then one per 5 s")
     }
 }

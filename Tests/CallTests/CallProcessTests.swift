@@ -118,7 +118,8 @@ final class CallProcessTests: CallTestCase {
     func testEveryHandedCaseIsServedAndTheCallSurvives() throws {
         let cases = try WireCase.load(from: TestPaths.sharedCases)
         let stats = folder.path("stats.json")
-        let call = try startCall(["--stats-interval", "0", "--stats-file", stats])
+        // Debug: per-connection lines beyond the info-level rate limit's burst are logged there.
+        let call = try startCall(["--stats-interval", "0", "--stats-file", stats, "--log-level", "debug"])
         var connection = 0
         var totals = (frames: 0, decoded: 0)
         for wireCase in cases {

@@ -46,6 +46,12 @@ final class SocketReplayTests: XCTestCase {
                     format: frame.header.format.rawValue)
             }
             XCTAssertEqual(seen, wireCase.frames, "\(wireCase.name): frames")
+            // The summary counts frames; a faulty or truncated tail is named apart, not counted as one.
+            let count = wireCase.frames.count
+            let summary = wireCase.end == "eof"
+                ? "offered \(count) frames, sent \(count) "
+                : "offered \(count) frame\(count == 1 ? "" : "s") + a faulty tail of "
+            XCTAssertTrue(replay.stderr.contains(summary), "\(wireCase.name): \(replay.stderr)")
         }
     }
 

@@ -93,6 +93,14 @@ final class BufferFormatTests: XCTestCase {
         }
     }
 
+    /// The error text shows a control byte as two hex digits, so `I4<NUL>20` cannot be misread.
+    func testControlBytesInTheValueAreShownAsTwoHexDigits() {
+        let bytes = validMessage(extra: ["Buffer-Format: I4\u{0}20"])
+        let result = outcome(bytes)
+        XCTAssertEqual(result.end?.errorKind, "badHeaderValue")
+        XCTAssertEqual(result.end?.description, #"error: bad value for Buffer-Format: "I4\x0020""#)
+    }
+
     func testRepeatedFormat() {
         let base = ["Content-Length: 12", "Buffer-Width: 4", "Buffer-Height: 2"]
         let body = i420Body(width: 4, height: 2)

@@ -42,7 +42,9 @@ final class I420ScalerTests: XCTestCase {
 
     func testParsing() {
         XCTAssertEqual(PictureSize(parsing: "3840x2160"), uhd)
-        for bad in ["3840", "3840x", "x2160", "0x10", "10x-1", "axb", "1x2x3", ""] {
+        XCTAssertEqual(PictureSize(parsing: "1048576x1048576")?.pixels, 1 << 40, "the largest sides parse, the product fits")
+        for bad in ["3840", "3840x", "x2160", "0x10", "10x-1", "axb", "1x2x3", "", "+5x+5", " 5x5", "5x5 ",
+                    "1048577x1", "4294967296x4294967296", "99999999999999999999x1"] {
             XCTAssertNil(PictureSize(parsing: bad), bad)
         }
         XCTAssertEqual(uhd.description, "3840x2160")
