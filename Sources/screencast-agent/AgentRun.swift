@@ -87,7 +87,8 @@ struct AgentRun {
         }
         sender?.close()
         let end = StatsSample(capture.stats, outputs, sender, at: MonotonicClock.nowMicros())
-        end.logSummary(logger, since: started, stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
+        end.logSummary(logger, since: started, format: options.capture.format.rawValue,
+                       stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
         if let failure = outputs.snapshot.failure { throw failure }
         if case .failed(let error) = outcome { throw error }
         return ExitCode.success
@@ -149,8 +150,10 @@ struct StatsSample {
         ])
     }
 
-    /// Logs the `summary` line: totals and whole-run averages since `started` (µs).
-    func logSummary(_ logger: Logger, since started: UInt64, stop: String) {
+    /// Logs the `summary` line: totals and whole-run averages since `started` (µs); `format` is the wire
+    /// format (`jpeg`, or `i420`, where `jpeg_ms` is the conversion). `bytes` counts every frame made, sent
+    /// or dropped.
+    func logSummary(_ logger: Logger, since started: UInt64, format: String, stop: String) {
         let seconds = Double(micros - started) / 1e6
         logger.info("summary", [
             "frames": frames, "captured": encoded, "paint_overs": paintOvers, "keepalives": keepalives,
@@ -159,7 +162,7 @@ struct StatsSample {
             "fps": Self.format(seconds > 0 ? Double(frames) / seconds : 0),
             "jpeg_ms": Self.format(encoded > 0 ? Double(encodeMicros) / 1e3 / Double(encoded) : 0),
             "bytes_per_frame": frames > 0 ? jpegBytes / frames : 0,
-            "method": method.isEmpty ? "-" : method, "size": frameSize, "stop": stop,
+            "method": method.isEmpty ? "-" : method, "size": frameSize, "format": format, "stop": stop,
         ])
     }
 

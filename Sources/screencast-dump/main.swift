@@ -7,8 +7,7 @@ enum DumpTool {
     static func main() -> Int32 {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let command = arguments.first else {
-            Console.error(HelpText.usage)
-            return ExitCode.usage
+            return usageError("a command is needed: inspect, extract, replay or record")
         }
         arguments.removeFirst()
         switch command {
