@@ -571,6 +571,9 @@ public final class PeerConnection: @unchecked Sendable {
         public var keyframeRequests: Int
         public var pacerQueuedPackets: Int
         public var pacerOverflows: Int
+        /// Packets and bytes held for retransmission (``RTPSenderState/historyPacketCount``).
+        public var historyPackets: Int
+        public var historyBytes: Int
         public var sendLatency: SendLatency
         public var ageSeconds: Double
         public var connectMillis: Double?
@@ -624,6 +627,8 @@ public final class PeerConnection: @unchecked Sendable {
                 ("sendsDropped", .number(sendsDropped)),
                 ("pacerQueue", .number(pacerQueuedPackets)),
                 ("pacerOverflows", .number(pacerOverflows)),
+                ("historyPackets", .number(historyPackets)),
+                ("historyBytes", .number(historyBytes)),
                 ("lobbyDropped", .number(framesDroppedInLobby)),
                 ("captureToSentMs", sendLatency.json),
                 ("ageS", optional(ageSeconds)),
@@ -641,7 +646,7 @@ public final class PeerConnection: @unchecked Sendable {
             datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams,
             srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
             sendsDropped: counters.sendsDropped, keyframeRequests: counters.keyframeRequests, pacerQueuedPackets: pacer.count,
-            pacerOverflows: pacer.overflows, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
+            pacerOverflows: pacer.overflows, historyPackets: rtp.historyPacketCount, historyBytes: rtp.historyByteCount, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
             connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })
     }
 }
