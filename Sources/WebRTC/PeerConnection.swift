@@ -229,9 +229,17 @@ public final class PeerConnection: @unchecked Sendable {
         self.onEvent = onEvent
         pacer = PacerQueue(configuration: configuration.pacer)
         lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
-        queue = DispatchQueue(label: "screencast.peer.\(id.prefix(8))")
+        queue = DispatchQueue(label: "screencast.peer.\(id.prefix(8))", target: Self.queueTarget)
         createdMicros = MonotonicClock.nowMicros()
     }
+
+    /// Where every peer's serial queue runs: a global queue, whose worker threads are shared and about as
+    /// many as the cores. A serial queue made without a target runs on libdispatch's "overcommit" pool
+    /// instead, which starts a thread whenever a queue has work and no thread is idle: a frame fanned out to
+    /// 16 peers (each sending under libnice's agent lock) kept 60–150 threads alive, each with a stack and
+    /// a glibc malloc arena of its own to leave freed packets in. Measured with 16 light viewers at 1080p30:
+    /// 76 → 24 threads, call RSS 155 → 142 MiB, CPU unchanged.
+    private static let queueTarget = DispatchQueue.global(qos: .userInitiated)
 
     deinit {
         timer?.cancel()
