@@ -1,10 +1,20 @@
 /// The packets recently sent on one SSRC, kept for retransmission when a receiver NACKs them
 /// (RFC 4585 §6.2.1; resent as RTX per RFC 4588, or as they were).
 ///
-/// A ring buffer indexed by sequence number (its capacity a power of two dividing 65536, so slot =
-/// sequence number mod capacity survives the 16-bit wrap). It is bounded twice: by packet count (the
-/// ring) and by bytes (the oldest packets are evicted first). The defaults — 2048 packets, 4 MiB — hold
-/// over a second of a 10 Mbit/s stream of 1200-byte packets, more than the one second the design asks for.
+/// Kept by time, as real senders do: libwebrtc's `RtpPacketHistory` keeps a packet at least
+/// max(1 s, 3 × RTT) after it was sent, since a NACK for anything older arrives too late to help (the
+/// receiver has given the frame up or asked for a keyframe). Here a packet older than
+/// ``windowMilliseconds`` — max(``minimumWindowMilliseconds``, ``roundTripFactor`` × the last RTT) — is
+/// evicted when a newer one is inserted, and a NACK for it is answered as not held even before that. A
+/// 4.7 Mbit/s stream of 1200-byte packets then holds about 490 packets, 0.6 MB, per peer.
+///
+/// Two hard limits bound memory whatever the RTT and bitrate, the oldest packets going first:
+/// - ``capacity`` packets: a ring buffer indexed by sequence number (a power of two dividing 65536, so
+///   slot = sequence number mod capacity survives the 16-bit wrap); default ``defaultCapacity``.
+/// - ``maxBytes`` bytes (the sum of packet sizes); default ``defaultMaxBytes``.
+///
+/// With the defaults the window, not a limit, decides up to about 16 Mbit/s (a 1 s window), or up to an
+/// RTT of about 1.1 s at 4.7 Mbit/s (a 3.4 s window).
 ///
 /// Packets are stored as the serialized plain RTP bytes (before SRTP), shared with the caller's array
 /// without copying.
@@ -16,11 +26,24 @@ public struct RTPPacketHistory: Sendable {
         var lastResentMilliseconds: UInt64?
     }
 
+    /// The shortest time a packet is kept, ms (libwebrtc's `kMinPacketDuration`).
+    public static let defaultMinimumWindowMilliseconds: UInt64 = 1000
+    /// A packet is kept at least this many RTTs (libwebrtc's `kMinPacketDurationRtt`).
+    public static let roundTripFactor: UInt64 = 3
+    /// Hard limit on packets held: 2048, over 4 s of a 4.7 Mbit/s stream.
+    public static let defaultCapacity = 2048
+    /// Hard limit on bytes held: 2 MiB, 1 s of a 16.7 Mbit/s stream.
+    public static let defaultMaxBytes = 2 << 20
+
     public let ssrc: UInt32
     /// Most packets kept (a power of two, 16…32768).
     public let capacity: Int
     /// Most bytes kept (sum of packet sizes).
     public let maxBytes: Int
+    /// Packets are kept at least this long after they were sent, ms, whatever the RTT.
+    public let minimumWindowMilliseconds: UInt64
+    /// The last round-trip time, ms (from RTCP receiver reports, RFC 3550 §6.4.1); nil before the first.
+    public var roundTripMilliseconds: UInt64?
 
     private var slots: [Entry?]
     private var oldest: UInt16 = 0
@@ -32,23 +55,38 @@ public struct RTPPacketHistory: Sendable {
 
     /// - Parameters:
     ///   - ssrc: the stream's SSRC; packets of another SSRC are refused.
-    ///   - capacity: packets kept, rounded up to a power of two in 16…32768 (default 2048).
-    ///   - maxBytes: bytes kept (default 4 MiB).
-    public init(ssrc: UInt32, capacity: Int = 2048, maxBytes: Int = 4 << 20) {
+    ///   - capacity: packets kept at most, rounded up to a power of two in 16…32768 (default ``defaultCapacity``).
+    ///   - maxBytes: bytes kept at most (default ``defaultMaxBytes``).
+    ///   - minimumWindowMilliseconds: how long a packet is kept at least, ms, before the RTT makes it longer
+    ///     (default ``defaultMinimumWindowMilliseconds``).
+    public init(
+        ssrc: UInt32, capacity: Int = defaultCapacity, maxBytes: Int = defaultMaxBytes,
+        minimumWindowMilliseconds: UInt64 = defaultMinimumWindowMilliseconds
+    ) {
         var size = 16
         while size < min(max(capacity, 16), 32768) { size <<= 1 }
         self.ssrc = ssrc
         self.capacity = size
         self.maxBytes = max(1, maxBytes)
+        self.minimumWindowMilliseconds = minimumWindowMilliseconds
         slots = Array(repeating: nil, count: size)
+    }
+
+    /// How long packets are kept now, ms: max(``minimumWindowMilliseconds``, ``roundTripFactor`` × RTT).
+    public var windowMilliseconds: UInt64 {
+        guard let rtt = roundTripMilliseconds else { return minimumWindowMilliseconds }
+        let (scaled, overflow) = rtt.multipliedReportingOverflow(by: Self.roundTripFactor)
+        return overflow ? .max : max(minimumWindowMilliseconds, scaled)
     }
 
     /// The sequence numbers held span `oldestSequenceNumber` through `newestSequenceNumber`; nil when empty.
     public var oldestSequenceNumber: UInt16? { count == 0 ? nil : oldest }
     public var newestSequenceNumber: UInt16? { count == 0 ? nil : newest }
 
-    /// Stores a packet just sent. Packets are expected in sending order; a gap is allowed, an older
-    /// sequence number replaces its slot only if that slot still holds the same number.
+    /// Stores a packet just sent, then evicts what is older than ``windowMilliseconds`` before
+    /// `sentMilliseconds`, and the oldest packets while a hard limit is exceeded. Packets are expected in
+    /// sending order; a gap is allowed, an older sequence number replaces its slot only if that slot still
+    /// holds the same number.
     /// - Parameters:
     ///   - packet: the serialized RTP packet (plain, before SRTP).
     ///   - sentMilliseconds: send time on a monotonic millisecond clock (injected).
@@ -85,6 +123,7 @@ public struct RTPPacketHistory: Sendable {
         slots[slot] = entry
         count += 1
         bytes += packet.count
+        evictExpired(nowMilliseconds: sentMilliseconds)
         evictForBytes()
     }
 
@@ -96,12 +135,14 @@ public struct RTPPacketHistory: Sendable {
         return entry.packet
     }
 
-    /// The packet to resend for a NACKed sequence number, or nil when it is gone or was already resent less
-    /// than `minimumIntervalMilliseconds` ago (typically the RTT, so one loss is not repaired twice). Records
-    /// the resend time.
+    /// The packet to resend for a NACKed sequence number, or nil when it is not held (never stored, evicted,
+    /// or sent more than ``windowMilliseconds`` before `nowMilliseconds`), or was already resent less than
+    /// `minimumIntervalMilliseconds` ago (typically the RTT, so one loss is not repaired twice). Records the
+    /// resend time.
     public mutating func retransmission(
         of sequenceNumber: UInt16, nowMilliseconds: UInt64, minimumIntervalMilliseconds: UInt64
     ) -> [UInt8]? {
+        evictExpired(nowMilliseconds: nowMilliseconds)
         let slot = index(sequenceNumber)
         guard count > 0, var entry = slots[slot], entry.sequenceNumber == sequenceNumber else { return nil }
         if let last = entry.lastResentMilliseconds, nowMilliseconds < last + minimumIntervalMilliseconds {
@@ -142,11 +183,28 @@ public struct RTPPacketHistory: Sendable {
         oldest &+= 1
     }
 
+    /// Moves `oldest` forward to the next held packet (over gaps), so it names one while any is held.
+    private mutating func skipToHeld() {
+        while count > 0, slots[index(oldest)]?.sequenceNumber != oldest { oldest &+= 1 }
+    }
+
     private mutating func evictForBytes() {
         while bytes > maxBytes, count > 1 {
             evictOldest()
-            // Skip to the next held packet so `oldest` names one.
-            while count > 0, slots[index(oldest)]?.sequenceNumber != oldest { oldest &+= 1 }
+            skipToHeld()
+        }
+    }
+
+    /// Evicts, oldest first, the packets sent more than ``windowMilliseconds`` before `now` (packets are
+    /// in sending order, so the first one young enough ends the walk).
+    private mutating func evictExpired(nowMilliseconds now: UInt64) {
+        let window = windowMilliseconds
+        guard now > window else { return }
+        let cutoff = now - window
+        skipToHeld()
+        while count > 0, let entry = slots[index(oldest)], entry.sentMilliseconds < cutoff {
+            evictOldest()
+            skipToHeld()
         }
     }
 }

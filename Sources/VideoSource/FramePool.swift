@@ -1,5 +1,5 @@
-import Glibc
 import Media
+import ScreencastSupport
 import Synchronization
 
 /// A few I420 buffers handed round between capturers and the encoder thread, so steady streaming
@@ -92,19 +92,6 @@ final class FramePool: Sendable {
         guard !buffers.isEmpty else { return }
         let bytes = buffers.reduce(0) { $0 + $1.bytes.capacity }
         buffers.removeAll()
-        if bytes >= 4 * 1024 * 1024 { HeapTrim.trim() }
+        if bytes >= 4 * 1024 * 1024 { GlibcMalloc.trim() }
     }
-}
-
-/// glibc's `malloc_trim(0)` (declared in <malloc.h>, which the Glibc module leaves out; found with
-/// `dlsym`): returns the free pages of every arena to the system. Without it, buffers below glibc's
-/// mmap threshold (which rises to 32 MB after large frees) stay in the heap after they are freed.
-enum HeapTrim {
-    private typealias Trim = @convention(c) (Int) -> Int32
-    private static let function: Trim? = {
-        guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: Trim.self)
-    }()
-
-    static func trim() { _ = function?(0) }
 }

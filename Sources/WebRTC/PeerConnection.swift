@@ -229,9 +229,17 @@ public final class PeerConnection: @unchecked Sendable {
         self.onEvent = onEvent
         pacer = PacerQueue(configuration: configuration.pacer)
         lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
-        queue = DispatchQueue(label: "screencast.peer.\(id.prefix(8))")
+        queue = DispatchQueue(label: "screencast.peer.\(id.prefix(8))", target: Self.queueTarget)
         createdMicros = MonotonicClock.nowMicros()
     }
+
+    /// Where every peer's serial queue runs: a global queue, whose worker threads are shared and about as
+    /// many as the cores. A serial queue made without a target runs on libdispatch's "overcommit" pool
+    /// instead, which starts a thread whenever a queue has work and no thread is idle: a frame fanned out to
+    /// 16 peers (each sending under libnice's agent lock) kept 60–150 threads alive, each with a stack and
+    /// a glibc malloc arena of its own to leave freed packets in. Measured with 16 light viewers at 1080p30:
+    /// 76 → 24 threads, call RSS 155 → 142 MiB, CPU unchanged.
+    private static let queueTarget = DispatchQueue.global(qos: .userInitiated)
 
     deinit {
         timer?.cancel()
@@ -571,6 +579,9 @@ public final class PeerConnection: @unchecked Sendable {
         public var keyframeRequests: Int
         public var pacerQueuedPackets: Int
         public var pacerOverflows: Int
+        /// Packets and bytes held for retransmission (``RTPSenderState/historyPacketCount``).
+        public var historyPackets: Int
+        public var historyBytes: Int
         public var sendLatency: SendLatency
         public var ageSeconds: Double
         public var connectMillis: Double?
@@ -624,6 +635,8 @@ public final class PeerConnection: @unchecked Sendable {
                 ("sendsDropped", .number(sendsDropped)),
                 ("pacerQueue", .number(pacerQueuedPackets)),
                 ("pacerOverflows", .number(pacerOverflows)),
+                ("historyPackets", .number(historyPackets)),
+                ("historyBytes", .number(historyBytes)),
                 ("lobbyDropped", .number(framesDroppedInLobby)),
                 ("captureToSentMs", sendLatency.json),
                 ("ageS", optional(ageSeconds)),
@@ -641,7 +654,7 @@ public final class PeerConnection: @unchecked Sendable {
             datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams,
             srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
             sendsDropped: counters.sendsDropped, keyframeRequests: counters.keyframeRequests, pacerQueuedPackets: pacer.count,
-            pacerOverflows: pacer.overflows, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
+            pacerOverflows: pacer.overflows, historyPackets: rtp.historyPacketCount, historyBytes: rtp.historyByteCount, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
             connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// ```
 ///   frame (bytes, keyframe?, capture µs) ──packetize──▶ RTP packets ──▶ (pacer, SRTP, ICE)
-///                                                 └──▶ history (≥ 1 s) ◀── NACK ──┐
+///                                                 └──▶ history (max(1 s, 3 RTT)) ◀── NACK ──┐
 ///   senderReport(now, ntp) ──▶ SR + SDES CNAME                                    │
 ///   handleRTCP(packets) ◀── RR (RTT, loss, jitter), PLI/FIR, NACK, REMB, BYE ─────┘
 ///        └─▶ FeedbackOutcome: retransmissions (RTX per RFC 4588 when negotiated), keyframe wanted,
@@ -32,8 +32,12 @@ public struct RTPSenderState: Sendable {
         public var initialRTXSequenceNumber: UInt16
         /// Largest RTP packet (before SRTP), bytes.
         public var maxPacketSize: Int
-        /// Packets kept for retransmission (and bytes), at least a second of video.
+        /// The retransmission history keeps packets max(`historyMinimumMilliseconds`, 3 × RTT) after they were
+        /// sent (``RTPPacketHistory``; the RTT from Receiver Reports), ms.
+        public var historyMinimumMilliseconds: UInt64
+        /// Hard limit on the packets the history holds, whatever the window (rounded up to a power of two).
         public var historyPackets: Int
+        /// Hard limit on the bytes the history holds (plain RTP packets), whatever the window.
         public var historyBytes: Int
         /// What the answer negotiated: feedback that was not negotiated is ignored.
         public var feedback: NegotiatedVideo.Feedback
@@ -55,8 +59,9 @@ public struct RTPSenderState: Sendable {
         public init(
             ssrc: UInt32, payloadType: UInt8, rtx: RTXStream? = nil, cname: String, timestampOffset: UInt32 = 0,
             initialSequenceNumber: UInt16 = 0, initialPictureID: UInt16 = 0, initialRTXSequenceNumber: UInt16 = 0,
-            maxPacketSize: Int = VP8Payloader.defaultMaxPacketSize, historyPackets: Int = 4096,
-            historyBytes: Int = 8 << 20, feedback: NegotiatedVideo.Feedback = .all,
+            maxPacketSize: Int = VP8Payloader.defaultMaxPacketSize,
+            historyMinimumMilliseconds: UInt64 = RTPPacketHistory.defaultMinimumWindowMilliseconds,
+            historyPackets: Int = RTPPacketHistory.defaultCapacity, historyBytes: Int = RTPPacketHistory.defaultMaxBytes, feedback: NegotiatedVideo.Feedback = .all,
             duplicateRetransmissionsAboveLoss: Double? = 0.02
         ) {
             self.ssrc = ssrc
@@ -68,6 +73,7 @@ public struct RTPSenderState: Sendable {
             self.initialPictureID = initialPictureID
             self.initialRTXSequenceNumber = initialRTXSequenceNumber
             self.maxPacketSize = maxPacketSize
+            self.historyMinimumMilliseconds = historyMinimumMilliseconds
             self.historyPackets = historyPackets
             self.historyBytes = historyBytes
             self.feedback = feedback
@@ -168,9 +174,16 @@ public struct RTPSenderState: Sendable {
         rtxPacketizer = configuration.rtx.map {
             RTXPacketizer(ssrc: $0.ssrc, payloadType: $0.payloadType, initialSequenceNumber: configuration.initialRTXSequenceNumber)
         }
-        history = RTPPacketHistory(ssrc: configuration.ssrc, capacity: configuration.historyPackets, maxBytes: configuration.historyBytes)
+        history = RTPPacketHistory(
+            ssrc: configuration.ssrc, capacity: configuration.historyPackets, maxBytes: configuration.historyBytes,
+            minimumWindowMilliseconds: configuration.historyMinimumMilliseconds)
         clock = RTPTimestampMapper(clockRate: 90_000, offset: configuration.timestampOffset, originMicroseconds: 0)
     }
+
+    /// Packets the retransmission history holds now.
+    public var historyPacketCount: Int { history.count }
+    /// Bytes the retransmission history holds now (plain RTP packets).
+    public var historyByteCount: Int { history.bytes }
 
     /// The sequence number the next media packet gets.
     public var nextSequenceNumber: UInt16 { payloader.nextSequenceNumber }
@@ -279,7 +292,11 @@ public struct RTPSenderState: Sendable {
     private mutating func read(_ blocks: [RTCPReportBlock], arrival: NTPTimestamp) {
         for block in blocks where block.ssrc == configuration.ssrc {
             statistics.receiverReports += 1
-            if let rtt = block.roundTripTimeMilliseconds(arrival: arrival) { statistics.roundTripMillis = rtt }
+            if let rtt = block.roundTripTimeMilliseconds(arrival: arrival) {
+                statistics.roundTripMillis = rtt
+                // The history keeps 3 RTTs (at least 1 s): a NACK cannot come back sooner than one RTT.
+                history.roundTripMilliseconds = UInt64(rtt.rounded(.up))
+            }
             statistics.fractionLost = Double(block.fractionLost) / 256
             statistics.cumulativeLost = Int(block.cumulativeLost)
             statistics.jitterMillis = Double(block.jitter) / 90

@@ -14,8 +14,8 @@ final class RetransmissionTests: XCTestCase {
         var history = RTPPacketHistory(ssrc: 0xAAAA, capacity: 2048)
         XCTAssertEqual(history.capacity, 2048)
         var sequence: UInt16 = 64_000
-        for time in 0..<3000 {
-            try history.insert(packet(sequence: sequence), sentMilliseconds: UInt64(time))
+        for time in 0..<3000 {  // 10 packets a millisecond: all within the one-second window
+            try history.insert(packet(sequence: sequence), sentMilliseconds: UInt64(time / 10))
             sequence &+= 1
         }
         // 3000 sent, 64000 … 65535 then 0 … 1463; the last 2048 are held: 64952 … 1463.
@@ -28,7 +28,81 @@ final class RetransmissionTests: XCTestCase {
         XCTAssertEqual(history.packet(sequenceNumber: 0), packet(sequence: 0))
         XCTAssertEqual(history.packet(sequenceNumber: 1463), packet(sequence: 1463))
         XCTAssertNil(history.packet(sequenceNumber: 64_500))
-        XCTAssertEqual(history.sentMilliseconds(of: 1463), 2999)
+        XCTAssertEqual(history.sentMilliseconds(of: 1463), 299)
+    }
+
+    /// 100 packets a second for 3 s: only the last second (sent at 1990 … 2990 ms) is held; a NACK for an
+    /// older packet finds nothing, one within the window gets the packet.
+    func testPacketsOlderThanTheWindowAreEvicted() throws {
+        var history = RTPPacketHistory(ssrc: 0xAAAA)
+        XCTAssertEqual(history.windowMilliseconds, 1000)
+        for step in 0..<300 { try history.insert(packet(sequence: UInt16(step), size: 1200), sentMilliseconds: UInt64(step) * 10) }
+        XCTAssertEqual(history.count, 101)
+        XCTAssertEqual(history.bytes, 101 * 1200)
+        XCTAssertEqual(history.oldestSequenceNumber, 199)
+        XCTAssertEqual(history.newestSequenceNumber, 299)
+        XCTAssertNil(history.packet(sequenceNumber: 198))
+        XCTAssertNil(history.retransmission(of: 198, nowMilliseconds: 2990, minimumIntervalMilliseconds: 20))
+        XCTAssertNil(history.retransmission(of: 0, nowMilliseconds: 2990, minimumIntervalMilliseconds: 20))
+        XCTAssertEqual(history.retransmission(of: 199, nowMilliseconds: 2990, minimumIntervalMilliseconds: 20), packet(sequence: 199, size: 1200))
+        XCTAssertEqual(history.retransmission(of: 250, nowMilliseconds: 2990, minimumIntervalMilliseconds: 20), packet(sequence: 250, size: 1200))
+        // 10 ms later 199 (sent at 1990 ms) is past the window too.
+        XCTAssertNil(history.retransmission(of: 199, nowMilliseconds: 3000, minimumIntervalMilliseconds: 0))
+        XCTAssertEqual(history.count, 100)
+    }
+
+    /// With nothing new sent (a still screen), a NACK still finds only packets within the window of now,
+    /// and asking evicts the stale ones.
+    func testNACKAfterAPauseFindsOnlyPacketsWithinTheWindow() throws {
+        var history = RTPPacketHistory(ssrc: 0xAAAA)
+        for step in 0..<10 { try history.insert(packet(sequence: UInt16(step)), sentMilliseconds: 5000 + UInt64(step) * 100) }
+        XCTAssertEqual(history.count, 10)
+        // At 6500 ms the packets sent before 5500 ms (0 … 4) are older than the window.
+        XCTAssertNil(history.retransmission(of: 4, nowMilliseconds: 6500, minimumIntervalMilliseconds: 20))
+        XCTAssertEqual(history.count, 5)
+        XCTAssertEqual(history.oldestSequenceNumber, 5)
+        XCTAssertNotNil(history.retransmission(of: 5, nowMilliseconds: 6500, minimumIntervalMilliseconds: 20))
+        XCTAssertNil(history.retransmission(of: 9, nowMilliseconds: 8000, minimumIntervalMilliseconds: 20))
+        XCTAssertEqual(history.count, 0)
+        XCTAssertNil(history.oldestSequenceNumber)
+    }
+
+    /// The window is max(1 s, 3 × RTT): an RTT of 500 ms keeps 1.5 s, and it shrinks back when the RTT does.
+    func testRoundTripTimeExtendsTheWindow() throws {
+        var history = RTPPacketHistory(ssrc: 0xAAAA)
+        history.roundTripMilliseconds = 200
+        XCTAssertEqual(history.windowMilliseconds, 1000, "3 × 200 ms is under the 1 s floor")
+        history.roundTripMilliseconds = 500
+        XCTAssertEqual(history.windowMilliseconds, 1500)
+        for step in 0..<300 { try history.insert(packet(sequence: UInt16(step)), sentMilliseconds: UInt64(step) * 10) }
+        XCTAssertEqual(history.count, 151)
+        XCTAssertEqual(history.oldestSequenceNumber, 149)
+        XCTAssertNotNil(history.retransmission(of: 160, nowMilliseconds: 2990, minimumIntervalMilliseconds: 20),
+                        "1.39 s old: beyond 1 s, within 3 RTT")
+        history.roundTripMilliseconds = 100
+        try history.insert(packet(sequence: 300), sentMilliseconds: 3000)
+        XCTAssertEqual(history.count, 101)
+        XCTAssertEqual(history.oldestSequenceNumber, 200)
+        history.roundTripMilliseconds = .max
+        XCTAssertEqual(history.windowMilliseconds, .max, "no overflow")
+    }
+
+    /// However long the window, the hard limits hold: packets (the ring) and bytes.
+    func testHardLimitsHoldWhateverTheWindow() throws {
+        XCTAssertEqual(RTPPacketHistory.defaultCapacity, 2048)
+        XCTAssertEqual(RTPPacketHistory.defaultMaxBytes, 2 * 1024 * 1024)
+        // 19.2 Mbit/s of 1200-byte packets (2 a millisecond) for 2 s, with an RTT of 2 s (a 6 s window).
+        var fat = RTPPacketHistory(ssrc: 0xAAAA)
+        fat.roundTripMilliseconds = 2000
+        for step in 0..<4000 { try fat.insert(packet(sequence: UInt16(step), size: 1200), sentMilliseconds: UInt64(step / 2)) }
+        XCTAssertEqual(fat.count, RTPPacketHistory.defaultMaxBytes / 1200)
+        XCTAssertLessThanOrEqual(fat.bytes, RTPPacketHistory.defaultMaxBytes)
+        XCTAssertEqual(fat.newestSequenceNumber, 3999)
+        // Small packets, 5 a millisecond: the ring's 2048 packets, about 410 ms, hold first.
+        var many = RTPPacketHistory(ssrc: 0xAAAA)
+        for step in 0..<5000 { try many.insert(packet(sequence: UInt16(step), size: 100), sentMilliseconds: UInt64(step / 5)) }
+        XCTAssertEqual(many.count, 2048)
+        XCTAssertEqual(many.oldestSequenceNumber, 5000 - 2048)
     }
 
     func testHistoryIsBoundedByBytes() throws {

@@ -169,6 +169,58 @@ final class PeerConnectionSenderTests: XCTestCase {
         XCTAssertEqual(state.statistics.duplicateRetransmissions, 1)
     }
 
+    /// The NACK history is kept by time (max(1 s, 3 × RTT), as libwebrtc does): 4.7 Mbit/s at 30 fps for
+    /// 5 s leaves the last second (31 frames, about 0.6 MB) held, not the whole stream.
+    func testHistoryHoldsAboutOneSecond() throws {
+        var state = try sender(rtx: false)
+        let frameBytes = 4_700_000 / 8 / 30
+        var perFrame = 0
+        for index in 0..<150 {
+            let now = UInt64(index) * 33_333
+            let packets = try state.packetize(frame: frame(frameBytes, seed: UInt8(index & 0xFF)), isKeyframe: index == 0, captureMicros: now, nowMicros: now)
+            perFrame = packets.count
+        }
+        // Sent at 0, 33, 66 … 4966 ms: those at 3966 ms (frame 119) and later are within a second of the last.
+        XCTAssertEqual(perFrame, 17)
+        XCTAssertEqual(state.historyPacketCount, 31 * perFrame)
+        XCTAssertEqual(state.historyByteCount, 31 * (frameBytes + perFrame * 16))  // 12-byte header + 4-byte VP8 descriptor
+        XCTAssertLessThan(state.historyByteCount, 700_000)
+    }
+
+    /// A packet 1.25 s old is gone with no RTT known (1 s window) and is resent once a Receiver Report
+    /// gives an RTT of 500 ms (a 1.5 s window).
+    func testRoundTripTimeFromReceiverReportsExtendsTheHistory() throws {
+        func run(roundTrip: Bool) throws -> (RTPSenderState, RTPSenderState.FeedbackOutcome, [UInt8]) {
+            var state = try sender(rtx: false)
+            let first = try state.packetize(frame: frame(2500), isKeyframe: true, captureMicros: 0, nowMicros: 0)
+            if roundTrip {
+                let sentAt = NTPTimestamp(seconds: 3_900_000_000, fraction: 0)
+                let block = RTCPReportBlock(
+                    ssrc: Self.ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 0, jitter: 0,
+                    lastSenderReport: sentAt.compact, delaySinceLastSenderReport: 65536 / 10)  // DLSR 100 ms
+                let arrival = NTPTimestamp(rawValue: sentAt.rawValue + (UInt64(0x1_0000_0000) * 600 / 1000))  // 600 ms later
+                let rr = try RTCPPacket.serializeCompound([.receiverReport(RTCPReceiverReport(ssrc: 7, reports: [block]))])
+                _ = state.handleRTCP(rr, nowMicros: 100_000, arrival: arrival)
+                XCTAssertEqual(try XCTUnwrap(state.statistics.roundTripMillis), 500, accuracy: 0.1)
+            }
+            for index in 1...12 {
+                let now = UInt64(index) * 100_000
+                _ = try state.packetize(frame: frame(500), isKeyframe: false, captureMicros: now, nowMicros: now)
+            }
+            let sequence = try RTPPacket(parsing: first[0]).sequenceNumber
+            let nack = try RTCPPacket.serializeCompound([.nack(RTCPGenericNACK(senderSSRC: 7, mediaSSRC: Self.ssrc, sequenceNumbers: [sequence]))])
+            let outcome = state.handleRTCP(nack, nowMicros: 1_250_000, arrival: NTPTimestamp(rawValue: 0))
+            return (state, outcome, first[0])
+        }
+        let (plain, lost, _) = try run(roundTrip: false)
+        XCTAssertEqual(lost.retransmissions, [])
+        XCTAssertEqual(plain.statistics.retransmissionsSkipped, 1)
+        XCTAssertEqual(plain.historyPacketCount, 10, "the 500-byte frames sent at 300 … 1200 ms")
+        let (extended, resent, original) = try run(roundTrip: true)
+        XCTAssertEqual(resent.retransmissions, [original])
+        XCTAssertEqual(extended.statistics.packetsRetransmitted, 1)
+    }
+
     /// Without RTX, the original packet is resent byte for byte (SRTP allows the repeat for that).
     func testNACKWithoutRTXResendsTheOriginal() throws {
         var state = try sender(rtx: false)
