@@ -40,14 +40,14 @@ BITRATE_KBPS = round(WIDTH * HEIGHT * FPS * 0.08 / 1000)
 
 MODES = {
     "quick": dict(repeat=3, sizes=[(1920, 1080)], record_seconds=2.0, extra_scenes=False, max_frames=60,
-                  e2e_warm=2, e2e_window=10, soak_seconds=None, profile_seconds=0, compare_rounds=1, compare_warm=1.5,
+                  e2e_warm=2, e2e_window=10, e2e_local_window=10, soak_seconds=None, profile_seconds=0, compare_rounds=1, compare_warm=1.5,
                   compare_window=3, compare_static_window=4, scale_counts=[0, 1, 4, 16], scale_warm=1.5, scale_window=3,
                   limit=600),
     # The end-to-end run is the memory soak: RSS at 1 minute and at 10 minutes after streaming started, the
     # latency/CPU window in between, then a 10 s perf profile before the 10-minute reading.
     "full": dict(repeat=5, sizes=[(1920, 1080), (3840, 2160)], record_seconds=3.0, extra_scenes=True, max_frames=90,
-                 e2e_warm=5, e2e_window=None, soak_seconds=600, profile_seconds=10, compare_rounds=2, compare_warm=3, compare_window=6,
-                 compare_static_window=12, scale_counts=[0, 1, 4, 16], scale_warm=3, scale_window=8, limit=1260),
+                 e2e_warm=5, e2e_window=None, e2e_local_window=45, soak_seconds=600, profile_seconds=10, compare_rounds=2, compare_warm=3, compare_window=6,
+                 compare_static_window=10, scale_counts=[0, 1, 4, 16], scale_warm=3, scale_window=8, limit=1320),
 }
 
 
@@ -110,8 +110,12 @@ class Call:
             return False
 
 
-def start_agent(name, display, socket_path):
+def start_agent(name, display, socket_path, wire="jpeg"):
+    """The agent on `display`; `wire` is its `--format`: jpeg (the default, iOS-compatible wire) or i420 (raw
+    planes for a local call, no JPEG round trip)."""
     argv = [AGENT, "--display", display, "--socket", socket_path, "--fps", str(FPS), "--stats-interval", "1"]
+    if wire != "jpeg":
+        argv += ["--format", wire]
     return procs.start("agent", argv, log_path=WORK.path(name + "-agent.log")), argv
 
 
@@ -257,23 +261,27 @@ def phase_micro(cfg, results):
     return dumps
 
 
-def phase_e2e(cfg, results):
-    log("e2e: agent + call at %dx%d, %d fps, scrolling text, one aiortc viewer, %d s" % (
-        WIDTH, HEIGHT, FPS, cfg.get("soak_seconds") or cfg["e2e_window"]))
+def phase_e2e(cfg, results, wire="jpeg"):
+    """The end-to-end run. With the default JPEG wire it is also the memory soak (full run); `wire="i420"`
+    (phase `e2e-local`) is a shorter latency/CPU window with the agent sending raw I420 planes."""
+    key = "e2e" if wire == "jpeg" else "e2eLocal"
+    soak = cfg.get("soak_seconds") if wire == "jpeg" else None
+    window_length = cfg["e2e_window"] if wire == "jpeg" else cfg["e2e_local_window"]
+    log("e2e: agent (%s wire) + call at %dx%d, %d fps, scrolling text, one aiortc viewer, %d s" % (
+        wire, WIDTH, HEIGHT, FPS, soak or window_length))
     xvfb = xscene.Xvfb(WIDTH, HEIGHT)
     scene = xscene.Scene(xvfb, "scrolling")
-    sock = WORK.path("e2e.sock")
+    sock = WORK.path(key + ".sock")
     call = agent = viewer = None
     try:
-        call = Call("e2e", sock, debug=True)
-        agent, agent_argv = start_agent("e2e", xvfb.display, sock)
+        call = Call(key, sock, debug=True)
+        agent, agent_argv = start_agent(key, xvfb.display, sock, wire)
         if not procs.wait_for(lambda: call.stats()["frames"]["encoded"] > 0, 15):
             raise RuntimeError("no frame encoded:\n" + agent.log()[-2000:])
         streaming = time.monotonic()  # the soak's clock: RSS at 1 and 10 minutes after the first encoded frame
-        soak = cfg.get("soak_seconds")
-        viewer_seconds = (soak or cfg["e2e_warm"] + cfg["e2e_window"] + cfg["profile_seconds"]) + 8
+        viewer_seconds = (soak or cfg["e2e_warm"] + window_length + cfg["profile_seconds"]) + 8
         viewer_argv = [VENV_PYTHON, WHEP_VIEWER, "--url", call.whep, "--seconds", str(viewer_seconds)]
-        viewer = procs.start("viewer", viewer_argv, log_path=WORK.path("e2e-viewer.log"), stdout_path=WORK.path("e2e-viewer.json"))
+        viewer = procs.start("viewer", viewer_argv, log_path=WORK.path(key + "-viewer.log"), stdout_path=WORK.path(key + "-viewer.json"))
         if not procs.wait_for(lambda: call.connected(1), 30, 0.2):
             raise RuntimeError("the aiortc viewer did not connect:\n" + viewer.log()[-2000:])
         time.sleep(cfg["e2e_warm"])
@@ -289,13 +297,13 @@ def phase_e2e(cfg, results):
             if soak and not early and since >= 60:
                 early.update({"t": round(since, 1), "callRssMiB": round(call.proc.memory()[0], 1),
                               "agentRssMiB": round(agent.memory()[0], 1)})
-        window_seconds = soak - cfg["profile_seconds"] - (time.monotonic() - streaming) if soak else cfg["e2e_window"]
+        window_seconds = soak - cfg["profile_seconds"] - (time.monotonic() - streaming) if soak else window_length
         window.sleep(window_seconds, every=5.0 if window_seconds > 60 else 1.0, hook=at_minute)
         usage = window.finish()
         stats1 = call.stats()
         agent1, jpeg_ms = agent_totals(agent.log())
         if cfg["profile_seconds"]:
-            results["profile"] = profile({"call": call.proc, "agent": agent}, cfg["profile_seconds"])
+            results["profile" if wire == "jpeg" else "profileLocal"] = profile({"call": call.proc, "agent": agent}, cfg["profile_seconds"])
         if soak:
             procs.wait_for(lambda: time.monotonic() - streaming >= soak, soak)
             at_minute(0)
@@ -311,8 +319,8 @@ def phase_e2e(cfg, results):
         peer = (stats1["viewers"]["peers"] or [{}])[0]
         for name, frames in (("agent", received), ("call", encoded)):
             usage[name]["cpuMsPerFrame"] = round(usage[name]["cpuSeconds"] * 1000 / max(1, frames), 2)
-        results["e2e"] = {
-            "content": "scrolling", "seconds": round(window.seconds, 1), "latencyMs": percentiles(latencies),
+        results[key] = {
+            "content": "scrolling", "wire": wire, "seconds": round(window.seconds, 1), "latencyMs": percentiles(latencies),
             "systemCpu": window.system, "otherCpu": window.other,
             "statsLatencyMs": peer.get("captureToSentMs"),
             "latencyByMinute": latency_by_minute(timed, window.t0) if window.seconds > 120 else None,
@@ -468,12 +476,12 @@ def have_gstreamer():
                for e in ("ximagesrc", "videoconvert", "vp8enc", "rtpvp8pay", "udpsink"))
 
 
-def run_ours(xvfb, scene, warm, window_seconds):
+def run_ours(xvfb, scene, warm, window_seconds, wire="jpeg"):
     sock = WORK.path("cmp.sock")
     call = Call("cmp-%s" % scene, sock)
     agent = viewers = None
     try:
-        agent, agent_argv = start_agent("cmp-%s" % scene, xvfb.display, sock)
+        agent, agent_argv = start_agent("cmp-%s-%s" % (scene, wire), xvfb.display, sock, wire)
         procs.wait_for(lambda: call.stats()["frames"]["encoded"] > 0, 15)
         viewers_argv = [BENCH, "viewers", "--url", call.whep, "--count", "1", "--seconds", str(warm + window_seconds + 3)]
         viewers = procs.start("viewers", viewers_argv, log_path=WORK.path("cmp-viewers.log"), stdout_path=WORK.path("cmp-viewers.json"))
@@ -497,7 +505,7 @@ def run_ours(xvfb, scene, warm, window_seconds):
                 "repeats": stats1["frames"]["repeats"] - stats0["frames"]["repeats"],
                 "latencyMs": peer.get("captureToSentMs"), "seconds": round(window.seconds, 2),
                 "systemCpu": window.system, "otherCpu": window.other}, \
-            {"agent": agent_argv, "call": call.argv, "viewers": viewers_argv}
+            {"agent" if wire == "jpeg" else "agent-" + wire: agent_argv, "call": call.argv, "viewers": viewers_argv}
     finally:
         for p in (viewers, agent):
             if p:
@@ -530,7 +538,7 @@ def run_theirs(kind, xvfb, warm, window_seconds):
 
 
 def phase_compare(cfg, results):
-    tools = ["ours", "ffmpeg"] + (["gstreamer"] if have_gstreamer() else [])
+    tools = ["ours", "ours-i420", "ffmpeg"] + (["gstreamer"] if have_gstreamer() else [])
     log("compare: %s, %d round(s) per content, interleaved" % (", ".join(tools), cfg["compare_rounds"]))
     out = {"tools": tools, "bitrateKbps": BITRATE_KBPS, "contents": {}, "commands": {}}
     for scene_name in xscene.SCENES:
@@ -544,8 +552,9 @@ def phase_compare(cfg, results):
                 order = tools if round_index % 2 == 0 else list(reversed(tools))
                 for tool in order:
                     log("compare: %s, %s (round %d)" % (scene_name, tool, round_index + 1))
-                    if tool == "ours":
-                        run, commands = run_ours(xvfb, scene_name, cfg["compare_warm"], window_seconds)
+                    if tool.startswith("ours"):
+                        wire = "i420" if tool == "ours-i420" else "jpeg"
+                        run, commands = run_ours(xvfb, scene_name, cfg["compare_warm"], window_seconds, wire)
                         out["commands"].update(commands)
                     else:
                         run, argv = run_theirs(tool, xvfb, cfg["compare_warm"], window_seconds)
@@ -559,9 +568,10 @@ def phase_compare(cfg, results):
         for tool in tools:
             values = sorted(r["cpuPerSecond"] for r in runs[tool])
             entry[tool] = {"cpuPerSecond": report.median(values), "min": values[0], "max": values[-1]}
-        for tool in tools[1:]:
+        for tool in (t for t in tools if not t.startswith("ours")):
             theirs = entry[tool]["cpuPerSecond"]
             entry["ratioVs" + tool.capitalize()] = round(entry["ours"]["cpuPerSecond"] / theirs, 4) if theirs else None
+            entry["i420RatioVs" + tool.capitalize()] = round(entry["ours-i420"]["cpuPerSecond"] / theirs, 4) if theirs else None
         out["contents"][scene_name] = entry
     results["compare"] = out
 
@@ -635,21 +645,23 @@ def phase_scale(cfg, results):
 def phase_variants(cfg, results):
     """Not part of the default run: capture → RTP-sent latency of the call with other options, on the same
     content (1080p scrolling text, one light viewer), to see what the latency is made of."""
-    variants = [("default", []), ("--max-fps 60", ["--max-fps", "60"]), ("--encoder-threads 2", ["--encoder-threads", "2"]),
-                ("--max-fps 60 --encoder-threads 2", ["--max-fps", "60", "--encoder-threads", "2"]),
-                ("--cpu-used -10", ["--cpu-used", "-10"])]
+    # (label, call options, agent wire format)
+    variants = [("default", [], "jpeg"), ("--encoder-threads 2", ["--encoder-threads", "2"], "jpeg"),
+                ("--cpu-used -10", ["--cpu-used", "-10"], "jpeg"),
+                ("agent --format i420", [], "i420"),
+                ("agent --format i420, --encoder-threads 2", ["--encoder-threads", "2"], "i420")]
     xvfb = xscene.Xvfb(WIDTH, HEIGHT)
     scene = xscene.Scene(xvfb, "scrolling")
     rows = []
     try:
         for round_index in range(2):
-            for label, extra in variants:
+            for label, extra, wire in variants:
                 log("variants: %s (round %d)" % (label, round_index + 1))
                 sock = WORK.path("var.sock")
                 call = Call("var", sock, extra=extra, debug=True)
                 agent = viewers = None
                 try:
-                    agent, _ = start_agent("var", xvfb.display, sock)
+                    agent, _ = start_agent("var", xvfb.display, sock, wire)
                     procs.wait_for(lambda: call.stats()["frames"]["encoded"] > 0, 15)
                     viewers = procs.start("viewers", [BENCH, "viewers", "--url", call.whep, "--seconds", "20"],
                                           log_path=WORK.path("var-viewers.log"))
@@ -684,7 +696,7 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", dest="json_path")
     parser.add_argument("--markdown", help="write BENCHMARKS.md-style report to this file")
-    parser.add_argument("--phases", default="micro,e2e,compare,scale")
+    parser.add_argument("--phases", default="micro,e2e,e2e-local,compare,scale")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, dumps)")
     parser.add_argument("--command-line", default="tools/bench")
     args = parser.parse_args()
@@ -715,6 +727,8 @@ def main():
                     dumps = phase_micro(cfg, results)
                 elif phase == "e2e":
                     phase_e2e(cfg, results)
+                elif phase == "e2e-local":
+                    phase_e2e(cfg, results, wire="i420")
                 elif phase == "compare":
                     phase_compare(cfg, results)
                 elif phase == "variants":

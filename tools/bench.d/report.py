@@ -36,12 +36,16 @@ def targets(results):
         out.append({"name": name, "target": limit, "unit": unit, "measured": round(measured, 4), "met": met,
                     "verdict": ("met: " if met else "MISSED: ") + how})
 
-    latency = (results.get("e2e") or {}).get("latencyMs") or {}
-    add("capture → RTP-sent p50 at 1080p30 (scrolling text)", latency.get("p50"), 20, "ms")
-    add("capture → RTP-sent p99 at 1080p30 (scrolling text)", latency.get("p99"), 40, "ms")
+    # Each latency and CPU target is reported for both wires: JPEG (the default, what iOS senders write) and
+    # raw I420 (`screencast-agent --format i420`, for a call on the same machine).
+    for key, wire in (("e2e", "JPEG wire"), ("e2eLocal", "I420 wire")):
+        latency = (results.get(key) or {}).get("latencyMs") or {}
+        add("capture → RTP-sent p50 at 1080p30, %s" % wire, latency.get("p50"), 20, "ms")
+        add("capture → RTP-sent p99 at 1080p30, %s" % wire, latency.get("p99"), 40, "ms")
     contents = ((results.get("compare") or {}).get("contents")) or {}
-    for content, limit in (("scrolling", 1.2), ("typing", 0.3), ("static", 0.05)):
-        add("CPU per second vs ffmpeg, %s" % content, (contents.get(content) or {}).get("ratioVsFfmpeg"), limit, "×", fmt="%.3f")
+    for ratio, wire in (("ratioVsFfmpeg", "JPEG wire"), ("i420RatioVsFfmpeg", "I420 wire")):
+        for content, limit in (("scrolling", 1.2), ("typing", 0.3), ("static", 0.05)):
+            add("CPU per second vs ffmpeg, %s, %s" % (content, wire), (contents.get(content) or {}).get(ratio), limit, "×", fmt="%.3f")
     parse = _micro(results, "parse 1080p-sized frames")
     add("frame parsing throughput", parse["median"] if parse else None, 2.0, "GB/s", lower_is_better=False)
     scale = results.get("scale") or {}
@@ -79,10 +83,11 @@ def table(results):
         lines.append("\nMicro-benchmarks (median, min–max over runs)")
         for m in results["micro"]:
             lines.append("  %-58s %10.3f %-9s (%.3f–%.3f, %d runs)" % (m["stage"], m["median"], m["unit"], m["min"], m["max"], m["runs"]))
-    e2e = results.get("e2e")
-    if e2e:
+    for e2e in (results.get("e2e"), results.get("e2eLocal")):
+        if not e2e:
+            continue
         lat = e2e.get("latencyMs") or {}
-        lines.append("\nEnd to end, 1080p30 %s, one aiortc viewer, %s s" % (e2e["content"], e2e["seconds"]))
+        lines.append("\nEnd to end, %s wire, 1080p30 %s, one aiortc viewer, %s s" % (e2e.get("wire", "jpeg"), e2e["content"], e2e["seconds"]))
         lines.append("  capture → RTP-sent: p50 %s ms, p95 %s ms, p99 %s ms, max %s ms over %s frames" % (
             _fmt(lat.get("p50") and lat["p50"] * 1.0), _fmt(lat.get("p95") and lat["p95"] * 1.0),
             _fmt(lat.get("p99") and lat["p99"] * 1.0), _fmt(lat.get("max") and lat["max"] * 1.0), lat.get("count")))
@@ -96,13 +101,14 @@ def table(results):
     if compare:
         lines.append("\nCPU per second of screen time (cores; median of rounds), 1080p30, %d kbps CBR" % compare["bitrateKbps"])
         header = "  %-10s" % "content" + "".join("%12s" % t for t in compare["tools"]) + "   ours/ffmpeg" + (
-            "   ours/gst" if "gstreamer" in compare["tools"] else "")
+            "   ours/gst" if "gstreamer" in compare["tools"] else "") + "   i420/ffmpeg"
         lines.append(header)
         for content, entry in compare["contents"].items():
             row = "  %-10s" % content + "".join("%12.4f" % entry[t]["cpuPerSecond"] for t in compare["tools"])
             row += "%14s" % _fmt(entry.get("ratioVsFfmpeg"), 3)
             if "gstreamer" in compare["tools"]:
                 row += "%11s" % _fmt(entry.get("ratioVsGstreamer"), 3)
+            row += "%14s" % _fmt(entry.get("i420RatioVsFfmpeg"), 3)
             lines.append(row)
     scale = results.get("scale")
     if scale:
@@ -113,9 +119,10 @@ def table(results):
                 _fmt(r.get("latencyP50Ms"))))
         lines.append("  per extra viewer: %.2f %% of a core, %.2f MiB RSS (least-squares slopes)" % (
             scale["perViewerCoreFraction"] * 100, scale.get("perViewerRssMiB") or 0))
-    for name, rows in (results.get("profile") or {}).items():
+    for which, name, rows in [("JPEG", n, r) for n, r in (results.get("profile") or {}).items()] + \
+            [("I420", n, r) for n, r in (results.get("profileLocal") or {}).items()]:
         if isinstance(rows, list):
-            lines.append("\nperf profile of the %s during the end-to-end run (top symbols)" % name)
+            lines.append("\nperf profile of the %s during the end-to-end run, %s wire (top symbols)" % (name, which))
             for r in rows[:12]:
                 lines.append("  %5.1f %%  %-28s %s" % (r["percent"], r["dso"][:28], r["symbol"][:90]))
     if results.get("variants"):
@@ -188,12 +195,15 @@ def markdown(results):
             out.append("| %s | %.3f | %s | %.3f–%.3f | %d | %s |" % (s["stage"], s["median"], s["unit"], s["min"], s["max"], s["runs"], detail))
         out.append("")
 
-    e2e = results.get("e2e")
-    if e2e:
+    for e2e in (results.get("e2e"), results.get("e2eLocal")):
+        if not e2e:
+            continue
         lat = e2e.get("latencyMs") or {}
-        out += ["## End to end at 1080p30", "",
+        local = e2e.get("wire") == "i420"
+        out += ["## End to end at 1080p30, %s" % ("I420 wire (`screencast-agent --format i420`)" if local else "JPEG wire (the default)"), "",
                 "Agent and call on a live 1920×1080 Xvfb showing full-screen scrolling text (one line a frame), one aiortc "
-                "WHEP viewer decoding on loopback, %s s measured after the viewer's first frames." % e2e["seconds"], "",
+                "WHEP viewer decoding on loopback, %s s measured after the viewer's first frames; the agent sends %s." % (
+                    e2e["seconds"], "raw I420 planes (no JPEG encode or decode)" if local else "JPEG q80 4:2:0, as iOS senders do"), "",
                 "- capture → RTP-sent (from `Buffer-Timestamp` to the send of the frame's last packet, %s frames): "
                 "**p50 %s ms, p95 %s ms, p99 %s ms**, max %s ms" % (
                     lat.get("count"), _fmt(lat.get("p50")), _fmt(lat.get("p95")), _fmt(lat.get("p99")), _fmt(lat.get("max"))),
@@ -201,8 +211,8 @@ def markdown(results):
                 "- per minute of the run (frames, p50 / p99 ms): %s" % ("; ".join(
                     "%d: %d, %.1f / %.1f" % (m["minute"] + 1, m["count"], m["p50"], m["p99"]) for m in e2e["latencyByMinute"])
                     if e2e.get("latencyByMinute") else "–"),
-                "- in-run stage times: agent JPEG encode %s ms (mean of its stats lines); call VP8 encode p50 %s ms, p95 %s ms "
-                "(its last 128 encodes)" % (e2e.get("agentJpegMs"), (e2e.get("encodeMs") or {}).get("p50"), (e2e.get("encodeMs") or {}).get("p95")),
+                "- in-run stage times: agent %s %s ms (mean of its stats lines); call VP8 encode p50 %s ms, p95 %s ms "
+                "(its last 128 encodes)" % ("I420 conversion" if local else "JPEG encode", e2e.get("agentJpegMs"), (e2e.get("encodeMs") or {}).get("p50"), (e2e.get("encodeMs") or {}).get("p95")),
                 "- encoded %s fps at %s kbps (target %s kbps)" % (e2e["frames"]["encodedFps"], e2e.get("kbps"), e2e.get("bitrateKbps")),
                 "", "| process | CPU (% of one core) | CPU ms per frame | peak RSS (MiB) |", "|---|---:|---:|---:|"]
         for name, usage in e2e["processes"].items():
@@ -227,6 +237,7 @@ def markdown(results):
                 "Machine-wide CPU during the window: %s cores busy, of which %s not explained by the processes above "
                 "(the scene's xterm, the bench, anything else)." % (e2e.get("systemCpu"), e2e.get("otherCpu")), ""]
 
+    e2e = results.get("e2e")
     compare = results.get("compare")
     if compare:
         tools = compare["tools"]
@@ -236,8 +247,9 @@ def markdown(results):
                 "viewer attached, its CPU not counted); theirs is the one process. The X server's CPU is listed apart." % (
                     FPS_HINT, compare["bitrateKbps"], results["settings"]["compare_rounds"]), "",
                 "| content | " + " | ".join(tools) + " | ours/ffmpeg | " + ("ours/GStreamer | " if "gstreamer" in tools else "")
+                + ("ours-i420/ffmpeg | " if "ours-i420" in tools else "")
                 + "fps (%s) | kbps (%s) | Xvfb CPU (%s) |" % ((" / ".join(tools),) * 3),
-                "|---|" + "---:|" * (len(tools) + 4 + (1 if "gstreamer" in tools else 0))]
+                "|---|" + "---:|" * (len(tools) + 4 + (1 if "gstreamer" in tools else 0) + (1 if "ours-i420" in tools else 0))]
         for content, entry in compare["contents"].items():
             cells = ["%.4f (%.4f–%.4f)" % (entry[t]["cpuPerSecond"], entry[t]["min"], entry[t]["max"]) for t in tools]
             def per_tool(key, digits):
@@ -245,6 +257,8 @@ def markdown(results):
             row = "| %s | %s | **%s** |" % (content, " | ".join(cells), _fmt(entry.get("ratioVsFfmpeg"), 3))
             if "gstreamer" in tools:
                 row += " %s |" % _fmt(entry.get("ratioVsGstreamer"), 3)
+            if "ours-i420" in tools:
+                row += " **%s** |" % _fmt(entry.get("i420RatioVsFfmpeg"), 3)
             out.append(row + " %s | %s | %s |" % (per_tool("fps", 1), per_tool("kbps", 0), per_tool("xvfbCpuPerSecond", 3)))
         out += ["", "CPU busy on the machine outside the measured processes during the windows (the scene's clients, the "
                 "bench itself, and anyone else on this shared machine), max over rounds: " + "; ".join(
@@ -252,7 +266,9 @@ def markdown(results):
                     for content, entry in compare["contents"].items()) + " (%s)." % " / ".join(tools)]
         out += ["", "Ours per content (median of rounds): agent / call CPU, encoded fps, refinements+repeats, capture→sent p50/p99 "
                 "from `/stats` (on a still screen those include re-encodes, whose capture time is the re-encode time):", ""]
-        for content, entry in compare["contents"].items():
+        for content, entry in [(c, e) for c, e in compare["contents"].items()] + \
+                [(c + " (I420 wire)", dict(e, runs={"ours": e["runs"]["ours-i420"]})) for c, e in compare["contents"].items()
+                 if "ours-i420" in e.get("runs", {})]:
             runs = entry["runs"]["ours"]
             out.append("- %s: agent %.4f, call %.4f cores; %s fps; %s refinements+repeats; latency %s" % (
                 content, median([r["agentCpuPerSecond"] for r in runs]), median([r["callCpuPerSecond"] for r in runs]),
@@ -285,13 +301,14 @@ def markdown(results):
                     memory["callGrowthMiBPerHour"] or 0, memory["early"]["agentRssMiB"], memory["end"]["agentRssMiB"],
                     memory["agentGrowthMiBPerHour"] or 0), ""]
 
-    prof = results.get("profile") or {}
+    prof = [("%s, JPEG wire" % n, r) for n, r in (results.get("profile") or {}).items()] + \
+        [("%s, I420 wire" % n, r) for n, r in (results.get("profileLocal") or {}).items()]
     if prof:
         out += ["## Profiles", "",
-                "`perf record -F 499 -p PID` (cpu-clock samples) of the call and the agent for %s s right after the "
+                "`perf record -F 499 -p PID` (cpu-clock samples) of the call and the agent for %s s right after each "
                 "end-to-end window, same load; self time by shared object and symbol (Swift names demangled), "
                 "entries of 1 %% and more:" % results["settings"].get("profile_seconds"), ""]
-        for name, rows in prof.items():
+        for name, rows in prof:
             if not isinstance(rows, list):
                 out += ["- %s: %s" % (name, rows), ""]
                 continue
@@ -318,6 +335,8 @@ def markdown(results):
     if e2e:
         for name in ("call", "agent", "viewer"):
             out.append(_cmd(e2e["commands"][name], [(os.getcwd() + "/", "")]))
+    if results.get("e2eLocal"):
+        out.append(_cmd(results["e2eLocal"]["commands"]["agent"], [(os.getcwd() + "/", "")]))
     if compare:
         for name in ("viewers", "ffmpeg", "gstreamer"):
             if name in compare["commands"]:
