@@ -141,8 +141,9 @@ ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are th
 // Set before any thread exists. Blocks of 256 KiB and more (JPEG bodies of ~0.9 MB, I420 pictures of 3 MB,
 // libvpx's frame buffers) get pages of their own and give them back when freed. glibc's default threshold
 // instead moves up to the largest such block freed, after which those blocks come from the heaps and
-// leave high-water marks there: 10 minutes of 1080p scrolling with one viewer grew 122.5 → 127.2 MiB (a
-// 3.3 MiB step 1.5 minutes in) with the default and stayed at 121.0 ± 1 MiB with this. The price is
-// the page faults of mapping each JPEG body afresh (~6000 a second at 30 fps).
+// leave high-water marks there. Measured at 1080p scrolling with one viewer: RSS 1–2 MiB lower after a
+// minute, and over 10 minutes 122.5 → 127.2 MiB with the default against 121.6 → 121.0 and 120.8 → 124.9
+// MiB with this (so steps of ~3 MiB still happen, from elsewhere). The price is the page faults of mapping
+// each JPEG body afresh: ~6200 a second at 30 fps, ~2 % of a core of system time.
 GlibcMalloc.setMmapThreshold(bytes: CallMemory.mmapThresholdBytes)
 exit(CallTool.main())
