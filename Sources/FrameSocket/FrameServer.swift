@@ -315,10 +315,14 @@ struct ServerLoop {
                 switch event {
                 case .frame(let frame):
                     frames += 1
-                    context.logger.debug("frame", [
-                        "connection": info.connection, "offset": frame.offset, "bytes": frame.body.count,
-                        "seq": frame.header.sequence.map(String.init) ?? "-",
-                    ])
+                    if context.logger.threshold <= .debug {
+                        context.logger.debug("frame", [
+                            "connection": info.connection, "offset": frame.offset, "bytes": frame.body.count,
+                            "seq": frame.header.sequence.map(String.init) ?? "-",
+                            "capture_us": frame.header.timestampMicros.map(String.init) ?? "-",
+                            "received_us": MonotonicClock.nowMicros(),
+                        ])
+                    }
                     context.onEvent(.frame(frame, info))
                 case .end(let end):
                     ended = .stream(end)

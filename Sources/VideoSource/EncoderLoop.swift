@@ -131,6 +131,11 @@ final class EncoderLoop: Sendable {
             }
             hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, reason: reason,
                               width: output.width, height: output.height, millis: millis, now: now)
+            if logger.threshold <= .debug {
+                // Per-frame stage times (CLOCK_MONOTONIC µs) for latency breakdowns (tools/bench).
+                logger.debug("frame encoded", ["capture_us": frame.captureTimestampMicros, "start_us": started,
+                                               "end_us": started + UInt64(millis * 1000), "bytes": output.bytes.count])
+            }
             sinks.deliver(output)
         } catch {
             state.scheduler.didEncode(at: now, keyframe: false, reason: reason)

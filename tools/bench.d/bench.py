@@ -40,8 +40,8 @@ BITRATE_KBPS = round(WIDTH * HEIGHT * FPS * 0.08 / 1000)
 
 MODES = {
     "quick": dict(repeat=3, sizes=[(1920, 1080)], record_seconds=2.0, extra_scenes=False, max_frames=60,
-                  e2e_warm=2, e2e_window=10, e2e_local_window=10, soak_seconds=None, profile_seconds=0, compare_rounds=1, compare_warm=1.5,
-                  compare_window=3, compare_static_window=4, scale_counts=[0, 1, 4, 16], scale_warm=1.5, scale_window=3,
+                  e2e_warm=2, e2e_window=8, e2e_local_window=8, soak_seconds=None, profile_seconds=0, compare_rounds=1, compare_warm=1.0,
+                  compare_window=2, compare_static_window=3, scale_counts=[0, 1, 4, 16], scale_warm=1.5, scale_window=3,
                   limit=600),
     # The end-to-end run is the memory soak: RSS at 1 minute and at 10 minutes after streaming started, the
     # latency/CPU window in between, then a 10 s perf profile before the 10-minute reading.
@@ -204,6 +204,29 @@ def frame_sent_latencies(log_text, t0, t1, with_times=False):
     return out
 
 
+def latency_stages(log_text, t0, t1):
+    """Where capture → RTP-sent goes, per frame sent in [t0, t1] (µs), from the call's debug lines: the
+    frame server's `frame` (received_us), the encoder's `frame encoded` (start_us, end_us) and the peer's
+    `frame sent` (sent_us), joined on the capture time. Percentiles (ms) of each stage."""
+    received, encoded, sent = {}, {}, {}
+    for m in re.finditer(r" frame connection=.*?capture_us=(\d+) received_us=(\d+)", log_text):
+        received[int(m.group(1))] = int(m.group(2))
+    for m in re.finditer(r"frame encoded capture_us=(\d+) start_us=(\d+) end_us=(\d+)", log_text):
+        encoded[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+    for m in re.finditer(r"frame sent .*?capture_us=(\d+) sent_us=(\d+)", log_text):
+        if t0 <= int(m.group(2)) <= t1:
+            sent[int(m.group(1))] = int(m.group(2))
+    stages = {"agent: grab → JPEG/I420 → socket → call has the frame": [], "call: JPEG decode (JPEG wire), wait for the encoder": [],
+              "call: VP8 encode": [], "call: packetize, pace, SRTP, send": []}
+    for capture, sent_at in sent.items():
+        if capture not in received or capture not in encoded:
+            continue
+        start, end = encoded[capture]
+        for name, value in zip(stages, (received[capture] - capture, start - received[capture], end - start, sent_at - end)):
+            stages[name].append(value / 1000)
+    return {name: percentiles(values) for name, values in stages.items() if values}
+
+
 def latency_by_minute(timed, t0):
     """Percentiles of (µs, ms) pairs per minute after t0: shows when a long run was disturbed."""
     minutes = {}
@@ -324,6 +347,7 @@ def phase_e2e(cfg, results, wire="jpeg"):
             "systemCpu": window.system, "otherCpu": window.other,
             "statsLatencyMs": peer.get("captureToSentMs"),
             "latencyByMinute": latency_by_minute(timed, window.t0) if window.seconds > 120 else None,
+            "latencyStagesMs": latency_stages(call.proc.log(), window.t0, window.t1),
             "processes": usage,
             "frames": {"agentCaptured": agent1.get("captured", 0) - agent0.get("captured", 0),
                        "agentSent": agent1.get("sent", 0) - agent0.get("sent", 0),

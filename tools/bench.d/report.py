@@ -95,6 +95,8 @@ def table(results):
             lines.append("  %-7s CPU %5.1f %% of a core%s, peak RSS %6.1f MiB" % (
                 name, usage["cpuPerSecond"] * 100,
                 (", %.2f ms per frame" % usage["cpuMsPerFrame"]) if "cpuMsPerFrame" in usage else "", usage["peakRssMiB"]))
+        for name, v in (e2e.get("latencyStagesMs") or {}).items():
+            lines.append("    %-58s p50 %6.2f  p95 %6.2f  p99 %6.2f ms" % (name, v["p50"], v["p95"], v["p99"]))
         lines.append("  frames %s" % e2e["frames"])
         lines.append("  drops %s" % e2e["drops"])
     compare = results.get("compare")
@@ -211,6 +213,9 @@ def markdown(results):
                 "- per minute of the run (frames, p50 / p99 ms): %s" % ("; ".join(
                     "%d: %d, %.1f / %.1f" % (m["minute"] + 1, m["count"], m["p50"], m["p99"]) for m in e2e["latencyByMinute"])
                     if e2e.get("latencyByMinute") else "–"),
+                "- where it goes, per frame (from the call's debug lines, joined on the capture time): %s" % (
+                    "; ".join("%s p50 %s / p95 %s / p99 %s ms" % (name, _fmt(v["p50"]), _fmt(v["p95"]), _fmt(v["p99"]))
+                              for name, v in (e2e.get("latencyStagesMs") or {}).items()) or "–"),
                 "- in-run stage times: agent %s %s ms (mean of its stats lines); call VP8 encode p50 %s ms, p95 %s ms "
                 "(its last 128 encodes)" % ("I420 conversion" if local else "JPEG encode", e2e.get("agentJpegMs"), (e2e.get("encodeMs") or {}).get("p50"), (e2e.get("encodeMs") or {}).get("p95")),
                 "- encoded %s fps at %s kbps (target %s kbps)" % (e2e["frames"]["encodedFps"], e2e.get("kbps"), e2e.get("bitrateKbps")),
