@@ -46,8 +46,8 @@ MODES = {
     # The end-to-end run is the memory soak: RSS at 1 minute and at 10 minutes after streaming started, the
     # latency/CPU window in between, then a 10 s perf profile before the 10-minute reading.
     "full": dict(repeat=5, sizes=[(1920, 1080), (3840, 2160)], record_seconds=3.0, extra_scenes=True, max_frames=90,
-                 e2e_warm=5, e2e_window=None, e2e_local_window=45, soak_seconds=600, profile_seconds=10, compare_rounds=2, compare_warm=3, compare_window=6,
-                 compare_static_window=10, scale_counts=[0, 1, 4, 16], scale_warm=3, scale_window=8, limit=1320),
+                 e2e_warm=5, e2e_window=None, e2e_local_window=40, soak_seconds=600, profile_seconds=10, compare_rounds=2, compare_warm=3, compare_window=5,
+                 compare_static_window=8, scale_counts=[0, 1, 4, 16], scale_warm=3, scale_window=8, limit=1320),
 }
 
 
