@@ -170,31 +170,33 @@ final class ScreenCapturer: Sendable {
             }
             hub.stats.dropped(.tooLarge)
         case .failure(.rawLength(let width, let height, let expected, let got)):
-            let count = connection.withLock { c -> Int in
-                c?.frames += 1
-                c?.decodeFailed += 1
-                return c?.decodeFailed ?? 0
-            }
-            hub.stats.dropped(.decodeError)
-            if count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) {
+            if let (count, suppressed) = countUndecodable() {
                 logger.warning("frame dropped: I420 body length does not match its size", [
                     "offset": frame.offset, "size": "\(width)x\(height)", "bytes": got, "expected": expected,
                     "count": count, "suppressed": suppressed,
                 ])
             }
         case .failure(.decode(let error)):
-            let count = connection.withLock { c -> Int in
-                c?.frames += 1
-                c?.decodeFailed += 1
-                return c?.decodeFailed ?? 0
-            }
-            hub.stats.dropped(.decodeError)
-            if count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) {
+            if let (count, suppressed) = countUndecodable() {
                 logger.warning("frame dropped: JPEG does not decode", [
                     "offset": frame.offset, "bytes": frame.body.count, "error": error, "count": count, "suppressed": suppressed,
                 ])
             }
         }
+    }
+
+    /// Counts a frame whose body gave no picture (`DropReason.decodeError`). Returns the sender's count so
+    /// far and the lines held back when this one should be logged: the first 3 and every 100th of a sender,
+    /// and across senders no more than `decodeFailureLog` allows; nil otherwise.
+    private func countUndecodable() -> (count: Int, suppressed: Int)? {
+        let count = connection.withLock { c -> Int in
+            c?.frames += 1
+            c?.decodeFailed += 1
+            return c?.decodeFailed ?? 0
+        }
+        hub.stats.dropped(.decodeError)
+        guard count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) else { return nil }
+        return (count, suppressed)
     }
 
     /// The sender's timestamp when plausible (≤ now, ≥ now − 1 s), else the receive time.

@@ -21,14 +21,8 @@ final class BufferFormatTests: XCTestCase {
     }
 
     /// Decodes with every chunking and checks they agree; returns the all-at-once result.
-    private func outcome(_ bytes: [UInt8]) -> DecodeResult {
-        let reference = decode(bytes, .allAtOnce)
-        for chunking in Chunking.standardSet.dropFirst() {
-            let other = decode(bytes, chunking)
-            XCTAssertEqual(other.end, reference.end, "\(chunking)")
-            XCTAssertEqual(other.frames, reference.frames, "\(chunking)")
-        }
-        return reference
+    private func outcome(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> DecodeResult {
+        decodeEveryWay(bytes, file: file, line: line)
     }
 
     func testByteCount() {

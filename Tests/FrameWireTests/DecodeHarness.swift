@@ -129,3 +129,15 @@ func validMessage(length: Int = 4, width: Int = 16, height: Int = 8, extra: [Str
     message(["Content-Length: \(length)", "Buffer-Width: \(width)", "Buffer-Height: \(height)"] + extra,
             body: (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
 }
+
+/// Decodes `bytes` with every chunking of ``Chunking/standardSet``, checks that they all end and emit the
+/// same, and returns the all-at-once result.
+func decodeEveryWay(_ bytes: [UInt8], _ context: String = "", file: StaticString = #filePath, line: UInt = #line) -> DecodeResult {
+    let reference = decode(bytes, .allAtOnce)
+    for chunking in Chunking.standardSet.dropFirst() {
+        let other = decode(bytes, chunking)
+        XCTAssertEqual(other.end, reference.end, "\(context) \(chunking)", file: file, line: line)
+        XCTAssertEqual(other.frames, reference.frames, "\(context) \(chunking)", file: file, line: line)
+    }
+    return reference
+}

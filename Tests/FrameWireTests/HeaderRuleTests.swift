@@ -6,14 +6,7 @@ final class HeaderRuleTests: XCTestCase {
     private let required = ["Content-Length: 4", "Buffer-Width: 16", "Buffer-Height: 8"]
 
     private func outcome(_ lines: [String], body: [UInt8] = [1, 2, 3, 4], lineEnd: String = "\r\n") -> DecodeResult {
-        let bytes = message(lines, body: body, lineEnd: lineEnd)
-        let reference = decode(bytes, .allAtOnce)
-        for chunking in Chunking.standardSet.dropFirst() {
-            let other = decode(bytes, chunking)
-            XCTAssertEqual(other.end, reference.end, "\(lines) \(chunking)")
-            XCTAssertEqual(other.frames, reference.frames, "\(lines) \(chunking)")
-        }
-        return reference
+        decodeEveryWay(message(lines, body: body, lineEnd: lineEnd), "\(lines)")
     }
 
     func testBadHeaderLines() {
