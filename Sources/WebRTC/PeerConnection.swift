@@ -305,14 +305,7 @@ public final class PeerConnection: @unchecked Sendable {
             self.timer = timer
             timer.schedule(deadline: .now() + .seconds(1))
             timer.resume()
-            do {
-                try self.dtls.start(nowMicros: now)
-            } catch {
-                self.flushDTLS()
-                self.end("DTLS: \(error)", failed: true)
-                return
-            }
-            self.flushDTLS()
+            guard self.stepDTLS({ try self.dtls.start(nowMicros: now) }) else { return }
             self.rearm(now)
         }
     }
@@ -352,14 +345,7 @@ public final class PeerConnection: @unchecked Sendable {
         switch DatagramKind.classify(datagram) {
         case .dtls:
             counters.dtlsDatagrams += 1
-            do {
-                try dtls.receive(datagram, nowMicros: now)
-            } catch {
-                flushDTLS()
-                end("DTLS: \(error)", failed: true)
-                return
-            }
-            flushDTLS()
+            guard stepDTLS({ try dtls.receive(datagram, nowMicros: now) }) else { return }
             checkDTLS(now)
         case .rtcp:
             handleRTCP(datagram, now)
@@ -480,6 +466,20 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs one DTLS step (start, a datagram, a timeout) and sends what it produced; a failed step (its
+    /// alert flushed too) ends the peer. Returns false when it failed.
+    private func stepDTLS(_ step: () throws -> Void) -> Bool {
+        do {
+            try step()
+        } catch {
+            flushDTLS()
+            end("DTLS: \(error)", failed: true)
+            return false
+        }
+        flushDTLS()
+        return true
+    }
+
     private func flushDTLS() {
         for datagram in dtls.takeDatagrams() { transmit(datagram) }
     }
@@ -494,14 +494,7 @@ public final class PeerConnection: @unchecked Sendable {
         guard !isEnded else { return }
         let now = MonotonicClock.nowMicros()
         if let due = dtls.nextTimeout, now >= due {
-            do {
-                try dtls.handleTimeout(nowMicros: now)
-            } catch {
-                flushDTLS()
-                end("DTLS: \(error)", failed: true)
-                return
-            }
-            flushDTLS()
+            guard stepDTLS({ try dtls.handleTimeout(nowMicros: now) }) else { return }
             checkDTLS(now)
             guard !isEnded else { return }
         }
