@@ -56,7 +56,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["RTP"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RTP", "Media"], path: "Tests/TestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(

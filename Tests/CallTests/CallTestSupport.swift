@@ -170,18 +170,6 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     return out
 }
 
-/// PSNR of the Y planes, dB (infinity when identical).
-func lumaPSNR(_ a: I420Buffer, _ b: I420Buffer) -> Double {
-    precondition(a.width == b.width && a.height == b.height)
-    var sum = 0.0
-    for (x, y) in zip(a.y, b.y) {
-        let d = Double(x) - Double(y)
-        sum += d * d
-    }
-    let mse = sum / Double(a.width * a.height)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}
-
 /// Every frame of an IVF file decoded with libvpx: (pts µs, keyframe, picture).
 func decodeIVF(_ path: String) throws -> (header: IVFFileHeader, frames: [(pts: UInt64, keyframe: Bool, picture: I420Buffer)]) {
     let reader = try IVFReader(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))

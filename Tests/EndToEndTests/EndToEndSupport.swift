@@ -265,18 +265,6 @@ enum HTTP {
     }
 }
 
-/// Peak signal-to-noise ratio of two 8-bit planes of equal size, dB (∞ when identical).
-func psnr(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Double {
-    precondition(a.count == b.count && !a.isEmpty)
-    var sum = 0.0
-    for (x, y) in zip(a, b) {
-        let d = Double(Int(x) - Int(y))
-        sum += d * d
-    }
-    let mse = sum / Double(a.count)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}
-
 /// The eight colour bars of the call's test pattern (Y, Cb, Cr), left to right (TestPatternPainter).
 let testPatternBars: [(y: Int, u: Int, v: Int)] = [
     (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),

@@ -1,5 +1,6 @@
 import CTurboJPEG
 import Media
+import TestSupport
 import XCTest
 
 /// The agent's BGRX paths: libyuv's full-range conversion (`BGRXToYUV`) and the BGRX JPEG encoder built on

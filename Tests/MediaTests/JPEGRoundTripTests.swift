@@ -1,4 +1,5 @@
 import Media
+import TestSupport
 import XCTest
 
 /// I420 → JPEG (JPEGEncoder, 4:2:0) → I420 (JPEGDecoder) keeps the size and the picture.

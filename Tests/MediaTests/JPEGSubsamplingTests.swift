@@ -1,5 +1,6 @@
 import CTurboJPEG
 @testable import Media
+import TestSupport
 import XCTest
 
 /// JPEGs that are not 4:2:0 (made from RGB with tjCompress2) decode to correct I420.

@@ -1,18 +1,7 @@
 import CTurboJPEG
 import Media
+import TestSupport
 import XCTest
-
-/// Peak signal-to-noise ratio of two equally long 8-bit planes, in dB (infinity when identical).
-func psnr(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Double {
-    precondition(a.count == b.count && !a.isEmpty, "planes must be equally long and non-empty")
-    var sum = 0.0
-    for (x, y) in zip(a, b) {
-        let d = Double(x) - Double(y)
-        sum += d * d
-    }
-    let mse = sum / Double(a.count)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}
 
 /// A synthetic I420 test picture: smooth gradients plus flat 8×8-aligned blocks with hard edges.
 func makeI420Pattern(width: Int, height: Int) -> I420Buffer {

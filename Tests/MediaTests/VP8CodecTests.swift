@@ -1,4 +1,5 @@
 import Media
+import TestSupport
 import XCTest
 
 /// libvpx VP8 encode → decode round trips, keyframe control, run-time bitrate, resize and refinement.

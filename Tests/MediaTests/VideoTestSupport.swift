@@ -1,4 +1,5 @@
 import Media
+import TestSupport
 import XCTest
 
 /// Screen-like test content: a light background, dark "text" glyph rows, a coloured title bar and a
@@ -44,8 +45,3 @@ func makeScreenPicture(width: Int, height: Int, phase: Int = 0) -> I420Buffer {
     return picture
 }
 
-/// PSNR of the Y plane of two same-sized pictures, dB.
-func lumaPSNR(_ a: I420Buffer, _ b: I420Buffer) -> Double {
-    precondition(a.width == b.width && a.height == b.height, "sizes differ")
-    return psnr(a.y, b.y)
-}

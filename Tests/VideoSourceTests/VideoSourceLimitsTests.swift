@@ -367,18 +367,6 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
     }
 }
 
-/// PSNR of the Y planes, dB (infinity when identical).
-private func lumaPSNR(_ a: I420Buffer, _ b: I420Buffer) -> Double {
-    precondition(a.width == b.width && a.height == b.height)
-    var sum = 0.0
-    for (x, y) in zip(a.y, b.y) {
-        let d = Double(x) - Double(y)
-        sum += d * d
-    }
-    let mse = sum / Double(a.width * a.height)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}
-
 /// A number inside a `JSONValue` object, by key path.
 private func number(_ value: JSONValue, _ path: String...) -> Int? {
     var current = value
