@@ -7,31 +7,14 @@ import XCTest
 
 /// A `screencast-call` process under test: its stderr is collected line by line while it runs.
 final class RunningCall: @unchecked Sendable {
-    // @unchecked Sendable: `process` is set in init and only read afterwards; `lines` is behind a Mutex.
+    // @unchecked Sendable: `process` and `lines` are set in init and only read afterwards.
     let process: Process
-    private let lines = LineStore()
-    private let drained = DispatchSemaphore(value: 0)
+    private let lines: PipeLines
 
     init(_ arguments: [String]) throws {
         let pipe = Pipe()
         process = try ProcessRunner.start(TestPaths.executable("screencast-call"), arguments, stderr: pipe)
-        let handle = pipe.fileHandleForReading
-        let lines = lines
-        let drained = drained
-        Thread.detachNewThread {
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lines.append(line)
-                }
-            }
-            drained.signal()
-        }
+        lines = PipeLines(pipe)
     }
 
     var log: [String] { lines.all }
@@ -53,20 +36,13 @@ final class RunningCall: @unchecked Sendable {
     /// Waits for the exit (killing after `timeout`); returns the status, nil when it had to be killed.
     func waitForExit(timeout: Double = 10) -> Int32? {
         let killed = ProcessRunner.wait(for: process, timeout: timeout)
-        _ = drained.wait(timeout: .now() + 2)
+        lines.waitUntilClosed()
         return killed ? nil : process.terminationStatus
     }
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
     }
-}
-
-/// Lines collected from another thread.
-final class LineStore: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
 }
 
 /// `key=value` from a log line (values without spaces).

@@ -111,11 +111,10 @@ final class PythonPeer: @unchecked Sendable {
 /// A `screencast-call` process serving viewers on loopback: `--http 127.0.0.1:PORT` (0: any free port),
 /// `--ice-address 127.0.0.1`, a socket in a temporary folder. Its stderr is collected line by line.
 final class CallUnderTest: @unchecked Sendable {
-    // @unchecked Sendable: `process` and the URLs are set in init; the lines are behind a Mutex.
+    // @unchecked Sendable: `process`, `folder` and `lines` are set in init (`port` too) and only read afterwards.
     let process: Process
     let folder: TemporaryDirectory
-    private let lines = Mutex<[String]>([])
-    private let drained = DispatchSemaphore(value: 0)
+    private let lines: PipeLines
     private(set) var port: UInt16 = 0
 
     /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
@@ -127,21 +126,7 @@ final class CallUnderTest: @unchecked Sendable {
         if let token { words += ["--token", token] }
         let pipe = Pipe()
         process = try ProcessRunner.start(TestPaths.executable("screencast-call"), words, stderr: pipe)
-        let handle = pipe.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-            drained.signal()
-        }
+        lines = PipeLines(pipe)
         guard let line = waitForLine("viewer page", timeout: 15),
               let whep = line.split(separator: " ").first(where: { $0.hasPrefix("whep=") }),
               let portText = whep.split(separator: ":").last?.split(separator: "/").first, let port = UInt16(portText)
@@ -152,17 +137,17 @@ final class CallUnderTest: @unchecked Sendable {
         self.port = port
     }
 
-    var log: String { lines.withLock { $0.joined(separator: "\n") } }
+    var log: String { lines.all.joined(separator: "\n") }
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var whepURL: String { baseURL + "/whep" }
 
     func waitForLine(_ text: String, timeout: Double) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
-            if let line = lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+            if let line = lines.all.first(where: { $0.contains(text) }) { return line }
             usleep(20_000)
         } while Date() < deadline && process.isRunning
-        return lines.withLock { $0.first { $0.contains(text) } }
+        return lines.all.first { $0.contains(text) }
     }
 
     /// `GET /stats` as a JSON object.
@@ -182,7 +167,7 @@ final class CallUnderTest: @unchecked Sendable {
     func stop(signal: Int32 = SIGTERM) -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let killed = ProcessRunner.wait(for: process, timeout: 10)
-        _ = drained.wait(timeout: .now() + 2)
+        lines.waitUntilClosed()
         folder.remove()
         return killed ? nil : process.terminationStatus
     }
