@@ -19,7 +19,7 @@ final class ChromiumReconnectTests: XCTestCase {
         guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
         let folder = try TemporaryDirectory(prefix: "sc-e2e-reconnect")
         defer { folder.remove() }
-        let port = try freeLoopbackPort()
+        let port = try LoopbackPort.tcp()
         let profile = folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
 
@@ -70,23 +70,5 @@ final class ChromiumReconnectTests: XCTestCase {
         // The new call saw the page as a viewer.
         let viewers = try XCTUnwrap((try? second.stats())?["viewers"] as? [String: Any])
         print("e2e: the new call's viewers \(viewers)")
-    }
-
-    /// A port nothing listens on: bind 127.0.0.1:0 and read it back.
-    private func freeLoopbackPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CallUnderTestError.http("socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 ? getsockname(fd, pointer, &length) : -1
-            }
-        }
-        guard bound == 0 else { throw CallUnderTestError.http("bind: errno \(errno)") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

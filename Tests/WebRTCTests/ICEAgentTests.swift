@@ -2,6 +2,7 @@ import Foundation
 import ScreencastSupport
 import Synchronization
 import WebRTC
+import TestSupport
 import XCTest
 
 /// Two real libnice agents in this process, over loopback only (127.0.0.1 is the one local address each
@@ -154,7 +155,7 @@ final class ICEAgentTests: XCTestCase {
         _ = try agent.gatherCandidates()
         try agent.setRemoteCredentials(.init(ufrag: "abcd", password: "0123456789abcdef012345"))
         // A loopback port nobody listens on.
-        let deadPort = try ICECoturnProcess.freeUDPPort()
+        let deadPort = try LoopbackPort.udp()
         XCTAssertTrue(try agent.addRemoteCandidate("candidate:1 1 udp 2122260223 127.0.0.1 \(deadPort) typ host"))
         let start = Date()
         agent.remoteCandidatesComplete()

@@ -120,7 +120,7 @@ extension ICEServerTests {
     /// candidates when the time limit is reached.
     func testGatheringTimeLimitWithASilentSTUNServer() throws {
         let log = ICEEventLog()
-        let deadPort = try ICECoturnProcess.freeUDPPort()
+        let deadPort = try LoopbackPort.udp()
         let agent = try ICEAgent(
             configuration: .init(role: .controlled, localAddresses: ["127.0.0.1"],
                                  stunServer: .init(host: "127.0.0.1", port: deadPort),
@@ -150,7 +150,7 @@ final class ICECoturnProcess {
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ice-coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try ICECoturnProcess.freeUDPPort()
+        port = try LoopbackPort.udp()
         process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = [
@@ -176,24 +176,6 @@ final class ICECoturnProcess {
     func stop() {
         ProcessRunner.terminate(process)
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// A UDP port on 127.0.0.1 that was free a moment ago.
-    static func freeUDPPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw ICETestFailure("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw ICETestFailure("bind failed") }
-        return UInt16(bigEndian: address.sin_port)
     }
 
     /// True when /proc/net/udp lists a socket bound to 127.0.0.1:port.
