@@ -2,7 +2,9 @@ internal import CYUV
 
 /// A picture size in pixels, `WxH` in options and logs.
 public struct PictureSize: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Width, pixels.
     public var width: Int
+    /// Height, pixels.
     public var height: Int
 
     public init(width: Int, height: Int) {

@@ -35,6 +35,7 @@ public struct RTPPacketHistory: Sendable {
     /// Hard limit on bytes held: 2 MiB, 1 s of a 16.7 Mbit/s stream.
     public static let defaultMaxBytes = 2 << 20
 
+    /// The SSRC of the stream kept (RFC 3550 §5.1); packets of another SSRC are refused.
     public let ssrc: UInt32
     /// Most packets kept (a power of two, 16…32768).
     public let capacity: Int
@@ -161,6 +162,7 @@ public struct RTPPacketHistory: Sendable {
         return entry.sentMilliseconds
     }
 
+    /// Forgets every packet (a sequence-number jump of a whole ring or more).
     public mutating func removeAll() {
         for slot in slots.indices { slots[slot] = nil }
         count = 0

@@ -96,6 +96,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     // MARK: WHEPSessionProvider
 
+    /// A WHEP POST (draft-ietf-wish-whep, in the shape of WHIP's RFC 9725 §4.2): answers the viewer's SDP offer with a new `PeerConnection` (recvonly
+    /// VP8 video; ICE, DTLS-SRTP) and registers it. Returns the session id and the SDP answer.
+    /// - Throws: `SignalingError.unavailable` at `maxViewers` (pending answers count) or once the call is
+    ///   ending; `.sdp` when the offer cannot be answered.
     public func createSession(offer: String) throws(SignalingError) -> WHEPSession {
         let admitted = state.withLock { s -> Bool in
             guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
@@ -130,6 +134,9 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         return WHEPSession(id: id, answer: peer.answer)
     }
 
+    /// A WHEP PATCH (trickle ICE, RFC 8840; RFC 9725 §4.3's shape): adds the fragment's remote candidates to
+    /// the session's peer. Returns no answer fragment (our candidates are all in the answer).
+    /// - Throws: `SignalingError.unknownSession`, or `.sdp` for a fragment that does not parse.
     public func updateSession(id: String, fragment: String) throws(SignalingError) -> String? {
         guard let peer = state.withLock({ $0.peers[id] }) else { throw .unknownSession(id) }
         do {
@@ -140,6 +147,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         return nil
     }
 
+    /// A WHEP DELETE (RFC 9725 §4.4's shape): closes the session's peer. False when no such session exists.
     public func deleteSession(id: String) -> Bool {
         guard let peer = state.withLock({ $0.peers.removeValue(forKey: id) }) else { return false }
         peer.close(reason: "DELETE by the viewer")
@@ -148,6 +156,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     // MARK: VideoSink
 
+    /// One encoded VP8 frame from the shared encoder, handed to every registered peer (each packetizes it
+    /// with its own SSRC and sequence numbers, RFC 7741); the frame's bytes are shared, not copied.
     public func consume(_ frame: EncodedFrame) {
         let peers = state.withLock { s -> [PeerConnection] in
             s.lastFrameSize = (frame.width, frame.height)
@@ -158,6 +168,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         for peer in peers { peer.send(outgoing) }
     }
 
+    /// The source ended: closes every peer (DTLS close_notify, ICE closed) and refuses new sessions.
     public func finish() { closeAll(reason: "the call ended") }
 
     /// Ends every viewer; new offers are refused from now on.

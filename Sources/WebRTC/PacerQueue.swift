@@ -16,6 +16,7 @@
 /// ``Configuration/maxQueuedBytes`` refuses the frame and is emptied (the caller then waits for a keyframe):
 /// a peer that cannot keep up gets a fresh start instead of an ever-growing delay.
 public struct PacerQueue: Sendable {
+    /// How fast and how much: a token bucket of `burstBytes` refilled at `rateBitsPerSecond`.
     public struct Configuration: Sendable, Equatable {
         /// The pace, bits per second (at least 100 kbit/s).
         public var rateBitsPerSecond: Int
@@ -36,8 +37,11 @@ public struct PacerQueue: Sendable {
         case media, retransmission
     }
 
+    /// One queued datagram: a serialized plain RTP packet (SRTP is applied when it is released).
     public struct Packet: Sendable, Equatable {
+        /// The RTP packet, header and payload, network byte order.
         public var bytes: [UInt8]
+        /// Media or a retransmission (RFC 4588 RTX, or the packet as it was).
         public var kind: Kind
 
         public init(bytes: [UInt8], kind: Kind) {
@@ -46,6 +50,7 @@ public struct PacerQueue: Sendable {
         }
     }
 
+    /// The rate, burst and size limit this queue keeps.
     public let configuration: Configuration
     private var retransmissions: [Packet] = []
     private var retransmissionHead = 0

@@ -50,16 +50,21 @@ public final class PeerConnection: @unchecked Sendable {
     // @unchecked Sendable: the `let`s are immutable or thread-safe (ICEAgent); every `var` is touched
     // only on `queue`.
 
+    /// What every peer of a call shares: ICE settings, the DTLS certificate, pacing and timers.
     public struct Configuration: Sendable {
         /// The ICE agent's settings (the role is set to `controlled` when answering).
         public var ice: ICEAgent.Configuration
+        /// Our DTLS certificate; its SHA-256 fingerprint goes into the answer (RFC 8122 §5).
         public var certificate: DTLSCertificate
+        /// The send pacing (token bucket) of each peer.
         public var pacer: PacerQueue.Configuration
         /// How often a viewer waiting for its first keyframe asks again.
         public var keyframeRetryMicros: UInt64
+        /// RTCP Sender Report interval, µs (RFC 3550 §6.2; 1 s by default).
         public var senderReportIntervalMicros: UInt64
         /// A DTLS handshake not done this long after the answer ends the peer.
         public var dtlsHandshakeTimeoutMicros: UInt64
+        /// The wall clock for Sender Reports' NTP timestamps (injected in tests).
         public var wallClock: any WallClock
 
         public init(
@@ -77,6 +82,7 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// Where the connection is.
     public enum State: String, Sendable, Equatable {
         /// ICE and DTLS in progress.
         case connecting
@@ -88,6 +94,7 @@ public final class PeerConnection: @unchecked Sendable {
         case failed
     }
 
+    /// What a peer reports to its owner (on the peer's queue).
     public enum Event: Sendable, Equatable {
         /// DTLS finished; media starts with the next keyframe.
         case connected
@@ -99,10 +106,13 @@ public final class PeerConnection: @unchecked Sendable {
         case closed(reason: String, failed: Bool)
     }
 
+    /// The WHEP session id (URL-safe random).
     public let id: String
     /// The SDP answer (candidates included, `a=end-of-candidates`).
     public let answer: String
+    /// What the offer and our answer agreed: payload types, feedback, RTX, DTLS role.
     public let negotiated: NegotiatedVideo
+    /// Our side: SSRCs, ICE credentials, fingerprint, CNAME.
     public let local: LocalMediaParameters
 
     private let agent: ICEAgent

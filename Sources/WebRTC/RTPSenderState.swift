@@ -19,16 +19,23 @@ import Glibc
 ///   NTP time, so receivers can place frames in real time.
 /// - Everything random is in ``Configuration``; the same inputs always give the same bytes.
 public struct RTPSenderState: Sendable {
+    /// One peer's stream identity and limits; everything random here is drawn once per peer.
     public struct Configuration: Sendable, Equatable {
+        /// The media SSRC (RFC 3550 §8.1: random per peer).
         public var ssrc: UInt32
+        /// The negotiated VP8 payload type, 0…127 (RFC 3550 §5.1).
         public var payloadType: UInt8
         /// RTX stream (SSRC, payload type) when the peer offered RTX; nil retransmits plainly.
         public var rtx: RTXStream?
+        /// The RTCP CNAME sent in SDES (RFC 3550 §6.5.1), also in the answer's `a=ssrc` lines.
         public var cname: String
         /// Added to every RTP timestamp (random, RFC 3550 §5.1).
         public var timestampOffset: UInt32
+        /// First RTP sequence number of the media stream (random, RFC 3550 §5.1).
         public var initialSequenceNumber: UInt16
+        /// First VP8 PictureID, 15 bits used (RFC 7741 §4.2).
         public var initialPictureID: UInt16
+        /// First RTP sequence number of the RTX stream (RFC 4588 §4).
         public var initialRTXSequenceNumber: UInt16
         /// Largest RTP packet (before SRTP), bytes.
         public var maxPacketSize: Int
@@ -97,6 +104,7 @@ public struct RTPSenderState: Sendable {
 
     /// Counters and the receiver's view, for `/stats`.
     public struct Statistics: Sendable, Equatable {
+        /// Encoded frames packetized, and of them keyframes.
         public var framesSent = 0
         public var keyframesSent = 0
         /// Media packets packetized (RTP, first transmissions).
@@ -105,11 +113,14 @@ public struct RTPSenderState: Sendable {
         public var payloadBytesSent = 0
         /// Their whole RTP bytes (headers included, before SRTP).
         public var rtpBytesSent = 0
+        /// RTCP Sender Reports built (RFC 3550 §6.4.1).
         public var senderReportsSent = 0
 
+        /// Generic NACK packets received (RFC 4585 §6.2.1).
         public var nacksReceived = 0
         /// Sequence numbers the NACKs named.
         public var packetsNacked = 0
+        /// Packets resent for NACKs (RTX per RFC 4588 or as they were), and their RTP bytes.
         public var packetsRetransmitted = 0
         public var bytesRetransmitted = 0
         /// Second copies of retransmissions sent because the link is lossy.
@@ -119,11 +130,13 @@ public struct RTPSenderState: Sendable {
         public var lossEstimate = 0.0
         /// NACKed packets no longer in the history (or resent too recently).
         public var retransmissionsSkipped = 0
+        /// PLI (RFC 4585 §6.3.1), new FIR (RFC 5104 §4.3.1) and REMB (draft-alvestrand-rmcat-remb) received.
         public var plisReceived = 0
         public var firsReceived = 0
         public var rembsReceived = 0
         /// The last REMB estimate, bits per second.
         public var estimatedBitrate: UInt64?
+        /// Report blocks about our SSRC received (in RR or SR packets).
         public var receiverReports = 0
         /// Round-trip time from the last report block answering one of our SRs (RFC 3550 §6.4.1).
         public var roundTripMillis: Double?
