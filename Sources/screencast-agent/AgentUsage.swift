@@ -2,9 +2,10 @@
 let agentUsage = """
     Usage: screencast-agent [options]
 
-    Captures the X11 screen and sends it as JPEG frames (Protocol/frame-wire.md) to the call process's
-    Unix socket. Only changes are sent (X DAMAGE); once the screen has been still for a moment one sharper
-    refresh follows ("paint-over"), and the last frame is repeated every --keepalive seconds.
+    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420; Protocol/frame-wire.md)
+    to the call process's Unix socket. Only changes are sent (X DAMAGE); once the screen has been still for a
+    moment one sharper JPEG refresh follows ("paint-over"), and the last frame is repeated every --keepalive
+    seconds.
 
     Output:
       --socket PATH          the call process's socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,

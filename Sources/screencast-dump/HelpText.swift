@@ -27,13 +27,14 @@ enum HelpText {
 
         Commands:
           inspect [--json] FILE
-              Decode the stream and fully decode every JPEG body; print a table and summary, or one JSON document.
+              Decode the stream and every body (JPEG decoded, I420 length-checked); print a table and summary,
+              or one JSON document.
           replay FILE [--socket PATH] [--fps N | --as-fast-as-possible] [--loop] [--wait S]
               Send the dump to a reader (the call process, or record) as a sender would.
           record [--socket PATH] --out FILE
               Listen as the call process would and record the first sender byte for byte.
           extract FILE --out DIR [--force]
-              Write each body as DIR/000000.jpg, DIR/000001.jpg, …
+              Write each body as DIR/000000.jpg, DIR/000001.jpg, … (I420 bodies as .yuv)
 
         Options for every command:
           --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
