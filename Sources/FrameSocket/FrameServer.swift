@@ -396,10 +396,10 @@ struct ServerLoop {
             }
         if let refusal {
             socket.close()
-            let suppressed = connectionLog.admit()
-            logger.log(suppressed == nil ? .debug : .warning, "sender refused", [
+            let (level, suppressed) = connectionLog.level(.warning)
+            logger.log(level, "sender refused", [
                 "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
-                "current": connection?.info.connection ?? 0, "suppressed": suppressed ?? 0,
+                "current": connection?.info.connection ?? 0, "suppressed": suppressed,
             ])
             context.onEvent(.senderRefused(info, refusal))
             return
@@ -408,10 +408,9 @@ struct ServerLoop {
         try? UnixSocket.setNonBlocking(fd, false)
         let accepted = ServerConnection(socket: socket, info: info, limits: context.limits)
         connection = accepted
-        let suppressed = connectionLog.admit()
-        accepted.announced = suppressed != nil
-        logger.log(suppressed == nil ? .debug : .info, "sender connected",
-                   ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed ?? 0])
+        let (level, suppressed) = connectionLog.level(.info)
+        accepted.announced = level != .debug
+        logger.log(level, "sender connected", ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed])
         context.onEvent(.senderConnected(info))
     }
 

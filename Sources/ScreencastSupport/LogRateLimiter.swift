@@ -40,4 +40,10 @@ public struct LogRateLimiter: Sendable {
         defer { suppressed = 0 }
         return suppressed
     }
+
+    /// For lines that must never be lost entirely: `level` with the count held back before it when the line
+    /// may go out at `now`, else `.debug` (so `--log-level debug` still sees every one) with 0.
+    public mutating func level(_ level: LogLevel, now: UInt64 = MonotonicClock.nowMicros()) -> (level: LogLevel, suppressed: Int) {
+        admit(now: now).map { (level, $0) } ?? (.debug, 0)
+    }
 }

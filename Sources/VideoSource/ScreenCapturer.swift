@@ -119,21 +119,20 @@ final class ScreenCapturer: Sendable {
             let frames = ended?.frames ?? 0
             // At info a burst, then one line per 5 s (`suppressed=N`); the held-back ones still go out at
             // debug, so `--log-level debug` sees every connection.
-            let suppressed = endLog.withLock { $0.admit() }
-            let level: LogLevel = suppressed == nil ? .debug : .info
+            let (level, suppressed) = endLog.withLock { $0.level(.info) }
             if case .stream(.error(let error)) = reason {
                 logger.log(level, "screen sender ended", [
                     "connection": info.connection, "reason": reason.name, "error": error.kind, "detail": "\(error)",
                     "frames": frames, "decoded": ended?.decoded ?? 0,
                     "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                    "suppressed": suppressed ?? 0,
+                    "suppressed": suppressed,
                 ])
             } else {
                 logger.log(level, "screen sender ended", [
                     "connection": info.connection, "reason": reason.name,
                     "frames": frames, "decoded": ended?.decoded ?? 0,
                     "decode_failed": ended?.decodeFailed ?? 0, "too_large": ended?.tooLarge ?? 0,
-                    "suppressed": suppressed ?? 0,
+                    "suppressed": suppressed,
                 ])
             }
             onEnded(info, reason, ended?.tookOver ?? false)

@@ -214,9 +214,8 @@ public final class VideoSource: Sendable {
         testPattern?.setActive(false)
         file?.setActive(false)
         if hub.activate(.screen) {
-            let suppressed = switchLog.withLock { $0.admit() }
-            logger.log(suppressed == nil ? .debug : .info, "screen takes over",
-                       ["connection": info.connection, "pid": info.pid, "suppressed": suppressed ?? 0])
+            let (level, suppressed) = switchLog.withLock { $0.level(.info) }
+            logger.log(level, "screen takes over", ["connection": info.connection, "pid": info.pid, "suppressed": suppressed])
         }
         onEvent(.switched(.screen))
     }
@@ -232,9 +231,8 @@ public final class VideoSource: Sendable {
         guard tookOver else { return }
         let fallback = configuration.fallback.kind
         if hub.activate(fallback) {
-            let suppressed = switchLog.withLock { $0.admit() }
-            logger.log(suppressed == nil ? .debug : .info, "screen left; falling back",
-                       ["source": fallback?.rawValue ?? "none", "suppressed": suppressed ?? 0])
+            let (level, suppressed) = switchLog.withLock { $0.level(.info) }
+            logger.log(level, "screen left; falling back", ["source": fallback?.rawValue ?? "none", "suppressed": suppressed])
         }
         testPattern?.setActive(true)
         file?.setActive(true)

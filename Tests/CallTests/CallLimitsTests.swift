@@ -93,11 +93,15 @@ final class CallLimitsTests: CallTestCase {
         XCTAssertEqual(number(json, "frames", "decoded"), 4)
         XCTAssertEqual(number(json, "dropped", "tooLarge"), 1)
         XCTAssertEqual(number(json, "dropped", "decodeError"), 0)
-        XCTAssertEqual(number(json, "frames", "downscaled"), 4)
+        // Each picture is encoded downscaled, or (a loaded machine, the encoder still busy) replaced by the
+        // next one while it waited and counted as stale.
+        let stale = number(json, "dropped", "stale") ?? 0
+        XCTAssertLessThan(stale, 4, "at least the last picture is encoded")
+        XCTAssertEqual(number(json, "frames", "downscaled"), 4 - stale)
         XCTAssertEqual(run.log.filter { $0.contains("exceeds the decode budget") && $0.contains("jpeg=16383x16383") }.count, 1, run.logText)
         XCTAssertEqual(run.log.filter { $0.contains("downscaled from=640x360 to=320x180") }.count, 1, run.logText)
         let (_, frames) = try decodeIVF(ivf)
-        XCTAssertGreaterThanOrEqual(frames.count, 4)
+        XCTAssertGreaterThanOrEqual(frames.count, 4 - stale)
         XCTAssertTrue(frames.allSatisfy { $0.picture.width == 320 && $0.picture.height == 180 })
         XCTAssertEqual(frames.filter(\.keyframe).count, 1)
     }

@@ -296,6 +296,12 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
         // A quiet spell refills the burst.
         XCTAssertEqual((0..<3).map { limiter.admit(now: start + 60_000_000 + UInt64($0)) }, [1, 0, 0])
         XCTAssertNil(limiter.admit(now: start + 60_000_010))
+        // `level`: the asked level while admitted (with the count), debug while held back.
+        var levels = LogRateLimiter(burst: 1, intervalMicros: 5_000_000)
+        XCTAssertTrue(levels.level(.warning, now: start) == (.warning, 0))
+        XCTAssertTrue(levels.level(.warning, now: start + 1) == (.debug, 0))
+        XCTAssertTrue(levels.level(.warning, now: start + 2) == (.debug, 0))
+        XCTAssertTrue(levels.level(.warning, now: start + 5_000_000) == (.warning, 2))
     }
 
     /// Sizes and rotations that alternate on every frame: the "once per change" lines stay a handful.
