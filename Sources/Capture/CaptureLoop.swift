@@ -191,11 +191,12 @@ final class CaptureLoop {
                 let count = I420Buffer.byteCount(width: frameSize.width, height: frameSize.height)
                 var picture = try I420Buffer(
                     width: frameSize.width, height: frameSize.height,
-                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count })
+                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count },
+                    colorSpace: .bt601Full)
                 if native {
-                    try BGRXToYUV.convertToI420(image.view, into: &picture)
+                    try BGRXToYUV.convertToI420(image.view, range: .full, into: &picture)
                 } else {
-                    try BGRXToYUV.convertToI420(scaled, into: &picture)
+                    try BGRXToYUV.convertToI420(scaled, range: .full, into: &picture)
                 }
                 body = picture.bytes
             } else if native {

@@ -60,9 +60,10 @@ func replay(_ dump: String, socket: String, _ extra: [String] = []) throws -> Pr
     try ProcessRunner.run(TestPaths.executable("screencast-dump"), ["replay", dump, "--socket", socket] + extra, timeout: 60)
 }
 
-/// A light "desktop" with dark text-like rows and a window whose place depends on `variant`.
+/// A light "desktop" with dark text-like rows and a window whose place depends on `variant`, in BT.601
+/// full range (JPEG material).
 func makeDesktop(width: Int, height: Int, variant: Int) -> I420Buffer {
-    var picture = I420Buffer(width: width, height: height)
+    var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Full)
     let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
     picture.withUnsafeMutablePlanes { y, u, v in
         for row in 0..<height {
@@ -122,7 +123,7 @@ func makeDump(_ frames: [DumpFrame]) throws -> [UInt8] {
 func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     guard degrees % 360 != 0 else { return picture }
     let swap = degrees == 90 || degrees == 270
-    var out = I420Buffer(width: swap ? picture.height : picture.width, height: swap ? picture.width : picture.height)
+    var out = I420Buffer(width: swap ? picture.height : picture.width, height: swap ? picture.width : picture.height, colorSpace: picture.colorSpace)
     func map(_ r: Int, _ c: Int, _ w: Int, _ h: Int) -> (Int, Int) {
         switch degrees {
         case 90: (c, h - 1 - r)

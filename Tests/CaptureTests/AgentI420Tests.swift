@@ -1,5 +1,4 @@
 import Capture
-import CYUV
 import Foundation
 import FrameWire
 import Media
@@ -26,19 +25,12 @@ final class AgentI420Tests: XServerTestCase {
         try ProcessRunner.run(agent, ["--display", server.display, "--cursor", "off"] + arguments, timeout: 20)
     }
 
-    /// The body as BGRX, through libyuv's full-range `J420ToARGB` (the inverse of the agent's conversion).
+    /// The body as BGRX, shown in full range (libyuv `J420ToARGB`, the inverse of the agent's conversion).
     private func bgrx(_ frame: Frame) throws -> BGRXImage {
         let (width, height) = (frame.header.bufferWidth, frame.header.bufferHeight)
-        let picture = try I420Buffer(width: width, height: height, bytes: frame.body)
-        var image = BGRXImage(width: width, height: height)
-        let status = picture.withUnsafePlanes { y, u, v in
-            image.withUnsafeMutableBytes { out in
-                J420ToARGB(y.baseAddress, Int32(picture.yStride), u.baseAddress, Int32(picture.uvStride),
-                           v.baseAddress, Int32(picture.uvStride), out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                           Int32(width * 4), Int32(width), Int32(height))
-            }
-        }
-        XCTAssertEqual(status, 0)
+        let picture = try I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: .bt601Full)
+        var image = BGRXImage()
+        try BGRXToYUV.convertToBGRX(picture, into: &image)
         return image
     }
 

@@ -16,15 +16,17 @@ final class I420PipelineTests: XCTestCase {
                                          orientation: orientation, format: .i420), body: bytes)
     }
 
-    func testAnI420BodyBecomesThePictureWithoutACopy() throws {
+    /// A full-range I420 body is converted to limited range in a pooled copy; the frame's body stays as it was.
+    func testAFullRangeI420BodyIsConvertedInACopy() throws {
         let pipeline = try WireFramePipeline(pool: FramePool(), logger: logger, maximumDimension: 16384, maximumDecodePixels: 1 << 24)
         let picture = makeDesktop(width: 101, height: 57, variant: 3)
         let input = frame(picture)
         guard case .success(let video) = pipeline.process(input, captureTimestampMicros: 42) else { return XCTFail("I420 frame refused") }
-        XCTAssertEqual(video.picture, picture)
+        var expected = picture
+        try expected.convertToLimitedRange()
+        XCTAssertEqual(video.picture, expected)
         XCTAssertEqual(video.captureTimestampMicros, 42)
-        XCTAssertEqual(video.picture.bytes.withUnsafeBufferPointer { $0.baseAddress },
-                       input.body.withUnsafeBufferPointer { $0.baseAddress }, "the body's storage is the picture's")
+        XCTAssertEqual(input.body, picture.bytes, "the frame's body is not written")
     }
 
     func testRotationAppliesAsForJPEG() throws {
@@ -37,6 +39,7 @@ final class I420PipelineTests: XCTestCase {
             XCTAssertEqual(video.appliedRotation.degrees, degrees)
             var expected = I420Buffer()
             try picture.rotated(by: try XCTUnwrap(PictureRotation(degrees: degrees)), into: &expected)
+            try expected.convertToLimitedRange()
             XCTAssertEqual(video.picture, expected, "orientation \(orientation)")
         }
     }
