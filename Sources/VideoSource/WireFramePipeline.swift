@@ -29,11 +29,13 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
 /// or a raw I420 body as it is, then the rotation from `Buffer-Orientation` (libyuv), into a pooled
 /// buffer, then the one colour conversion of the path.
 ///
-/// - Colours (Protocol/colour.md): a JPEG decodes to BT.601 full range (JFIF); VP8 carries limited range.
+/// - Colours (Protocol/colour.md): a JPEG decodes to BT.601 full range (JFIF), a raw I420 body is in the
+///   range its `Buffer-Color-Range` names (full when absent); VP8 carries limited range.
 ///   The picture is converted full → limited once, here, in place in the pooled buffer after the rotation
 ///   (`I420Buffer.convertToLimitedRange`, a 256-entry table pass: ≈1 ms at 1080p), so every source of the
 ///   call hands the encoder limited range and `VP8Encoder` refuses anything else.
-/// - A raw I420 body (`Buffer-Format: I420`) in limited range is used in place, without a copy: the
+/// - A raw I420 body (`Buffer-Format: I420`) in limited range (`Buffer-Color-Range: limited`, what our
+///   agent sends) is used in place, without a copy: the
 ///   frame's body becomes the picture's storage (and later a pool buffer). A full-range one is copied
 ///   into a pooled buffer and converted there (the body may be shared, as a dump's frames are). The same
 ///   budget applies (from `Buffer-Width`/`Buffer-Height`, plus `maximumDimension` per side); the body's
@@ -134,7 +136,7 @@ final class WireFramePipeline {
             return .failure(.tooLarge(width: width, height: height, budget: maximumDecodePixels))
         }
         let expected = I420Buffer.byteCount(width: width, height: height)
-        let colorSpace = YCbCrColorSpace.bt601Full
+        let colorSpace = YCbCrColorSpace(range: frame.header.bodyColorRange == .limited ? .limited : .full)
         guard frame.body.count == expected,
               let raw = try? I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: colorSpace)  // shares the body's storage
         else {

@@ -5,8 +5,8 @@ import Media
 import TestSupport
 import XCTest
 
-/// `screencast-agent --format i420` under a real X server: raw full-range I420 frames that show the screen,
-/// closer to it than the JPEG frames of the same screen.
+/// `screencast-agent --format i420` under a real X server: raw limited-range I420 frames (said so on the
+/// wire) that show the screen, closer to it than the JPEG frames of the same screen.
 final class AgentI420Tests: XServerTestCase {
     let agent = TestPaths.executable("screencast-agent")
     private var folder: TemporaryDirectory!
@@ -25,10 +25,11 @@ final class AgentI420Tests: XServerTestCase {
         try ProcessRunner.run(agent, ["--display", server.display, "--cursor", "off"] + arguments, timeout: 20)
     }
 
-    /// The body as BGRX, shown in full range (libyuv `J420ToARGB`, the inverse of the agent's conversion).
+    /// The body as BGRX, shown in the range its header says (libyuv `I420ToARGB` for limited range).
     private func bgrx(_ frame: Frame) throws -> BGRXImage {
         let (width, height) = (frame.header.bufferWidth, frame.header.bufferHeight)
-        let picture = try I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: .bt601Full)
+        let range: YCbCrRange = frame.header.bodyColorRange == .limited ? .limited : .full
+        let picture = try I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: YCbCrColorSpace(range: range))
         var image = BGRXImage()
         try BGRXToYUV.convertToBGRX(picture, into: &image)
         return image
@@ -44,6 +45,7 @@ final class AgentI420Tests: XServerTestCase {
         XCTAssertEqual(end, .eof)
         XCTAssertEqual(frames.count, 3)
         XCTAssertEqual(frames.map(\.header.format), [.i420, .i420, .i420])
+        XCTAssertEqual(frames.map(\.header.colorRange), [.limited, .limited, .limited], "Buffer-Color-Range: limited")
         XCTAssertEqual(frames.map(\.header.contentLength), [115_200, 115_200, 115_200], "320·240·1.5 bytes")
         XCTAssertEqual(frames.map(\.header.sequence), [0, 1, 2])
         XCTAssertEqual(frames[1].body, frames[0].body, "a keepalive repeats the picture (no paint-over for raw)")
