@@ -57,6 +57,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["RTP", "Media"], path: "Tests/TestSupport"),
+        .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
@@ -70,7 +71,7 @@ let package = Package(
         .testTarget(
             name: "CaptureTests",
             dependencies: [
-                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
             ]
         ),
         .testTarget(
@@ -87,7 +88,7 @@ let package = Package(
         .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport", "XTestSupport"],
             exclude: ["Peers"]
         ),
         .testTarget(

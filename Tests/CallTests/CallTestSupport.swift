@@ -147,20 +147,6 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     return out
 }
 
-/// Every frame of an IVF file decoded with libvpx: (pts µs, keyframe, picture).
-func decodeIVF(_ path: String) throws -> (header: IVFFileHeader, frames: [(pts: UInt64, keyframe: Bool, picture: I420Buffer)]) {
-    let reader = try IVFReader(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-    let decoder = try VP8Decoder()
-    var out: [(UInt64, Bool, I420Buffer)] = []
-    for record in reader.frames {
-        var picture = I420Buffer()
-        XCTAssertTrue(try decoder.decode(record.bytes, into: &picture))
-        // VP8 frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a keyframe.
-        out.append((record.pts, record.bytes[0] & 1 == 0, picture))
-    }
-    return (reader.header, out)
-}
-
 /// The stats JSON written with --stats-file.
 func readStats(_ path: String) throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -4,6 +4,7 @@ import FrameWire
 import Media
 import TestSupport
 import XCTest
+import XTestSupport
 
 /// `screencast-agent --format i420` under a real X server: raw limited-range I420 frames (said so on the
 /// wire) that show the screen, closer to it than the JPEG frames of the same screen.

@@ -6,6 +6,7 @@ import ScreencastSupport
 import Synchronization
 import TestSupport
 import XCTest
+import XTestSupport
 
 /// Pictures and measurements for the capture tests.
 enum TestImages {

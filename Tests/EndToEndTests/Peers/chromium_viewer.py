@@ -16,9 +16,13 @@ Options:
   --points X,Y;...   pixels to read, in video pixel coordinates
   --profile DIR      a writable folder for Chromium's profile (HOME and TMPDIR should point there too)
   --screenshot PATH  save the page as PNG when done
+  --settle S         once --frames are decoded, keep playing S seconds more before reading (default 0)
+  --save-rgba PATH   write the whole video picture as Chromium shows it (drawn on a canvas, read back) as
+                     packed RGBA, 4 bytes a pixel, rows top to bottom, to PATH
 """
 
 import argparse
+import base64
 import json
 import sys
 import time
@@ -44,6 +48,21 @@ context.drawImage(video, 0, 0);
 return points.map(([x, y]) => Array.from(context.getImageData(x, y, 1, 1).data));
 """
 
+# The whole video picture as base64 of its RGBA bytes (in chunks: String.fromCharCode takes so many arguments).
+READ_PICTURE = """
+const video = document.getElementById("video");
+if (!video || !video.videoWidth) return null;
+const canvas = document.createElement("canvas");
+canvas.width = video.videoWidth;
+canvas.height = video.videoHeight;
+const context = canvas.getContext("2d", { willReadFrequently: true });
+context.drawImage(video, 0, 0);
+const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+let text = "";
+for (let i = 0; i < data.length; i += 32768) text += String.fromCharCode.apply(null, data.subarray(i, i + 32768));
+return [canvas.width, canvas.height, btoa(text)];
+"""
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -53,6 +72,8 @@ def main():
     parser.add_argument("--points", default="")
     parser.add_argument("--profile", required=True)
     parser.add_argument("--screenshot")
+    parser.add_argument("--settle", type=float, default=0)
+    parser.add_argument("--save-rgba")
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
@@ -73,6 +94,9 @@ def main():
             if stats and stats.get("framesDecoded", 0) >= args.frames and stats.get("width"):
                 break
             time.sleep(0.2)
+        if args.settle > 0:
+            time.sleep(args.settle)
+            stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null") or stats
         result["stats"] = stats
         result["elapsedMs"] = round((time.monotonic() - start) * 1000)
         result["state"] = driver.execute_script("return document.body.dataset.state || null")
@@ -80,6 +104,12 @@ def main():
         result["videoWidth"], result["videoHeight"], result["paused"] = size
         if points:
             result["pixels"] = driver.execute_script(READ_PIXELS, points)
+        if args.save_rgba:
+            picture = driver.execute_script(READ_PICTURE)
+            if picture:
+                with open(args.save_rgba, "wb") as out:
+                    out.write(base64.b64decode(picture[2]))
+                result["savedRGBA"] = {"path": args.save_rgba, "width": picture[0], "height": picture[1]}
         if args.screenshot:
             driver.save_screenshot(args.screenshot)
             result["screenshot"] = args.screenshot

@@ -15,6 +15,8 @@ Options:
   --viewers N        peers at once (default 1)
   --seconds S        how long to watch (default 5)
   --save-last PATH   write viewer 0's last decoded frame as raw I420 to PATH
+  --save-last-rgb PATH  write viewer 0's last decoded frame as packed RGB (3 bytes a pixel, rows top to
+                     bottom) to PATH, converted by libswscale (PyAV) as a player shows VP8: BT.601 limited range
   --rejoin-viewer K  viewer K leaves (close + DELETE) at --rejoin-at seconds and joins again 1 s later
   --rejoin-at S
   --offer-only       print the offer SDP and exit (for tests that tamper with it)
@@ -75,6 +77,14 @@ def mangle_fingerprint(sdp):
             line = "a=fingerprint:" + algorithm + " " + value
         lines.append(line)
     return "\r\n".join(lines)
+
+
+def rgb_bytes(frame):
+    """The frame as packed RGB24 (libswscale's yuv420p → rgb24: BT.601, limited range), without numpy."""
+    frame = frame.reformat(format="rgb24")
+    plane = frame.planes[0]
+    data = bytes(plane)
+    return b"".join(data[row * plane.line_size:row * plane.line_size + 3 * frame.width] for row in range(frame.height))
 
 
 def i420_bytes(frame):
@@ -194,6 +204,7 @@ async def main():
     parser.add_argument("--viewers", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--save-last")
+    parser.add_argument("--save-last-rgb")
     parser.add_argument("--rejoin-viewer", type=int, default=-1)
     parser.add_argument("--rejoin-at", type=float, default=0)
     parser.add_argument("--mangle-fingerprint", action="store_true")
@@ -235,6 +246,10 @@ async def main():
         with open(args.save_last, "wb") as out:
             out.write(i420_bytes(sessions[0].last))
         results[0]["saved"] = args.save_last
+    if args.save_last_rgb and sessions and sessions[0].last is not None:
+        with open(args.save_last_rgb, "wb") as out:
+            out.write(rgb_bytes(sessions[0].last))
+        results[0]["savedRGB"] = args.save_last_rgb
     for session in sessions + ([rejoined] if rejoined else []):
         await session.leave()
     print(json.dumps({"viewers": results}))
