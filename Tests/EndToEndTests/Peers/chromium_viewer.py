@@ -36,8 +36,8 @@ FLAGS = [
     "--disable-background-networking", "--window-size=1280,800",
 ]
 
-READ_PIXELS = """
-const points = arguments[0];
+# Draws the playing <video> at its own size on a canvas (`context`), or returns null before its first frame.
+DRAW_VIDEO = """
 const video = document.getElementById("video");
 if (!video || !video.videoWidth) return null;
 const canvas = document.createElement("canvas");
@@ -45,18 +45,15 @@ canvas.width = video.videoWidth;
 canvas.height = video.videoHeight;
 const context = canvas.getContext("2d", { willReadFrequently: true });
 context.drawImage(video, 0, 0);
+"""
+
+READ_PIXELS = DRAW_VIDEO + """
+const points = arguments[0];
 return points.map(([x, y]) => Array.from(context.getImageData(x, y, 1, 1).data));
 """
 
 # The whole video picture as base64 of its RGBA bytes (in chunks: String.fromCharCode takes so many arguments).
-READ_PICTURE = """
-const video = document.getElementById("video");
-if (!video || !video.videoWidth) return null;
-const canvas = document.createElement("canvas");
-canvas.width = video.videoWidth;
-canvas.height = video.videoHeight;
-const context = canvas.getContext("2d", { willReadFrequently: true });
-context.drawImage(video, 0, 0);
+READ_PICTURE = DRAW_VIDEO + """
 const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
 let text = "";
 for (let i = 0; i < data.length; i += 32768) text += String.fromCharCode.apply(null, data.subarray(i, i + 32768));
