@@ -7,8 +7,9 @@ import XTestSupport
 
 /// The colour chart (`ColourChart`: grey steps 0, 16, 17 … 235, 240, 254, 255, saturated and mid colours)
 /// shown on Xvfb, captured by the real `screencast-agent`, shared by a real `screencast-call`, and looked at
-/// by real decoders: aiortc (libvpx, pictures converted by libswscale), headless Chromium (its canvas), the
-/// call's IVF recording decoded by libvpx in-process and by ffmpeg. Each must show every flat patch within
+/// by real decoders: aiortc over WHEP (libvpx; its picture shown by libswscale, and its samples by the
+/// BT.601 formulas), headless Chromium (its canvas), the call's IVF recording decoded by libvpx in-process
+/// and by ffmpeg. Each must show every flat patch within
 /// 4 levels of the screen in RGB, measured at the patch centre, and a whole-picture PSNR ≥ 38 dB against
 /// the chart once the paint-over (JPEG wire) and the call's refinement have arrived.
 ///
@@ -56,15 +57,18 @@ final class ColourChartTests: XCTestCase {
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL); agent.waitUntilExit() } }
         XCTAssertNotNil(call.waitForLine("encoder created", timeout: 15), "the call never encoded the screen:\n\(call.log)")
 
-        // Both viewers at once; each takes its picture after ≥ 5 s of the still chart (the paint-over comes
-        // after 1 s, the call's refinement within the next second).
-        let rgb = work.path("aiortc.rgb"), rgba = work.path("chromium.rgba")
-        let aiortc = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--seconds", "7", "--save-last-rgb", rgb])
+        // Both viewers at once. Each join asks for a keyframe, which restarts the still picture's refinement
+        // for every viewer (one stream: the repeats, once a second at the best quantizer, take a few seconds
+        // to converge), so each takes its picture ≥ 6 s after the later join (Chromium's, 2–5 s in): aiortc
+        // at 14 s, Chromium 8 s after it has decoded 10 frames. The paint-over comes 1 s after the first frame.
+        let rgb = work.path("aiortc.rgb"), rgba = work.path("chromium.rgba"), yuv = work.path("aiortc.yuv")
+        let aiortc = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py",
+                                    ["--url", call.whepURL, "--seconds", "14", "--save-last-rgb", rgb, "--save-last", yuv])
         let profile = work.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
         let browser = try PythonPeer(
             EndToEnd.systemPython, "chromium_viewer.py",
-            ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "10", "--timeout", "40", "--settle", "5",
+            ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "10", "--timeout", "40", "--settle", "8",
              "--save-rgba", rgba],
             environment: ["HOME": profile, "TMPDIR": profile])
         let aiortcReport = try aiortc.finish(timeout: 60)
@@ -79,7 +83,11 @@ final class ColourChartTests: XCTestCase {
         print("e2e: chart over the \(wire): agent \(paintOvers)")
 
         var readings: [(String, ColourChart.Reading)] = []
-        readings.append(("aiortc", ColourChart.read(packed: try bytes(rgb), channels: 3)))
+        // aiortc's picture as libswscale shows it (what a player built on it shows), and its decoded samples
+        // as they are, shown by the BT.601 formulas (the stream itself, apart from any viewer's conversion).
+        readings.append(("aiortc, libswscale", ColourChart.read(packed: try bytes(rgb), channels: 3)))
+        let received = try I420Buffer(width: ColourChart.width, height: ColourChart.height, bytes: try bytes(yuv), colorSpace: .bt601Limited)
+        readings.append(("aiortc, BT.601", ColourChart.read(received)))
         readings.append(("Chromium", ColourChart.read(packed: try bytes(rgba), channels: 4)))
         let recorded = try XCTUnwrap(try decodeIVF(ivf).frames.last?.picture, "the recording is empty")
         readings.append(("IVF, libvpx", ColourChart.read(recorded)))
