@@ -52,7 +52,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB", "CYUV"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "WebRTC", "CXCB", "CYUV"]
         ),
 
         // MARK: Tests

@@ -11,7 +11,7 @@ final class CallProcessTests: CallTestCase {
         let call = TestPaths.executable("screencast-call")
         let help = try ProcessRunner.run(call, ["--help"])
         XCTAssertEqual(help.status, 0)
-        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--record-ivf", "--stats-interval", "--exit-when-source-ends"] {
+        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -21,6 +21,8 @@ final class CallProcessTests: CallTestCase {
             (["--bitrate", "0"], "--bitrate must be a whole number"),
             (["--max-fps", "abc"], "--max-fps must be a number"),
             (["--min-q", "40", "--max-q", "20"], "--min-q (40) must not exceed --max-q (20)"),
+            (["--min-fps", "12", "--max-fps", "10"], "--min-fps (12) must not exceed --max-fps (10)"),
+            (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
             (["extra"], "unexpected argument 'extra'"),
         ] {

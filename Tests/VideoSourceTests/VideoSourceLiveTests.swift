@@ -15,7 +15,8 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
     func testDefaultsAreTheIssues() {
         let configuration = VideoSourceConfiguration(socketPath: nil)
         XCTAssertEqual(configuration.watchdogSeconds, 5)
-        XCTAssertEqual(configuration.keyframeMinSpacingSeconds, 0.3)
+        XCTAssertEqual(configuration.keyframeMinSpacingSeconds, 1)
+        XCTAssertEqual(configuration.minFramesPerSecond, 5)
         XCTAssertNil(configuration.keyframeIntervalSeconds)
         XCTAssertNil(configuration.bitrateKbps)
         let settings = configuration.encoderSettings(width: 1280, height: 720)
@@ -71,7 +72,7 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
                        + stats.dropped(.unchanged) + stats.dropped(.encoder) + stats.dropped(.encodeError))
     }
 
-    func testKeyframeRequestsAreCoalescedAndSpacedByAtLeast300ms() throws {
+    func testKeyframeRequestsAreCoalescedAndSpacedByAtLeastOneSecond() throws {
         let source = try VideoSource(configuration: VideoSourceConfiguration(socketPath: nil, fallback: pattern()), logger: logger())
         let sink = CollectingSink()
         source.addSink(sink)
@@ -81,16 +82,20 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
             source.requestKeyframe()
             usleep(10_000)
         }
-        usleep(900_000)
+        usleep(1_600_000)
+        let stats = source.stats
         source.stop()
         let frames = sink.frames
         let arrivals = sink.arrivals
         let keyIndexes = frames.indices.filter { frames[$0].isKeyframe }
-        // The first frame, then 20 requests over 200 ms: one keyframe at once and one 300 ms later.
-        XCTAssertEqual(keyIndexes.count, 3, "keyframes at \(keyIndexes)")
+        // The first frame, then 20 requests over 200 ms: one keyframe a second after the first, the other
+        // 19 requests coalesced into it (counted).
+        XCTAssertEqual(keyIndexes.count, 2, "keyframes at \(keyIndexes)")
         for (a, b) in zip(keyIndexes, keyIndexes.dropFirst()) {
-            XCTAssertGreaterThanOrEqual(arrivals[b] - arrivals[a], 280_000, "keyframes \(a) and \(b)")
+            XCTAssertGreaterThanOrEqual(arrivals[b] - arrivals[a], 980_000, "keyframes \(a) and \(b)")
         }
+        XCTAssertEqual(stats.keyframeRequests, 20)
+        XCTAssertEqual(stats.keyframeRequestsCoalesced, 20 - (keyIndexes.count - 1))
         XCTAssertGreaterThan(frames.count - keyIndexes.count, 10, "deltas keep flowing in between")
     }
 
