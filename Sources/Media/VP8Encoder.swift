@@ -76,12 +76,15 @@ public final class VP8Encoder {
     ///     at a rising quality; nil restores `settings`' range. In screen-content mode libvpx lowers the
     ///     quantizer of interframes by at most 12 of its 128 steps per frame whatever the cap, so a
     ///     picture refines over several frames (measured: 480×272 text from q47 to q12 in six).
+    ///   - allowDrop: whether libvpx's rate control may drop this frame (`rateControl.dropFrameThreshold`);
+    ///     false for re-encodes a caller budgets itself (refinements, repeats), which would otherwise be
+    ///     wasted steps.
     /// - Returns: the VP8 frame, or nil when libvpx dropped it (rate control after an overshoot).
     /// - Throws: `MediaError.wrongColorSpace` for a picture not in BT.601 limited range (nothing is encoded;
     ///   convert it first with ``I420Buffer/convertToLimitedRange()``), `.invalidArgument` for an empty
     ///   picture, `.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
     public func encode(
-        _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil
+        _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil, allowDrop: Bool = true
     ) throws(MediaError) -> EncodedFrame? {
         guard frame.width > 0, frame.height > 0 else {
             throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) picture")
@@ -92,7 +95,7 @@ public final class VP8Encoder {
         if frame.width != settings.width || frame.height != settings.height {
             try resize(width: frame.width, height: frame.height, bitrateKbps: settings.bitrateKbps)
         }
-        try applyQuantizers(ceiling: quantizerCeiling)
+        try applyQuantizers(ceiling: quantizerCeiling, allowDrop: allowDrop)
 
         // pts: capture microseconds since the first frame, strictly increasing.
         let first = firstCapture ?? frame.captureTimestampMicros
@@ -263,16 +266,19 @@ public final class VP8Encoder {
         isOpen = false
     }
 
-    /// Puts libvpx's quantizer range at the settings' (ceiling nil) or under `ceiling`, when it differs.
-    private func applyQuantizers(ceiling: Int?) throws(MediaError) {
+    /// Puts libvpx's quantizer range at the settings' (ceiling nil) or under `ceiling`, and its drop
+    /// threshold at the settings' or 0 (`allowDrop` false), when they differ from what is configured.
+    private func applyQuantizers(ceiling: Int?, allowDrop: Bool) throws(MediaError) {
         if !isOpen { try open() }
         var wanted = (min: settings.minQuantizer, max: settings.maxQuantizer)
         if let ceiling {
             wanted.max = max(settings.minQuantizer, min(settings.maxQuantizer, ceiling))
         }
-        guard wanted != appliedQuantizers else { return }
+        let dropThreshold = UInt32(allowDrop ? settings.rateControl.dropFrameThreshold : 0)
+        guard wanted != appliedQuantizers || dropThreshold != config.pointee.rc_dropframe_thresh else { return }
         config.pointee.rc_min_quantizer = UInt32(wanted.min)
         config.pointee.rc_max_quantizer = UInt32(wanted.max)
+        config.pointee.rc_dropframe_thresh = dropThreshold
         guard vpx_codec_enc_config_set(context, config) == VPX_CODEC_OK else {
             throw .vp8Encoder("config_set quantizers \(wanted.min)...\(wanted.max): \(errorText())")
         }

@@ -171,7 +171,9 @@ final class EncoderLoop: Sendable {
         let started = MonotonicClock.nowMicros()
         do throws(MediaError) {
             let encoder = try encoder(for: frame, &state)
-            let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling)
+            // Idle re-encodes are budgeted here (ByteBudget): libvpx must not drop them as wasted steps.
+            let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling,
+                                            allowDrop: reason == .newFrame)
             let millis = Double(MonotonicClock.nowMicros() - started) / 1000
             let isKeyframe = output?.isKeyframe ?? false
             state.scheduler.didEncode(at: now, keyframe: isKeyframe, reason: reason)
