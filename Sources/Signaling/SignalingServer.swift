@@ -8,10 +8,14 @@ public struct SignalingConfiguration: Sendable {
     public var token: BearerToken?
     public var whepLimits = WHEPLimits()
     public var serverOptions = HTTPServerOptions()
+    /// The most frames a second the call encodes (`--max-fps`); the page's overlay adds "only changes are
+    /// sent" when far fewer arrive (the agent sends a frame only when the screen changed). Nil: it says nothing.
+    public var sourceFramesPerSecond: Double?
 
-    public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil) {
+    public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil, sourceFramesPerSecond: Double? = nil) {
         self.endpoint = endpoint
         self.token = token
+        self.sourceFramesPerSecond = sourceFramesPerSecond
     }
 }
 
@@ -20,6 +24,7 @@ public struct SignalingConfiguration: Sendable {
 ///     GET    /            viewer page (text/html)
 ///     GET    /stats       the stats provider's JSON (application/json)
 ///     GET    /healthz     200 "ok"
+///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
 ///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
 ///     PATCH  /whep/{id}   trickle ICE → 204
 ///     DELETE /whep/{id}   end the session → 200
@@ -49,7 +54,7 @@ public final class SignalingServer: Sendable {
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
         logger: Logger
     ) -> [HTTPRoute] {
-        let page = Array(ViewerPage.html.utf8)
+        let page = Array(ViewerPage.html(sourceFramesPerSecond: configuration.sourceFramesPerSecond).utf8)
         return [
             HTTPRoute("GET", .exact("/")) { _ in
                 HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: page)
@@ -60,6 +65,9 @@ public final class SignalingServer: Sendable {
                     body: Array((stats().serialized + "\n").utf8))
             },
             HTTPRoute("GET", .exact("/healthz")) { _ in .text(200, "ok") },
+            HTTPRoute("GET", .exact("/favicon.ico")) { _ in
+                HTTPResponse(status: 200, headers: ["Content-Type": "image/x-icon", "Cache-Control": "max-age=86400"], body: Favicon.ico)
+            },
         ] + WHEPEndpoint.routes(provider: sessions, token: configuration.token, limits: configuration.whepLimits, logger: logger)
     }
 

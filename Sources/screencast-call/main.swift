@@ -103,7 +103,8 @@ struct CallRun {
     /// address as on one given with `--http`: a user who starts a call expects its page.
     private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
-        let configuration = SignalingConfiguration(endpoint: endpoint, token: options.token.flatMap(BearerToken.init))
+        let configuration = SignalingConfiguration(
+            endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
         let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers) }
         do {
             let server = try SignalingServer(
