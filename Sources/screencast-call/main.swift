@@ -105,10 +105,13 @@ struct CallRun {
         guard let endpoint = options.http else { return nil }
         let configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
-        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers) }
+        let about = CallStats.About(maxViewers: options.maxViewers)
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about) }
+        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about)) }
         do {
             let server = try SignalingServer(
-                configuration: configuration, sessions: viewers, stats: stats, logger: logger.named("http"))
+                configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
+            about.viewerURL.withLock { $0 = server.viewerURL() }
             logger.info("viewer page", ["url": server.viewerURL(token: options.token), "whep": server.baseURL + "/whep"])
             return server
         } catch {
@@ -136,16 +139,6 @@ enum CallMemory {
     /// Blocks at least this large are mmapped by glibc (`M_MMAP_THRESHOLD`), bytes; well above an RTP packet
     /// (~1.2 kB) and an encoded frame (tens of kB), below a 1080p JPEG body (~0.9 MB).
     static let mmapThresholdBytes = 256 * 1024
-}
-
-/// `/stats`: the source's numbers with the viewers beside them.
-enum CallStats {
-    static func json(source: VideoSource, viewers: ViewerHub) -> JSONValue {
-        var fields: [(String, JSONValue)] = []
-        if case .object(let sourceFields) = source.stats.json { fields = sourceFields }
-        fields.append(("viewers", viewers.json))
-        return .object(fields)
-    }
 }
 
 ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal
