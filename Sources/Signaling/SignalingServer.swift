@@ -90,18 +90,25 @@ public final class SignalingServer: Sendable {
     public var baseURL: String {
         var host = configuration.endpoint.host
         if host == "0.0.0.0" { host = "127.0.0.1" } else if host == "::" { host = "::1" }
-        return "http://\(HTTPEndpoint(host: host, port: port))"
+        return "\(scheme)://\(HTTPEndpoint(host: host, port: port))"
     }
+
+    /// `https` when serving TLS, else `http`.
+    public var scheme: String { http.isTLS ? "https" : "http" }
 
     /// The viewer page's URL, with `?token=` when a token is needed (`token` is the `--token` text).
     public func viewerURL(token: String? = nil) -> String {
         guard let token, !token.isEmpty else { return baseURL + "/" }
-        let encoded = token.utf8.map { byte -> String in
+        return baseURL + "/?token=" + Self.percentEncoded(token)
+    }
+
+    /// `text` with every byte outside RFC 3986's unreserved set percent-encoded (upper-case hex).
+    public static func percentEncoded(_ text: String) -> String {
+        text.utf8.map { byte -> String in
             let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
             return unreserved ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
         }.joined()
-        return baseURL + "/?token=" + encoded
     }
 
     /// Stops the server (idempotent; waits for running handlers).

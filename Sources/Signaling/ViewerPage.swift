@@ -34,7 +34,6 @@ public enum ViewerPage {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>screencast</title>
-        <link rel="icon" href="/favicon.ico" type="image/x-icon">
         <style>
         html, body { margin: 0; height: 100%; background: #000; color: #eee; overflow: hidden;
           font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }

@@ -103,8 +103,10 @@ struct CallRun {
     /// address as on one given with `--http`: a user who starts a call expects its page.
     private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
-        let configuration = SignalingConfiguration(
+        var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
+        let identity = options.https ? try ShareLinks.makeIdentity() : nil
+        configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
         let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about) }
         let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about)) }
@@ -113,10 +115,26 @@ struct CallRun {
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
             about.viewerURL.withLock { $0 = server.viewerURL() }
             logger.info("viewer page", ["url": server.viewerURL(token: options.token), "whep": server.baseURL + "/whep"])
+            if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
+            if options.share { printShareBanner(server: server, identity: identity) }
             return server
         } catch {
             throw CallStartError.httpUnavailable(endpoint: endpoint.description, explicit: options.httpExplicit, cause: "\(error)")
         }
+    }
+}
+
+extension CallRun {
+    /// `--share`: the links for other machines (token included), a QR code of the first, the fingerprint.
+    private func printShareBanner(server: SignalingServer, identity: TLSIdentity?) {
+        let hosts = ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host)
+        var text = ShareLinks.banner(
+            scheme: server.scheme, hosts: hosts, port: server.port, token: options.token, fingerprint: identity?.fingerprint)
+        if let first = hosts.first, let code = ShareLinks.qrCode(
+            "\(server.scheme)://\(first):\(server.port)/" + (options.token.map { "?token=" + SignalingServer.percentEncoded($0) } ?? "")) {
+            text += code
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
 
