@@ -138,7 +138,45 @@ final class PeerConnectionBadInputTests: XCTestCase {
         XCTAssertTrue(Self.mediaArrives(peer: peer, viewer: viewer), "media after the flood")
     }
 
+    /// STUN from the peer's address that no valid check would send (RFC 8489 §6, RFC 8445 §7.2.5): a
+    /// Binding request without credentials, one with our USERNAME and a wrong MESSAGE-INTEGRITY claiming
+    /// the controlling role, error (487 role conflict) and success responses to no transaction. libnice
+    /// (0.1.21) acts on none of them and passes them up as data: the peer counts them as dropped STUN; the
+    /// pair stays selected, the peer connected, media flowing.
+    func testForgedSTUNFromThePeersAddressChangesNothing() throws {
+        let (peer, viewer, _) = try Self.connectedPeer()
+        defer { peer.close(); viewer.close() }
+        let before = peer.snapshot()
+        let username = Array("\(peer.local.iceUfrag):\(viewer.agent.localCredentials.ufrag)".utf8)
+        let padded = username + Array(repeating: 0, count: (4 - username.count % 4) % 4)
+        let controlling: [UInt8] = [0x80, 0x2A, 0, 8] + Array(repeating: 0xFF, count: 8)  // ICE-CONTROLLING, top tie-breaker
+        let attributes: [UInt8] = [0x00, 0x06, 0, UInt8(username.count)] + padded + controlling
+            + [0x00, 0x08, 0, 20] + Array(repeating: 0x5A, count: 20)  // MESSAGE-INTEGRITY, wrong
+        let forged = [
+            Self.stun(type: 0x0001, attributes: []),
+            Self.stun(type: 0x0001, attributes: attributes),
+            Self.stun(type: 0x0111, attributes: [0x00, 0x09, 0, 4, 0, 0, 4, 87]),  // ERROR-CODE 487
+            Self.stun(type: 0x0101, attributes: [0x00, 0x20, 0, 8, 0, 1, 0x12, 0x34, 0x7F, 0, 0, 1]),  // XOR-MAPPED-ADDRESS
+        ]
+        for _ in 0..<5 {
+            for datagram in forged { XCTAssertEqual(viewer.agent.send(datagram), .sent) }
+        }
+        let after = try Self.waitForDatagrams(5 * forged.count, since: before, peer: peer)
+        XCTAssertEqual(after.state, .connected)
+        XCTAssertEqual(after.iceState, before.iceState)
+        XCTAssertEqual(after.selectedPair, before.selectedPair)
+        XCTAssertEqual(after.droppedDatagrams.stun - before.droppedDatagrams.stun, 5 * forged.count)
+        XCTAssertEqual(after.droppedDatagrams.total - before.droppedDatagrams.total, 5 * forged.count)
+        XCTAssertTrue(Self.mediaArrives(peer: peer, viewer: viewer), "media after the forged STUN")
+    }
+
     // MARK: Helpers
+
+    /// A STUN message (RFC 8489 §5): type, length, magic cookie, a random transaction ID, `attributes`.
+    static func stun(type: UInt16, attributes: [UInt8]) -> [UInt8] {
+        [UInt8(type >> 8), UInt8(type & 0xFF), UInt8(attributes.count >> 8), UInt8(attributes.count & 0xFF), 0x21, 0x12, 0xA4, 0x42]
+            + (0..<12).map { _ in UInt8.random(in: 0...255) } + attributes
+    }
 
     /// A peer answering a fresh viewer's offer, both connected (ICE, DTLS, SRTP keyed on both sides).
     static func connectedPeer() throws -> (PeerConnection, LoopbackViewer, PeerEventLog) {
