@@ -149,7 +149,9 @@ final class CallProcessTests: CallTestCase {
         XCTAssertEqual(number(json, "frames", "received"), totals.frames)
         XCTAssertEqual(number(json, "frames", "decoded"), totals.decoded)
         XCTAssertEqual(number(json, "dropped", "decodeError"), totals.frames - totals.decoded)
-        XCTAssertEqual(number(json, "screen", "senders"), cases.count)
+        XCTAssertEqual(number(json, "screen", "sendersTotal"), cases.filter { !$0.frames.isEmpty }.count, "those that sent a frame")
+        XCTAssertEqual(number(json, "screen", "connections"), cases.count)
+        XCTAssertEqual(number(json, "screen", "senders"), 0, "none connected at exit")
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
     }
 
