@@ -339,7 +339,7 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
         let fifo = folder.path("fifo")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
         let empty = folder.path("empty.frames")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         let cases: [(String, String)] = [
             (folder.path(""), "Is a directory"),
             (fifo, "not a regular file (a FIFO)"),
