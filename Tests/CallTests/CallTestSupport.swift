@@ -210,9 +210,11 @@ class CallTestCase: XCTestCase {
         folder?.remove()
     }
 
-    /// Starts a call on this test's socket and waits until it listens.
+    /// Starts a call on this test's socket and waits until it listens. Without `--http` in `extra` it serves
+    /// no page (`--http off`), so no test depends on port 8080 being free.
     func startCall(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws -> RunningCall {
-        let call = try RunningCall(["--socket", socket] + extra)
+        let http = extra.contains("--http") ? [] : ["--http", "off"]
+        let call = try RunningCall(["--socket", socket] + http + extra)
         XCTAssertNotNil(call.waitForLine("listening", timeout: 10), "call did not start:\n\(call.logText)", file: file, line: line)
         return call
     }
