@@ -33,6 +33,7 @@ let package = Package(
         .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
+        .target(name: "CongestionControl", dependencies: ["RTP"]),
         .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
         .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
@@ -78,6 +79,9 @@ let package = Package(
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
+        .testTarget(
+            name: "CongestionControlTests", dependencies: ["CongestionControl", "RTP", "TestSupport"]
+        ),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "WebRTC", "ScreencastSupport", "TestSupport"]),
         .testTarget(
