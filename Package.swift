@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
+        .target(name: "CongestionSimulation", dependencies: ["CongestionControl", "RTP"]),
         .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
         .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
@@ -80,7 +81,8 @@ let package = Package(
         ),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
         .testTarget(
-            name: "CongestionControlTests", dependencies: ["CongestionControl", "RTP", "TestSupport"]
+            name: "CongestionControlTests", dependencies: ["CongestionControl", "CongestionSimulation", "RTP", "TestSupport"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "WebRTC", "ScreencastSupport", "TestSupport"]),
