@@ -25,14 +25,18 @@ public struct SendSideCongestionController: Sendable {
         public var maxBitsPerSecond: Int
         public var feedbackTimeoutMicros: Int64
         public var probing: ProbeController.Configuration
+        /// The pacer's factor over the target (``PacerBudget/Configuration/pacingFactor``), for the stats.
+        public var pacingFactor: Double
 
         public init(minBitsPerSecond: Int = 100_000, startBitsPerSecond: Int = 300_000, maxBitsPerSecond: Int = 3_000_000,
-                    feedbackTimeoutMicros: Int64 = 3_000_000, probing: ProbeController.Configuration = .init()) {
+                    feedbackTimeoutMicros: Int64 = 3_000_000, probing: ProbeController.Configuration = .init(),
+                    pacingFactor: Double = 2.5) {
             self.minBitsPerSecond = minBitsPerSecond
             self.startBitsPerSecond = startBitsPerSecond
             self.maxBitsPerSecond = maxBitsPerSecond
             self.feedbackTimeoutMicros = feedbackTimeoutMicros
             self.probing = probing
+            self.pacingFactor = pacingFactor
         }
     }
 
@@ -144,7 +148,8 @@ public struct SendSideCongestionController: Sendable {
     /// Periodic work: probe timeouts and periodic probes, the feedback timeout.
     public mutating func onTick(atMicros now: Int64) -> CongestionUpdate {
         let previous = targetBitsPerSecond
-        if let lastSendMicros, let reference = lastFeedbackMicros ?? firstSendMicros, lastSendMicros > reference, now - reference > configuration.feedbackTimeoutMicros,
+        if let lastSendMicros, let reference = lastFeedbackMicros ?? firstSendMicros, lastSendMicros > reference,
+           now - reference > configuration.feedbackTimeoutMicros,
            lastTimeoutMicros.map({ now - $0 >= 1_000_000 }) ?? true {
             lastTimeoutMicros = now
             lossBased.set(0.8 * Double(targetBitsPerSecond))
@@ -160,7 +165,8 @@ public struct SendSideCongestionController: Sendable {
         return CongestionControlStats(
             targetBitsPerSecond: targetBitsPerSecond, delayBasedBitsPerSecond: Int(delayBased.bitrate),
             lossBasedBitsPerSecond: Int(lossBased.bitrate), acknowledgedBitsPerSecond: acknowledged.bitsPerSecond.map { Int($0) },
-            ceilingBitsPerSecond: ceiling.map { Int($0) }, pacingBitsPerSecond: Int(2.5 * Double(targetBitsPerSecond)),
+            ceilingBitsPerSecond: ceiling.map { Int($0) },
+            pacingBitsPerSecond: Int(configuration.pacingFactor * Double(targetBitsPerSecond)),
             delayTrend: sample?.trend ?? 0, modifiedDelayTrend: delayBased.detector.modifiedTrend,
             delayThresholdMillis: delayBased.detector.threshold, usage: delayBased.usage,
             rateControlState: delayBased.rateControl.state,

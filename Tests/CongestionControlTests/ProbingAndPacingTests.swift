@@ -75,7 +75,8 @@ final class ProbingAndPacingTests: XCTestCase {
         }
         XCTAssertNil(last)
         // Lost packets do not count.
-        XCTAssertNil(broken.add(result(20, sent: 0, arrival: nil, cluster: 3), cluster: .init(id: 3, bitsPerSecond: 1, minPackets: 1, minBytes: 1, createdMicros: 0)))
+        let tiny = ProbeCluster(id: 3, bitsPerSecond: 1, minPackets: 1, minBytes: 1, createdMicros: 0)
+        XCTAssertNil(broken.add(result(20, sent: 0, arrival: nil, cluster: 3), cluster: tiny))
     }
 
     func testPacerSpacesPacketsAtTwoAndAHalfTimesTheTarget() {

@@ -248,8 +248,9 @@ final class TransportFeedbackTests: XCTestCase {
                 return .received(delta: Bool.random(using: &generator)
                     ? Int16.random(in: 0...255, using: &generator) : Int16.random(in: .min ... .max, using: &generator))
             }
-            let packet = try RTCPTransportFeedback(senderSSRC: 9, mediaSSRC: 8, baseSequenceNumber: UInt16.random(in: 0...65535, using: &generator),
-                                                   referenceTime: Int32.random(in: RTCPTransportFeedback.referenceTimeRange, using: &generator),
+            let base = UInt16.random(in: 0...65535, using: &generator)
+            let reference = Int32.random(in: RTCPTransportFeedback.referenceTimeRange, using: &generator)
+            let packet = try RTCPTransportFeedback(senderSSRC: 9, mediaSSRC: 8, baseSequenceNumber: base, referenceTime: reference,
                                                    feedbackPacketCount: UInt8(round % 256), statuses: statuses)
             let bytes = try packet.serialized()
             XCTAssertEqual(bytes.count % 4, 0)
