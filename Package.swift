@@ -18,7 +18,12 @@ let package = Package(
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
-        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        // libnice through a .pc file of ours (by path): nice.pc's private requirements bring "-pthread",
+        // which SwiftPM refuses with a warning on every build (Sources/CNice/screencast-nice.pc says more).
+        .systemLibrary(
+            name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
+            providers: [.apt(["libnice-dev"])]
+        ),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
