@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "RTP"),
         .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
         .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
+        .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
         .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
 
         // MARK: Executables (thin: parse options, validate, run)
@@ -52,7 +53,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB", "FrameCrypto"]
         ),
 
         // MARK: Tests
@@ -90,6 +91,7 @@ let package = Package(
             dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
             exclude: ["Peers"]
         ),
+        .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),
         .testTarget(
             name: "CallTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]
