@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
         .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
+        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -45,7 +45,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC", "FrameCrypto"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -85,7 +85,9 @@ let package = Package(
             name: "VideoSourceTests",
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
-        .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
+        .testTarget(
+            name: "SharingTests",
+            dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
