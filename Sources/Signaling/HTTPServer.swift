@@ -9,13 +9,22 @@ public struct HTTPServerOptions: Sendable {
     public var connectionLimit: UInt32 = 64
     /// A connection idle this long (seconds) is closed, so a slow or silent client cannot hold a thread.
     public var idleTimeoutSeconds: UInt32 = 30
+    /// Concurrent connections from one IP address; more are closed at accept (MHD_OPTION_PER_IP_CONNECTION_LIMIT),
+    /// so one slow or hostile client cannot take every connection (a browser opens at most 6 per host).
+    public var perAddressConnectionLimit: UInt32 = 32
+    /// Bytes of headers and buffers per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT): request headers past
+    /// it are refused with 431. Bodies are bounded per route (``HTTPRoute/bodyLimit``), not by this.
+    public var memoryLimitBytes = 32 * 1024
 
     /// Serve HTTPS (TLS through libmicrohttpd's GnuTLS) with this identity instead of plain HTTP.
     public var tls: TLSIdentity?
 
-    public init(connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, tls: TLSIdentity? = nil) {
+    public init(
+        connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, perAddressConnectionLimit: UInt32 = 32, tls: TLSIdentity? = nil
+    ) {
         self.connectionLimit = connectionLimit
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.perAddressConnectionLimit = perAddressConnectionLimit
         self.tls = tls
     }
 }
@@ -90,8 +99,8 @@ public final class HTTPServer: Sendable {
                     Unmanaged<RequestState>.fromOpaque(pointer).release()
                     state.pointee = nil
                 },
-                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, 0,
-                pem?.key, pem?.certificate)
+                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, options.memoryLimitBytes,
+                options.perAddressConnectionLimit, pem?.key, pem?.certificate)
         }
         guard let started else {
             let reason = core.lastLibraryMessage.withLock { $0 } ?? "MHD_start_daemon failed"
@@ -181,7 +190,7 @@ final class ServerCore: Sendable {
             return .YES
         }
         let response = request.overflowed
-            ? router.bodyTooLarge(limit: request.pending.limit) : router.finish(request.pending, body: request.body)
+            ? router.bodyTooLarge(limit: request.pending.limit, crossOrigin: request.pending.route.crossOrigin) : router.finish(request.pending, body: request.body)
         return queue(response, request: request.pending.request, on: connection)
     }
 

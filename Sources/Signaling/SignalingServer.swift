@@ -21,7 +21,7 @@ public struct SignalingConfiguration: Sendable {
 
 /// The call's HTTP server: the WHEP endpoint, the viewer page, stats and a health check.
 ///
-///     GET    /            viewer page (text/html)
+///     GET    /            viewer page (text/html); with a token, only with it (?token= or Authorization)
 ///     GET    /stats       the stats provider's JSON (application/json); ?format=text: a summary for people
 ///     GET    /healthz     200 "ok"
 ///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
@@ -30,7 +30,8 @@ public struct SignalingConfiguration: Sendable {
 ///     DELETE /whep/{id}   end the session → 200
 ///     OPTIONS any of them CORS preflight → 204
 ///
-/// Every response carries `Access-Control-Allow-Origin: *` (see ``CORSPolicy``).
+/// The WHEP routes carry `Access-Control-Allow-Origin: *` (see ``CORSPolicy``), so players on other origins
+/// can use them; the page, `/stats` and the rest are same-origin only.
 public final class SignalingServer: Sendable {
     public let http: HTTPServer
     public let configuration: SignalingConfiguration
@@ -57,11 +58,21 @@ public final class SignalingServer: Sendable {
         statsText: (@Sendable () -> String)? = nil, logger: Logger
     ) -> [HTTPRoute] {
         let page = Array(ViewerPage.html(sourceFramesPerSecond: configuration.sourceFramesPerSecond).utf8)
+        // With a token, the page and /stats need it too (header or ?token=): they name viewers and addresses.
+        let token = configuration.token
+        let needsToken: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+            guard let token, !token.authorizes(request) else { return nil }
+            let presented = request.headers["Authorization"] != nil || request.query["token"] != nil
+            var refusal = BearerToken.challenge(presented: presented)
+            refusal.body = Array((presented ? "wrong token: open the viewer link you were given\n"
+                : "this call needs its viewer link, with ?token=…\n").utf8)
+            return refusal
+        }
         return [
-            HTTPRoute("GET", .exact("/")) { _ in
+            HTTPRoute("GET", .exact("/"), check: needsToken) { _ in
                 HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: page)
             },
-            HTTPRoute("GET", .exact("/stats")) { request in
+            HTTPRoute("GET", .exact("/stats"), check: needsToken) { request in
                 switch request.query["format"] {
                 case nil, "json": break
                 case "text":

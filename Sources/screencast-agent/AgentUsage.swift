@@ -18,7 +18,9 @@ let agentUsage = """
 
     What to capture:
       --display NAME         X display (default $DISPLAY)
-      --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors
+      --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors; followed
+                             when it is resized, moved or redefined (xrandr --setmonitor); one that is
+                             gone for 2 s ends the capture
       --region X,Y,W,H       a rectangle of the screen, in pixels; one partly outside the screen is cut
                              to the visible part (a warning gives the new size), one wholly outside is bad
                              usage (exit 64)

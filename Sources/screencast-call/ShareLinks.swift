@@ -42,11 +42,11 @@ enum ShareLinks {
             case AF_INET:
                 var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
                 guard inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count)) != nil else { continue }
-                v4.append(String(cString: text))
+                v4.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
             case AF_INET6 where host == "::":
                 var ipv6 = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
                 guard inet_ntop(AF_INET6, &ipv6, &text, socklen_t(text.count)) != nil else { continue }
-                let literal = String(cString: text)
+                let literal = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 if !literal.lowercased().hasPrefix("fe80") { v6.append("[\(literal)]") }
             default:
                 continue

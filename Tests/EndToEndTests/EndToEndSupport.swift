@@ -118,10 +118,13 @@ final class CallUnderTest: @unchecked Sendable {
     /// What the call printed on stdout (the `--share` banner).
     private let output: PipeLines
     private(set) var port: UInt16 = 0
+    /// `--token`, sent with every `/stats` request.
+    let token: String?
 
     /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
     init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0) throws {
         folder = try TemporaryDirectory(prefix: "sc-e2e")
+        self.token = token
         var words = [
             "--http", "127.0.0.1:\(fixedPort)", "--ice-address", "127.0.0.1", "--socket", folder.path("agent.sock"), "--stats-interval", "0",
         ] + arguments
@@ -157,7 +160,7 @@ final class CallUnderTest: @unchecked Sendable {
 
     /// `GET /stats` as a JSON object.
     func stats() throws -> [String: Any] {
-        let response = try HTTP.request("GET", port: port, path: "/stats")
+        let response = try HTTP.request("GET", port: port, path: "/stats", headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         guard response.status == 200, let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
             throw CallUnderTestError.badStats(response.status)
         }

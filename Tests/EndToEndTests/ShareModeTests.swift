@@ -30,9 +30,10 @@ final class ShareModeTests: XCTestCase {
         XCTAssertEqual(fingerprint.count, 32 * 3 - 1, fingerprint)
 
         // The certificate served is the one printed; plain HTTP is not served; WHEP needs the token.
-        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)"], timeout: 30)
+        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)", "--token", token], timeout: 30)
         XCTAssertEqual(probe["sha256"] as? String, fingerprint)
         XCTAssertEqual(probe["pageStatus"] as? Int, 200)
+        XCTAssertEqual(probe["pageWithoutToken"] as? Int, 401, "the page needs the link's token")
         XCTAssertEqual(probe["whepWithoutToken"] as? Int, 401)
         XCTAssertEqual(probe["plainHTTP"] as? String, "refused")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Looks at the call's HTTPS side from outside: the served certificate's SHA-256 fingerprint (upper-case hex
-pairs, as the call prints it), the page's status, WHEP without the token, and whether plain HTTP is served.
+pairs, as the call prints it), the page's status with and without the token, WHEP without the token, and whether plain HTTP is served.
 Prints one JSON object."""
 import argparse
 import hashlib
@@ -13,6 +13,7 @@ import ssl
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--token", required=True)
     args = parser.parse_args()
     result = {}
     pem = ssl.get_server_certificate(("127.0.0.1", args.port))
@@ -21,6 +22,10 @@ def main():
     context = ssl._create_unverified_context()  # self-signed by design: the fingerprint is what we compare
     connection = http.client.HTTPSConnection("127.0.0.1", args.port, context=context, timeout=10)
     connection.request("GET", "/")
+    result["pageWithoutToken"] = connection.getresponse().status
+    connection.close()
+    connection = http.client.HTTPSConnection("127.0.0.1", args.port, context=context, timeout=10)
+    connection.request("GET", "/?token=" + args.token)
     result["pageStatus"] = connection.getresponse().status
     connection.close()
     connection = http.client.HTTPSConnection("127.0.0.1", args.port, context=context, timeout=10)
