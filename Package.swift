@@ -101,7 +101,7 @@ let package = Package(
             dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
         .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),

@@ -132,6 +132,7 @@ struct CallRun {
         guard let endpoint = options.http else { return nil }
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
+        configuration.e2eeSalt = e2ee == nil ? nil : options.e2ee?.salt
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)

@@ -1,0 +1,65 @@
+import FrameCrypto
+import Foundation
+import Media
+import TestSupport
+import XCTest
+
+/// What a peer without the key gets from a call that encrypts end to end: aiortc (an SFU would see the
+/// same) receives every RTP packet and reassembles the frames, but libvpx decodes none of them; the frames
+/// carry only the clear VP8 header, and with the key they are the test pattern.
+final class AiortcE2EETests: XCTestCase {
+    func testAViewerWithoutTheKeyReceivesPacketsButDecodesNoFrame() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.AiortcE2EETests/testAViewerWithoutTheKeyReceivesPacketsButDecodesNoFrame", timeout: 120)
+        }
+        guard EndToEnd.requireTools([EndToEnd.venvPython, TestPaths.executable("screencast-call")]) else { return }
+        let keys = try TemporaryDirectory(prefix: "sc-e2ee")
+        defer { keys.remove() }
+        let passphrase = "aiortc never learns this"
+        XCTAssertTrue(FileManager.default.createFile(atPath: keys.path("key"), contents: Data(passphrase.utf8), attributes: [.posixPermissions: 0o600]))
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "640x360", "--e2ee-key-file", keys.path("key"), "--e2ee-key-index", "4"])
+        defer { call.stop() }
+        let report = try EndToEnd.runPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--seconds", "4", "--record-frames", "3"], timeout: 60)
+        let viewer = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first, "\(report)")
+        var decoder = try XCTUnwrap(report["decoder"] as? [String: Any], "\(report)")
+        let frames = (decoder.removeValue(forKey: "frames") as? [String] ?? []).map(Self.bytes)
+        print("e2e: aiortc without the key: viewer \(viewer), decoder \(decoder)")
+        XCTAssertGreaterThan((viewer["inbound"] as? [String: Any])?["packetsReceived"] as? Int ?? 0, 100, "the packets arrive")
+        XCTAssertGreaterThan(decoder["attempts"] as? Int ?? 0, 60, "aiortc reassembles the frames and hands them to libvpx")
+        XCTAssertEqual(decoder["errors"] as? Int, decoder["attempts"] as? Int, "libvpx refuses every one")
+        XCTAssertEqual(decoder["pictures"] as? Int, 0)
+        XCTAssertEqual(viewer["frames"] as? Int, 0, "not one frame decoded")
+
+        // What aiortc got: the clear VP8 header (a keyframe, 640x360), the ciphertext and the trailer.
+        XCTAssertEqual(frames.count, 3)
+        let keyframe = try XCTUnwrap(frames.first)
+        let layout = try EncryptedFrameLayout(parsing: keyframe)
+        XCTAssertTrue(layout.isKeyframe)
+        XCTAssertEqual(layout.keyIndex, 4)
+        XCTAssertEqual(Array(keyframe[3..<6]), [0x9D, 0x01, 0x2A])
+        XCTAssertEqual(Int(keyframe[6]) | Int(keyframe[7]) << 8, 640)
+        XCTAssertEqual(Int(keyframe[8]) | Int(keyframe[9]) << 8, 360)
+        // Our libvpx cannot read it either; decrypted with the key it is the test pattern.
+        var picture = I420Buffer()
+        XCTAssertThrowsError(try VP8Decoder().decode(keyframe, into: &picture), "the encrypted keyframe is not VP8 past its header")
+        let decryptor = FrameDecryptor()
+        try decryptor.setKey(try FrameKey.derive(passphrase: passphrase), at: 4)
+        let vp8 = try VP8Decoder()
+        XCTAssertTrue(try vp8.decode(try decryptor.decrypt(keyframe), into: &picture))
+        XCTAssertEqual([picture.width, picture.height], [640, 360])
+        for (index, point) in barSamplePoints(width: 640, height: 360).enumerated() {
+            XCTAssertLessThanOrEqual(abs(Int(picture.bytes[picture.yOffset + point.y * picture.yStride + point.x]) - testPatternBars[index].y), 8, "bar \(index)")
+        }
+        for frame in frames.dropFirst() { _ = try vp8.decode(try decryptor.decrypt(frame), into: &picture) }
+    }
+
+    private static func bytes(_ hex: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = hex.startIndex
+        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), index < hex.endIndex {
+            out.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return out
+    }
+}
