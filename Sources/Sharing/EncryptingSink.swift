@@ -49,6 +49,8 @@ public final class EncryptingSink: VideoSink, Sendable {
         var framesEncrypted: UInt64 = 0
         var framesDropped = 0
         var rotations = 0
+        /// A failure that repeats on every frame costs one warning per 5 s.
+        var dropLog = LogRateLimiter()
     }
 
     private let state: Mutex<State>
@@ -75,6 +77,7 @@ public final class EncryptingSink: VideoSink, Sendable {
     /// frame to every sink. Runs on the encoder thread.
     public func consume(_ frame: EncodedFrame) {
         var switched: Int?
+        var logAs: (level: LogLevel, suppressed: Int) = (.warning, 0)
         let outcome = state.withLock { s -> Result<[UInt8], FrameCryptoError> in
             if frame.isKeyframe, let next = s.pending {
                 s.current = next
@@ -88,6 +91,7 @@ public final class EncryptingSink: VideoSink, Sendable {
                 return .success(bytes)
             } catch {
                 s.framesDropped += 1
+                logAs = s.dropLog.level(.warning)
                 return .failure(error)
             }
         }
@@ -99,7 +103,9 @@ public final class EncryptingSink: VideoSink, Sendable {
             for sink in sinks { sink.consume(encrypted) }
         case .failure(let error):
             // The viewers' decoders miss a reference now: start again from a keyframe.
-            logger.warning("frame not encrypted, dropped", ["bytes": frame.bytes.count, "keyframe": frame.isKeyframe, "error": error])
+            logger.log(logAs.level, "frame not encrypted, dropped", [
+                "bytes": frame.bytes.count, "keyframe": frame.isKeyframe, "error": error, "suppressed": logAs.suppressed,
+            ])
             encoder.requestKeyframe()
         }
     }

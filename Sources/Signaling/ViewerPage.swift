@@ -27,7 +27,7 @@ public enum ViewerPage {
     /// With `e2eeSalt` (the call encrypts frames end to end, `--e2ee-key-file`), the body says
     /// `data-e2ee="on"` and carries the ratchet salt in `data-e2ee-salt`: the page then decrypts in a Worker
     /// (``ViewerPageE2EE``) with the key from `#key=…` or typed in, and shows `data-e2ee-state` (`no-key`,
-    /// `checking`, `wrong-key`, `decrypting`, `unsupported`) on the body.
+    /// `checking`, `wrong-key`, `key-changed`, `decrypting`, `unsupported`) on the body.
     public static func html(sourceFramesPerSecond: Double?, e2eeSalt: String? = nil) -> String {
         var page = html
         if let fps = sourceFramesPerSecond, fps > 0 {

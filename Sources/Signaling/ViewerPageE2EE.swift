@@ -19,7 +19,7 @@ enum ViewerPageE2EE {
     /// Messages in: `{type: "salt", salt}`, `{type: "key", passphrase}` (up to 4 kept, newest tried first for
     /// a key index without a working key), `{type: "streams", readable, writable}` (the encoded-streams
     /// path). Out, every 500 ms: `{type: "counts", received, decrypted, failed, noKey, malformed, keyIndex,
-    /// keyframes, heldBack, switches: [{keyIndex, keyframe, afterFrames}], keyframeRequests}`.
+    /// keyframes, heldBack, failedKeyIndex, switches: [{keyIndex, keyframe, afterFrames}], keyframeRequests}`.
     ///
     /// After a frame was dropped (no key, wrong key, malformed) decrypted delta frames are held back until a
     /// keyframe (they lack their reference), with a keyframe request (`sendKeyFrameRequest`, at most one a
@@ -30,7 +30,7 @@ enum ViewerPageE2EE {
         const working = new Map();
         let salt = "LKFrameEncryptionKey";
         const counts = { type: "counts", received: 0, decrypted: 0, failed: 0, noKey: 0, malformed: 0, keyIndex: null,
-          keyframes: 0, heldBack: 0, switches: [], keyframeRequests: 0 };
+          keyframes: 0, heldBack: 0, failedKeyIndex: null, switches: [], keyframeRequests: 0 };
         let dropped = false, lastRequest = 0;
         const text = new TextEncoder();
 
@@ -56,7 +56,7 @@ enum ViewerPageE2EE {
           const index = data[data.length - 1];
           const preferred = working.get(index);
           const candidates = preferred ? [preferred].concat(keys.filter((key) => key !== preferred)) : keys.slice().reverse();
-          if (candidates.length === 0) { counts.noKey++; dropped = true; return; }
+          if (candidates.length === 0) { counts.noKey++; counts.failedKeyIndex = index; dropped = true; return; }
           const header = data.subarray(0, clear);
           const iv = data.slice(data.length - 14, data.length - 2);
           const sealed = data.subarray(clear, data.length - 14);
@@ -87,6 +87,7 @@ enum ViewerPageE2EE {
             return;
           }
           counts.failed++;
+          counts.failedKeyIndex = index;
           dropped = true;
         }
 
@@ -122,6 +123,7 @@ enum ViewerPageE2EE {
           const e2eeMessages = {
             "no-key": "This screen is end-to-end encrypted \u2014 enter the key",
             "wrong-key": "The key does not match \u2014 enter the key",
+            "key-changed": "The call changed its key \u2014 enter the new key",
             checking: "Checking the key\u2026",
             unsupported: "This screen is end-to-end encrypted, and this browser cannot decrypt it",
           };
@@ -182,7 +184,11 @@ enum ViewerPageE2EE {
             e2ee.counts = counts;
             if (e2ee.state === "unsupported") return;
             if (counts.decrypted > previous.decrypted) setE2EEState("decrypting");
-            else if (counts.received > previous.received) setE2EEState(e2ee.passphrases.length ? "wrong-key" : "no-key");
+            else if (counts.received > previous.received) {
+              // Frames under a key index other than the one that worked: the call rotated to a key we lack.
+              const changed = counts.decrypted > 0 && counts.failedKeyIndex !== null && counts.failedKeyIndex !== counts.keyIndex;
+              setE2EEState(!e2ee.passphrases.length ? "no-key" : changed ? "key-changed" : "wrong-key");
+            }
           }
 
           function keyFromFragment() {

@@ -158,6 +158,10 @@ extension CallRun {
         let hosts = ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host)
         var text = ShareLinks.banner(
             scheme: server.scheme, hosts: hosts, port: server.port, token: options.token, fingerprint: identity?.fingerprint)
+        if options.e2ee != nil {
+            text += "  End-to-end encrypted: a link alone shows nothing. Send the passphrase apart from it; viewers type it\n"
+                + "  in the page, or add #key=PASSPHRASE to the link.\n"
+        }
         if let first = hosts.first, let code = ShareLinks.qrCode(
             "\(server.scheme)://\(first):\(server.port)/" + (options.token.map { "?token=" + SignalingServer.percentEncoded($0) } ?? "")) {
             text += code

@@ -51,6 +51,9 @@ final class AiortcE2EETests: XCTestCase {
             XCTAssertLessThanOrEqual(abs(Int(picture.bytes[picture.yOffset + point.y * picture.yStride + point.x]) - testPatternBars[index].y), 8, "bar \(index)")
         }
         for frame in frames.dropFirst() { _ = try vp8.decode(try decryptor.decrypt(frame), into: &picture) }
+
+        let summary = try HTTP.request("GET", port: call.port, path: "/stats?format=text").text
+        XCTAssertTrue(summary.contains("; end-to-end encrypted, key index 4\n"), summary)
     }
 
     private static func bytes(_ hex: String) -> [UInt8] {

@@ -11,6 +11,8 @@ final class ChromiumE2EETests: XCTestCase {
     private let (width, height) = (640, 360)
     private let passphrase = "correct horse + battery/é"
     private let nextPassphrase = "the next passphrase, after SIGHUP"
+    private let thirdPassphrase = "a third one the page is not told"
+    private let tools = [URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]
 
     /// A call with a key file (mode 0600) in a folder of its own, and the Chromium profile folder.
     private func startCall() throws -> (call: CallUnderTest, keyFile: String, profile: String, keys: TemporaryDirectory) {
@@ -54,13 +56,15 @@ final class ChromiumE2EETests: XCTestCase {
     }
 
     /// The key in the fragment: frames decrypt and show the pattern, the overlay has the lock. Then the
-    /// page learns the next passphrase (the link with the new #key=), the key file changes and SIGHUP goes to the call: the frames under
-    /// key index 1 start at a keyframe and the page goes on decoding without one failed frame.
+    /// page learns the next passphrase (the link with the new #key=), the key file changes and SIGHUP goes
+    /// to the call: the frames under key index 1 start at a keyframe and the page goes on decoding without
+    /// one failed frame. A third rotation to a passphrase the page lacks: it decodes nothing more and says
+    /// the key changed; typed in, it goes on from a keyframe.
     func testTheKeyInTheLinkPlaysAndSIGHUPRotatesAtAKeyframe() throws {
         guard EndToEnd.isInsideNamespace else {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testTheKeyInTheLinkPlaysAndSIGHUPRotatesAtAKeyframe", timeout: 180)
         }
-        guard EndToEnd.requireTools([URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        guard EndToEnd.requireTools(tools) else { return }
         let (call, keyFile, profile, keys) = try startCall()
         defer { call.stop(); keys.remove() }
         let snapshots = try browse(call, profile: profile, fragment: fragment(passphrase), steps: [
@@ -68,9 +72,12 @@ final class ChromiumE2EETests: XCTestCase {
             ["fragment": nextPassphrase], ["hold": 1],
             ["rotate": ["file": keyFile, "passphrase": nextPassphrase, "pid": Int(call.process.processIdentifier)]],
             ["wait": "decoded", "more": 60], ["pixels": true],
+            ["rotate": ["file": keyFile, "passphrase": thirdPassphrase, "pid": Int(call.process.processIdentifier)]],
+            ["wait": "state", "state": "key-changed", "received": 30], ["hold": 1],
+            ["type": thirdPassphrase], ["wait": "decoded", "more": 30], ["pixels": true],
         ])
-        XCTAssertEqual(snapshots.count, 7)
-        guard snapshots.count == 7 else { return }
+        XCTAssertEqual(snapshots.count, 13)
+        guard snapshots.count == 13 else { return }
         let first = snapshots[1]
         XCTAssertEqual(first["e2eeState"] as? String, "decrypting")
         XCTAssertEqual(first["panelVisible"] as? Bool, false)
@@ -89,15 +96,26 @@ final class ChromiumE2EETests: XCTestCase {
         XCTAssertTrue((last["overlay"] as? String ?? "").hasPrefix("\u{1F512} key 1"))
         assertBars(last)
 
+        let (changed, held) = (snapshots[8], snapshots[9])
+        XCTAssertEqual(changed["message"] as? String, "The call changed its key \u{2014} enter the new key")
+        XCTAssertEqual(held["e2eeState"] as? String, "key-changed")
+        XCTAssertEqual(held["framesDecoded"] as? Int, changed["framesDecoded"] as? Int, "nothing decoded without the key")
+        let third = e2ee(snapshots[12])
+        XCTAssertEqual(third["keyIndex"] as? Int, 2)
+        XCTAssertEqual((third["switches"] as? [[String: Any]])?.last?["keyframe"] as? Bool, true, "the typed key goes on from a keyframe")
+        assertBars(snapshots[12])
+
         let stats = try call.stats()["e2ee"] as? [String: Any] ?? [:]
         print("e2e: the call's e2ee stats \(stats)")
         XCTAssertEqual(stats["enabled"] as? Bool, true)
-        XCTAssertEqual(stats["keyIndex"] as? Int, 1)
-        XCTAssertEqual(stats["rotations"] as? Int, 1)
-        XCTAssertGreaterThan(stats["framesEncrypted"] as? Int ?? 0, 120)
+        XCTAssertEqual(stats["keyIndex"] as? Int, 2)
+        XCTAssertEqual(stats["rotations"] as? Int, 2)
+        XCTAssertGreaterThan(stats["framesEncrypted"] as? Int ?? 0, 150)
         XCTAssertEqual(stats["framesDropped"] as? Int, 0)
         XCTAssertNotNil(call.waitForLine("e2ee key rotated", timeout: 1))
-        XCTAssertFalse(call.log.contains(passphrase) || call.log.contains(nextPassphrase), "the call never logs a passphrase")
+        for secret in [passphrase, nextPassphrase, thirdPassphrase] {
+            XCTAssertFalse(call.log.contains(secret), "the call never logs a passphrase")
+        }
     }
 
     /// No key: frames arrive, none is decoded, the page says the screen is encrypted. A wrong key typed in:
@@ -106,7 +124,7 @@ final class ChromiumE2EETests: XCTestCase {
         guard EndToEnd.isInsideNamespace else {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testNoKeyThenAWrongKeyDecodeNothingAndTheRightOneRecovers", timeout: 180)
         }
-        guard EndToEnd.requireTools([URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        guard EndToEnd.requireTools(tools) else { return }
         let (call, _, profile, keys) = try startCall()
         defer { call.stop(); keys.remove() }
         let snapshots = try browse(call, profile: profile, steps: [
@@ -146,7 +164,7 @@ final class ChromiumE2EETests: XCTestCase {
         guard EndToEnd.isInsideNamespace else {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testTheEncodedStreamsFallbackDecrypts", timeout: 150)
         }
-        guard EndToEnd.requireTools([URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        guard EndToEnd.requireTools(tools) else { return }
         let (call, _, profile, keys) = try startCall()
         defer { call.stop(); keys.remove() }
         let snapshots = try browse(call, profile: profile, query: "?e2ee-api=encoded-streams", fragment: fragment(passphrase), steps: [
