@@ -61,6 +61,19 @@ return [canvas.width, canvas.height, btoa(text)];
 """
 
 
+def start_browser(profile, insecure_https=False):
+    """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
+    chromium_e2ee.py)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/lib/chromium/chromium"
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--user-data-dir=" + profile)
+    if insecure_https:
+        options.add_argument("--ignore-certificate-errors")
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -78,14 +91,7 @@ def main():
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/lib/chromium/chromium"
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--user-data-dir=" + args.profile)
-    if args.insecure_https:
-        options.add_argument("--ignore-certificate-errors")
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_browser(args.profile, insecure_https=args.insecure_https)
     result = {"error": None, "stats": None, "pixels": None, "screenshot": None}
     start = time.monotonic()
     try:
