@@ -46,6 +46,11 @@ public struct SystemWallClock: WallClock {
 ///   post to it. Events go to `onEvent` on that queue: do not call back into ``snapshot()`` from there.
 /// - A peer that fails (ICE expired, DTLS failure or fingerprint mismatch, handshake timeout, close_notify,
 ///   RTCP BYE) closes itself and reports ``Event/closed(reason:failed:)`` once.
+/// - Nothing unauthenticated from the network ends a peer: a datagram of no known kind (RFC 7983 §7), RTP
+///   (a viewer sends none), DTLS records that cannot be genuine or fail OpenSSL's authentication, SRTCP that
+///   libsrtp refuses (tag, replay, too short), RTCP that does not parse: each is counted in
+///   ``DroppedDatagrams`` and dropped. Only authenticated input (a close_notify or fatal alert inside DTLS,
+///   an RTCP BYE inside SRTCP) ends it.
 public final class PeerConnection: @unchecked Sendable {
     // @unchecked Sendable: the `let`s are immutable or thread-safe (ICEAgent); every `var` is touched
     // only on `queue`.
@@ -143,7 +148,7 @@ public final class PeerConnection: @unchecked Sendable {
         var datagramsReceived = 0
         var dtlsDatagrams = 0
         var rtcpPackets = 0
-        var ignoredDatagrams = 0
+        var dropped = DroppedDatagrams()
         var srtpErrors = 0
         var datagramsSent = 0
         var bytesSent = 0
@@ -355,12 +360,17 @@ public final class PeerConnection: @unchecked Sendable {
         switch DatagramKind.classify(datagram) {
         case .dtls:
             counters.dtlsDatagrams += 1
+            let passed = dtls.statistics.recordsPassed
             guard stepDTLS({ try dtls.receive(datagram, nowMicros: now) }) else { return }
+            if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 }
             checkDTLS(now)
         case .rtcp:
             handleRTCP(datagram, now)
-        case .rtp, .stun, .zrtp, .turnChannel, .unknown:
-            counters.ignoredDatagrams += 1
+        case .rtp: counters.dropped.rtp += 1
+        case .stun: counters.dropped.stun += 1
+        case .zrtp: counters.dropped.zrtp += 1
+        case .turnChannel: counters.dropped.turnChannel += 1
+        case .unknown: counters.dropped.unknown += 1
         }
         rearm(now)
     }
@@ -397,20 +407,29 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// SRTCP from the peer: unprotected (libsrtp checks the tag and the replay window), parsed, acted on.
+    /// A packet refused at any step is counted by why and dropped; it never ends the peer.
     private func handleRTCP(_ datagram: [UInt8], _ now: UInt64) {
         guard let receiver = srtpReceiver else {
-            counters.ignoredDatagrams += 1
+            counters.dropped.rtcpBeforeKeys += 1
             return
         }
         var packet = datagram
         do {
             try receiver.unprotectRTCP(&packet)
         } catch {
-            counters.srtpErrors += 1
+            counters.dropped.countSRTCP(error)
+            return
+        }
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPPacket.parseCompound(packet)
+        } catch {
+            counters.dropped.rtcpMalformed += 1
             return
         }
         counters.rtcpPackets += 1
-        let outcome = rtp.handleRTCP(packet, nowMicros: now, arrival: configuration.wallClock.ntpNow())
+        let outcome = rtp.handle(packets, nowMicros: now, arrival: configuration.wallClock.ntpNow())
         for retransmission in outcome.retransmissions { _ = pacer.enqueue(retransmission: retransmission) }
         if !outcome.retransmissions.isEmpty { pump(now) }
         if outcome.keyframeRequested { requestKeyframe("PLI/FIR", now) }
@@ -557,6 +576,63 @@ public final class PeerConnection: @unchecked Sendable {
 
     // MARK: Stats
 
+    /// Datagrams from the peer that were dropped, by why. None of them ends the peer.
+    public struct DroppedDatagrams: Sendable, Equatable {
+        /// Empty, or a first byte in no range of RFC 7983 §7.
+        public var unknown = 0
+        /// STUN-range (first byte 0–3) that the ICE agent did not take as STUN and passed up.
+        public var stun = 0
+        /// ZRTP (16–19): never negotiated.
+        public var zrtp = 0
+        /// TURN ChannelData (64–79) the ICE agent passed up.
+        public var turnChannel = 0
+        /// RTP (RFC 5761 §4): this peer only sends media.
+        public var rtp = 0
+        /// DTLS datagrams none of whose records reached OpenSSL (``DTLSEndpoint/statistics`` has the
+        /// records by reason; those OpenSSL discards for their tag are not seen here).
+        public var dtls = 0
+        /// SRTCP before the DTLS handshake gave the keys.
+        public var rtcpBeforeKeys = 0
+        /// SRTCP whose authentication tag did not verify (RFC 3711 §3.4, RFC 7714 §9.2).
+        public var srtcpAuthenticationFailed = 0
+        /// SRTCP replayed or older than the replay window (RFC 3711 §3.3.2).
+        public var srtcpReplayed = 0
+        /// SRTCP too short for its header and trailer, or not RTCP (RFC 3711 §3.4).
+        public var srtcpMalformed = 0
+        /// SRTCP libsrtp refused for another reason (its error code).
+        public var srtcpOther = 0
+        /// Authenticated RTCP that does not parse as a compound packet (RFC 3550 §6.1).
+        public var rtcpMalformed = 0
+
+        public init() {}
+
+        /// Every dropped datagram.
+        public var total: Int {
+            unknown + stun + zrtp + turnChannel + rtp + dtls + rtcpBeforeKeys + srtcpAuthenticationFailed
+                + srtcpReplayed + srtcpMalformed + srtcpOther + rtcpMalformed
+        }
+
+        mutating func countSRTCP(_ error: WebRTCError) {
+            switch error {
+            case .srtp(.authenticationFailed): srtcpAuthenticationFailed += 1
+            case .srtp(.replayed): srtcpReplayed += 1
+            case .srtp(.malformedPacket): srtcpMalformed += 1
+            default: srtcpOther += 1
+            }
+        }
+
+        /// The `droppedDatagrams` object of `/stats`.
+        public var json: JSONValue {
+            .object([
+                ("unknown", .number(unknown)), ("stun", .number(stun)), ("zrtp", .number(zrtp)),
+                ("turnChannel", .number(turnChannel)), ("rtp", .number(rtp)), ("dtls", .number(dtls)),
+                ("rtcpBeforeKeys", .number(rtcpBeforeKeys)), ("srtcpAuthenticationFailed", .number(srtcpAuthenticationFailed)),
+                ("srtcpReplayed", .number(srtcpReplayed)), ("srtcpMalformed", .number(srtcpMalformed)),
+                ("srtcpOther", .number(srtcpOther)), ("rtcpMalformed", .number(rtcpMalformed)),
+            ])
+        }
+    }
+
     /// What `/stats` shows of a peer.
     public struct Snapshot: Sendable {
         public var id: String
@@ -572,8 +648,17 @@ public final class PeerConnection: @unchecked Sendable {
         public var rtp: RTPSenderState.Statistics
         public var rtx: Bool
         public var datagramsReceived: Int
+        /// RTCP compound packets that authenticated and parsed.
         public var rtcpPackets: Int
-        public var ignoredDatagrams: Int
+        /// Datagrams from the peer dropped, by why.
+        public var droppedDatagrams: DroppedDatagrams
+        /// What the DTLS endpoint took and dropped, records by reason.
+        public var dtls: DTLSEndpoint.Statistics
+        /// The DTLS cipher suite, once chosen.
+        public var dtlsCipherSuite: DTLSCipherSuite?
+        /// All dropped datagrams (``DroppedDatagrams/total``).
+        public var ignoredDatagrams: Int { droppedDatagrams.total }
+        /// Our own SRTP/SRTCP protect failures (the peer's packets that fail are in ``droppedDatagrams``).
         public var srtpErrors: Int
         public var datagramsSent: Int
         /// Bytes handed to ICE (SRTP, SRTCP and DTLS).
@@ -599,6 +684,10 @@ public final class PeerConnection: @unchecked Sendable {
                     ("remoteType", .string(pair.remote.kind.token)),
                 ])
             } ?? .null
+            let cipher: JSONValue = dtlsCipherSuite.map { .string($0.openSSLName) } ?? .null
+            let recordsDropped: [(String, JSONValue)] = DTLSRecordDrop.allCases.map { reason in
+                (reason.rawValue, .number(dtls.recordsDropped[reason] ?? 0))
+            }
             return .object([
                 ("id", .string(id)),
                 ("state", .string(state.rawValue)),
@@ -634,6 +723,10 @@ public final class PeerConnection: @unchecked Sendable {
                 ("datagramsReceived", .number(datagramsReceived)),
                 ("rtcpReceived", .number(rtcpPackets)),
                 ("ignoredDatagrams", .number(ignoredDatagrams)),
+                ("droppedDatagrams", droppedDatagrams.json),
+                ("dtlsCipher", cipher),
+                ("dtlsRecordsPassed", .number(dtls.recordsPassed)),
+                ("dtlsRecordsDropped", .object(recordsDropped)),
                 ("srtpErrors", .number(srtpErrors)),
                 ("sendsDropped", .number(sendsDropped)),
                 ("pacerQueue", .number(pacerQueuedPackets)),
@@ -654,8 +747,8 @@ public final class PeerConnection: @unchecked Sendable {
             id: id, state: state, endReason: endReason, iceState: iceState, selectedPair: selectedPair, dtlsRole: negotiated.dtlsRole,
             srtpProfile: srtpSender?.profile, lobby: lobby.stateName, keyframeWaitMillis: lobby.lastWaitMicros.map { Double($0) / 1000 },
             framesDroppedInLobby: lobby.framesDropped, rtp: rtp.statistics, rtx: negotiated.rtxPayloadType != nil,
-            datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams,
-            srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
+            datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, droppedDatagrams: counters.dropped,
+            dtls: dtls.statistics, dtlsCipherSuite: dtls.cipherSuite, srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
             sendsDropped: counters.sendsDropped, keyframeRequests: counters.keyframeRequests, pacerQueuedPackets: pacer.count,
             pacerOverflows: pacer.overflows, historyPackets: rtp.historyPacketCount, historyBytes: rtp.historyByteCount, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
             connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })

@@ -8,6 +8,7 @@ import ScreencastSupport
 let usage = """
     Usage: screencast-bench [--stage NAME]... [--repeat N] [--json] [--display D] [--content NAME=DUMP]...
            screencast-bench viewers --url URL [--count N] [--seconds S]    (see 'viewers --help')
+           screencast-bench gcc-sim [--profile steps|bottleneck|loss]       (see 'gcc-sim --help')
 
     Stages (default: all that need no display and no dump, plus those whose inputs are given):
       parse-1080p   FrameWire decoder over a stream of 1920x1080-sized messages (GB/s), socket-style reads
@@ -19,6 +20,7 @@ let usage = """
                     1920x1080 and 3840x2160, with the alternatives: a Swift table loop, libyuv ARGBPolynomial
       vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
       vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
+      frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key derivation
       shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
       ratecontrol   what the call's encoder loop emits (new frames, refinements, repeats, keyframes) against
                     targets of 2000, 1000, 500 and 300 kbps, each --content dump (default: Tests/Fixtures'
@@ -41,6 +43,7 @@ func main() throws -> Int32 {
         words.removeFirst()
         return try ViewersCommand.run(words)
     }
+    if words.first == "gcc-sim" { return try GCCSimCommand.run(Array(words.dropFirst())) }
     let arguments = try CommandLineArguments(
         words, options: ["stage", "repeat", "display", "content", "max-frames", "size", "seconds"], flags: ["json", "help"])
     if arguments.has("help") { print(usage); return 0 }
@@ -54,7 +57,7 @@ func main() throws -> Int32 {
         dumpPaths.append((String(spec[..<eq]), String(spec[spec.index(after: eq)...])))
         dumps.append((dumpPaths.last!.name, try DumpFrames(path: dumpPaths.last!.path)))
     }
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "shm-capture", "ratecontrol"]
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol"]
     var stages = arguments.strings("stage")
     if stages.isEmpty {
         stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) && $0 != "ratecontrol" }
@@ -76,6 +79,7 @@ func main() throws -> Int32 {
         case "range": measured = try RangeStage.measure(runs: runs)
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
         case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
+        case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
         case "ratecontrol":
             let sizeText = arguments.string("size") ?? "1280x720"

@@ -1,3 +1,4 @@
+import FrameCrypto
 import FrameSocket
 import Glibc
 import Media
@@ -18,9 +19,17 @@ struct CallOptions {
     /// True when `--http` was given (a bind failure is then fatal; on the default it is a warning).
     var httpExplicit: Bool
     var token: String?
+    /// `--https` (or `--share`): serve the page, WHEP and /stats over HTTPS with a self-signed certificate made
+    /// at start.
+    var https: Bool
+    /// `--share`: listen beyond loopback (0.0.0.0:8443 unless `--http` says otherwise), with a fresh random
+    /// token unless `--token` gives one, and print ready viewer links.
+    var share: Bool
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
+    /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
+    var e2ee: E2EEOptions?
 
     static let usage = """
         Usage: screencast-call [options]
@@ -70,6 +79,12 @@ struct CallOptions {
                                    127.0.0.1:8080; [ADDR]:PORT for IPv6; port 0 picks a free one; 'off' for
                                    none). Beyond loopback only when asked: 0.0.0.0:8080
           --token T                WHEP requests need 'Authorization: Bearer T' (the page takes ?token=T)
+          --https                  serve the page, WHEP and /stats over HTTPS, with a self-signed certificate
+                                   made at start (its SHA-256 fingerprint is logged and printed)
+          --share                  share with other machines in one step: --https, --http 0.0.0.0:8443 (unless
+                                   --http is given), a fresh random token (unless --token is given); prints a
+                                   viewer link per address of this machine (and a QR code when qrencode is
+                                   installed), then a line per viewer joining and leaving
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
                                    every address libnice finds, which skips loopback)
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
@@ -80,7 +95,18 @@ struct CallOptions {
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
                                    the highest is --bitrate, or the default for the picture size
 
+        End-to-end encryption (only viewers with the passphrase see the picture; see README):
+          --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
+                                   format, AES-128-GCM, key = PBKDF2 of the passphrase): FILE holds the
+                                   passphrase on one line and must not be accessible to group or others
+                                   (chmod 600). Viewers give it to the page as #key=PASSPHRASE or type it in.
+                                   The --record-ivf file keeps the clear frames.
+          --e2ee-salt S            the key derivation's ratchet salt (default LKFrameEncryptionKey)
+          --e2ee-key-index N       the first key index, 0-15 (default 0)
+
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
+        SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
+        (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
         written completely, …), 64 bad usage.
         """
@@ -92,8 +118,9 @@ struct CallOptions {
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ],
-            flags: ["exit-when-source-ends"])
+            flags: ["exit-when-source-ends", "https", "share"])
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -184,19 +211,23 @@ struct CallOptions {
         }
         logLevel = level
 
+        share = arguments.has("share")
+        https = share || arguments.has("https")
         let httpText = arguments.string("http")
         httpExplicit = httpText != nil
         if httpText == "off" {
+            guard !https else { throw UsageError("--\(share ? "share" : "https") needs the page: it cannot go with --http off") }
             http = nil
         } else if let httpText {
             do { http = try HTTPEndpoint(parsing: httpText) } catch { throw UsageError("--http: \(error)") }
         } else {
-            http = .default
+            http = share ? HTTPEndpoint(host: "0.0.0.0", port: 8443) : .default
         }
         token = arguments.string("token")
         if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
             throw UsageError("--token must be non-empty without spaces")
         }
+        if share, token == nil { token = ShareLinks.freshToken() }
         var ice = ICEAgent.Configuration(role: .controlled)
         for address in arguments.strings("ice-address") {
             guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }
@@ -221,6 +252,7 @@ struct CallOptions {
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }
+        e2ee = try E2EEOptions(arguments)
     }
 
     /// Dotted IPv4 or an IPv6 literal.
@@ -249,5 +281,28 @@ struct CallOptions {
         } catch {
             throw UsageError("--turn: \(error)")
         }
+    }
+}
+
+/// `--e2ee-key-file FILE [--e2ee-salt S] [--e2ee-key-index N]`. The passphrase itself is read later
+/// (``E2EEKeyFile``), never taken from the command line.
+struct E2EEOptions {
+    var keyFile: String
+    var salt: String
+    var keyIndex: Int
+
+    /// nil when `--e2ee-key-file` is absent (then the other two are refused).
+    init?(_ arguments: CommandLineArguments) throws(UsageError) {
+        guard let file = arguments.string("e2ee-key-file") else {
+            for name in ["e2ee-salt", "e2ee-key-index"] where arguments.string(name) != nil {
+                throw UsageError("--\(name) needs --e2ee-key-file")
+            }
+            return nil
+        }
+        guard !file.isEmpty else { throw UsageError("--e2ee-key-file needs a file name") }
+        keyFile = file
+        salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
+        guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
+        keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
     }
 }

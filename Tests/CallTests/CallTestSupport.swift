@@ -147,6 +147,13 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     return out
 }
 
+/// The IVF header's length for frames at `pts` (ffmpeg's ivf muxer's rule: the last pts plus the mean
+/// step, rounded; 0 for fewer than two frames).
+func ivfLength(_ pts: [UInt64]) -> UInt32 {
+    guard pts.count > 1, let first = pts.first, let last = pts.last else { return 0 }
+    return UInt32((Double(last - first) * Double(pts.count) / Double(pts.count - 1)).rounded())
+}
+
 /// The stats JSON written with --stats-file.
 func readStats(_ path: String) throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -186,9 +193,11 @@ class CallTestCase: XCTestCase {
         folder?.remove()
     }
 
-    /// Starts a call on this test's socket and waits until it listens.
+    /// Starts a call on this test's socket and waits until it listens. Without `--http` in `extra` it serves
+    /// no page (`--http off`), so no test depends on port 8080 being free.
     func startCall(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws -> RunningCall {
-        let call = try RunningCall(["--socket", socket] + extra)
+        let http = extra.contains("--http") ? [] : ["--http", "off"]
+        let call = try RunningCall(["--socket", socket] + http + extra)
         XCTAssertNotNil(call.waitForLine("listening", timeout: 10), "call did not start:\n\(call.logText)", file: file, line: line)
         return call
     }

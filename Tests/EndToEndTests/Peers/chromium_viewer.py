@@ -61,6 +61,19 @@ return [canvas.width, canvas.height, btoa(text)];
 """
 
 
+def start_browser(profile, insecure_https=False):
+    """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
+    chromium_e2ee.py)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/lib/chromium/chromium"
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--user-data-dir=" + profile)
+    if insecure_https:
+        options.add_argument("--ignore-certificate-errors")
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -71,20 +84,20 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--settle", type=float, default=0)
     parser.add_argument("--save-rgba")
+    parser.add_argument("--insecure-https", action="store_true",
+                        help="accept the call's self-signed HTTPS certificate (--share/--https)")
+    parser.add_argument("--leave", action="store_true",
+                        help="leave the page as a person closing the tab would (pagehide) before quitting")
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/lib/chromium/chromium"
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--user-data-dir=" + args.profile)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_browser(args.profile, insecure_https=args.insecure_https)
     result = {"error": None, "stats": None, "pixels": None, "screenshot": None}
     start = time.monotonic()
     try:
         driver.set_script_timeout(10)
         driver.get(args.url)
+        result["secureContext"] = driver.execute_script("return window.isSecureContext")
         stats = None
         while time.monotonic() - start < args.timeout:
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null")
@@ -110,6 +123,10 @@ def main():
         if args.screenshot:
             driver.save_screenshot(args.screenshot)
             result["screenshot"] = args.screenshot
+        if args.leave:
+            # A person closing the tab: the page gets pagehide (its WHEP DELETE), then the tab goes.
+            driver.get("about:blank")
+            time.sleep(1.0)
     except Exception as error:
         result["error"] = repr(error)
     finally:
