@@ -98,7 +98,7 @@ public struct VideoSourceConfiguration: Sendable {
     /// in the one-frame slot and are replaced by newer ones (counted stale).
     public var maxFramesPerSecond: Double
     /// The rate policy lowers the frame rate down to this before it raises the quantizer floor
-    /// (`--min-fps`), 0.1…`maxFramesPerSecond` (default 5; `ScreenRatePolicy`).
+    /// (`--min-fps`), 0.1…240 (default 5; `ScreenRatePolicy`); above `maxFramesPerSecond` it is that.
     public var minFramesPerSecond: Double
     /// A keyframe at least this often, seconds (`--keyframe-interval`); nil: only on request.
     public var keyframeIntervalSeconds: Double?
@@ -184,7 +184,7 @@ public struct VideoSourceConfiguration: Sendable {
         }
         try check(bitrateKbps.map { (1...1_000_000).contains($0) } ?? true, "bitrate must be 1...1000000 kbps")
         try check((0.1...240).contains(maxFramesPerSecond), "max fps must be 0.1...240")
-        try check(minFramesPerSecond >= 0.1 && minFramesPerSecond <= maxFramesPerSecond, "min fps must be 0.1...max fps")
+        try check((0.1...240).contains(minFramesPerSecond), "min fps must be 0.1...240")
         try check(keyframeIntervalSeconds.map { $0 > 0 && $0 <= 3600 } ?? true, "keyframe interval must be 0...3600 s")
         try check((0...60).contains(keyframeMinSpacingSeconds), "keyframe spacing must be 0...60 s")
         try check(watchdogSeconds > 0 && watchdogSeconds <= 3600, "watchdog must be 0...3600 s")

@@ -3,7 +3,7 @@ import FrameWire
 import Media
 import ScreencastSupport
 import TestSupport
-import VideoSource
+@testable import VideoSource
 import XCTest
 
 /// The shared source running for real (threads, libvpx, the socket), with short settings.
@@ -24,6 +24,10 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
         XCTAssertEqual([settings.screenContentMode, settings.staticThreshold], [2, 100])
         XCTAssertEqual(settings.bitrateKbps, 2212)
         XCTAssertThrowsError(try VideoSource(configuration: VideoSourceConfiguration(socketPath: nil, cpuUsed: 3), logger: logger()))
+        XCTAssertThrowsError(try VideoSource(configuration: VideoSourceConfiguration(socketPath: nil, minFramesPerSecond: 0.05), logger: logger()))
+        // A --max-fps below the default --min-fps is kept: the policy's lowest rate is then the maximum.
+        XCTAssertNoThrow(try VideoSourceConfiguration(socketPath: nil, maxFramesPerSecond: 2).validate())
+        XCTAssertEqual(EncoderLoop.rateLimits(for: VideoSourceConfiguration(socketPath: nil, maxFramesPerSecond: 2)).minFramesPerSecond, 2)
     }
 
     func testTheTestPatternFeedsEverySinkStartingWithAKeyframe() throws {
