@@ -33,9 +33,20 @@ let package = Package(
         .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
-        .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
-        .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
-        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
+        // The WebRTC layer, one module per job: RTPSession (sender features) and SDP are pure; ICE runs
+        // libnice; DTLS (OpenSSL) and SRTP (libsrtp2) turn bytes into bytes; PeerConnection ties them up.
+        .target(name: "RTPSession", dependencies: ["RTP", "ScreencastSupport"]),
+        .target(name: "SDP"),
+        .target(name: "ICE", dependencies: ["SDP", "ScreencastSupport", "CNice"]),
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "DTLS", dependencies: ["SDP", "SRTP", "COpenSSL"]),
+        .target(
+            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
+        ),
+        .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
+        .target(
+            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport"]
+        ),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -44,7 +55,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -52,11 +63,11 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB"]
         ),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["RTP", "Media"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
@@ -78,16 +89,28 @@ let package = Package(
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "WebRTC", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "TestSupport"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP", "TestSupport"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SDP", "SRTP", "RTP", "TestSupport"]),
+        .testTarget(
+            name: "PeerConnectionTests",
+            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport"]
+        ),
         .testTarget(
             name: "VideoSourceTests",
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
-        .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
+        .testTarget(
+            name: "SharingTests", dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]
+        ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport"],
             exclude: ["Peers"]
         ),
         .testTarget(
