@@ -1,7 +1,7 @@
 public import RTPSession
 public import SDP
 
-extension RTPSenderState.Configuration {
+extension RTPSenderChain.Configuration {
     /// The configuration for what an answer negotiated, with our SSRCs and CNAME from its local
     /// parameters and the random starting points drawn from `generator`.
     public init(
@@ -17,7 +17,7 @@ extension RTPSenderState.Configuration {
     }
 }
 
-extension RTPSenderState.Configuration.Feedback {
+extension RTPSenderChain.Configuration.Feedback {
     /// The feedback an answer agreed on (its `a=rtcp-fb` lines).
     public init(_ negotiated: NegotiatedVideo.Feedback) {
         self.init(

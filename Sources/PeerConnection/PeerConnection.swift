@@ -9,21 +9,6 @@ public import SDP
 public import SRTP
 import Synchronization
 
-/// One encoded VP8 frame to send to a peer (the shared encoder's output, without the `Media` types).
-public struct OutgoingVideoFrame: Sendable {
-    /// The VP8 frame (RFC 6386 §9.1).
-    public var bytes: [UInt8]
-    public var isKeyframe: Bool
-    /// Capture time, CLOCK_MONOTONIC µs: the RTP timestamp derives from it, never from send time.
-    public var captureMicros: UInt64
-
-    public init(bytes: [UInt8], isKeyframe: Bool, captureMicros: UInt64) {
-        self.bytes = bytes
-        self.isKeyframe = isKeyframe
-        self.captureMicros = captureMicros
-    }
-}
-
 /// The system's wall clock (CLOCK_REALTIME), for the NTP timestamps of Sender Reports.
 public struct SystemWallClock: WallClock {
     public init() {}
@@ -36,14 +21,14 @@ public struct SystemWallClock: WallClock {
 
 /// One viewer's WebRTC connection, answering its offer: ICE (libnice) → DTLS (OpenSSL) → SRTP (libsrtp)
 /// carrying our VP8 stream, with RTCP feedback coming back. The thin I/O shell around the sans-I/O parts
-/// (``RTPSenderState``, ``PacerQueue``, ``KeyframeLobby``, ``DTLSEndpoint``):
+/// (``RTPSenderChain`` — lobby, packetizer, NACK/RTX, reports, REMB, PLI/FIR, pacer — and ``DTLSEndpoint``):
 ///
 /// ```
 ///   HTTP thread: answering(offer:) ── parse, gather, answer, remote credentials/candidates ──▶ answer SDP
 ///
 ///   ICE thread ── datagram ──┐                        ┌── dtls ──▶ DTLSEndpoint ── keys ──▶ SRTP sender/receiver
-///   ICE thread ── event ─────┤                        ├── rtcp ──▶ SRTCP unprotect ──▶ RTPSenderState.handleRTCP
-///   encoder ── send(frame) ──┼──▶ serial queue ──────▶├── frame ─▶ lobby ─▶ packetize ─▶ pacer ─▶ SRTP ─▶ ICE send
+///   ICE thread ── event ─────┤                        ├── rtcp ──▶ SRTCP unprotect ──▶ RTPSenderChain.receiveRTCP
+///   encoder ── send(frame) ──┼──▶ serial queue ──────▶├── frame ─▶ RTPSenderChain.send ─▶ release ─▶ SRTP ─▶ ICE send
 ///   timer ───────────────────┘   (all state here)     └── timer ─▶ DTLS retransmit, pacer, SR every 1 s, lobby
 /// ```
 ///
@@ -129,20 +114,16 @@ public final class PeerConnection: @unchecked Sendable {
 
     // Queue-confined state.
     private let dtls: DTLSEndpoint
-    private var rtp: RTPSenderState
-    private var pacer: PacerQueue
-    private var lobby: KeyframeLobby
+    private var rtp: RTPSenderChain
     private var srtpSender: SRTPSender?
     private var srtpReceiver: SRTPReceiver?
     private var state: State = .connecting
     private var endReason: String?
     private var timer: (any DispatchSourceTimer)?
-    private var nextSenderReport: UInt64?
     private var connectedMicros: UInt64?
     private var iceState: ICEAgent.State = .new
     private var selectedPair: ICEAgent.CandidatePair?
     private var counters = Counters()
-    private var sendLatency = SendLatency()
 
     struct Counters {
         var datagramsReceived = 0
@@ -153,7 +134,6 @@ public final class PeerConnection: @unchecked Sendable {
         var datagramsSent = 0
         var bytesSent = 0
         var sendsDropped = 0
-        var keyframeRequests = 0
     }
 
     // MARK: Answering
@@ -201,9 +181,12 @@ public final class PeerConnection: @unchecked Sendable {
             dtlsConfiguration.handshakeTimeoutMicros = configuration.dtlsHandshakeTimeoutMicros
             let dtls: DTLSEndpoint
             do { dtls = try DTLSEndpoint(configuration: dtlsConfiguration) } catch { throw .dtls(error) }
-            let senderConfiguration = RTPSenderState.Configuration(negotiated: negotiated, local: local, using: &random)
-            let rtp: RTPSenderState
-            do { rtp = try RTPSenderState(configuration: senderConfiguration) } catch {
+            var senderConfiguration = RTPSenderChain.Configuration(negotiated: negotiated, local: local, using: &random)
+            senderConfiguration.pacer = configuration.pacer
+            senderConfiguration.keyframeRetryMicros = configuration.keyframeRetryMicros
+            senderConfiguration.senderReportIntervalMicros = configuration.senderReportIntervalMicros
+            let rtp: RTPSenderChain
+            do { rtp = try RTPSenderChain(configuration: senderConfiguration) } catch {
                 throw PeerConnectionError.invalidConfiguration("RTP sender: \(error)")
             }
             let peer = PeerConnection(
@@ -235,7 +218,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     private init(
         id: String, answer: String, negotiated: NegotiatedVideo, local: LocalMediaParameters, agent: ICEAgent, dtls: DTLSEndpoint,
-        rtp: RTPSenderState, configuration: Configuration, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void
+        rtp: RTPSenderChain, configuration: Configuration, logger: Logger, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.id = id
         self.answer = answer
@@ -247,8 +230,6 @@ public final class PeerConnection: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.onEvent = onEvent
-        pacer = PacerQueue(configuration: configuration.pacer)
-        lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
         queue = DispatchQueue(label: "screencast.peer.\(id.prefix(8))", target: Self.queueTarget)
         createdMicros = MonotonicClock.nowMicros()
     }
@@ -394,11 +375,7 @@ public final class PeerConnection: @unchecked Sendable {
                 "pair": selectedPair.map { "\($0.remote.address):\($0.remote.port)" } ?? "-",
             ])
             onEvent(.connected)
-            if negotiated.direction == .sendonly {
-                lobby.enter(nowMicros: now)
-                requestKeyframe("new viewer", now)
-            }
-            nextSenderReport = now + configuration.senderReportIntervalMicros
+            apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), now)
         case .closed(byPeer: true):
             end("DTLS close_notify from the peer", failed: false)
         case .failed(let error):
@@ -420,10 +397,26 @@ public final class PeerConnection: @unchecked Sendable {
             return
         }
         counters.rtcpPackets += 1
-        let outcome = rtp.handleRTCP(packet, nowMicros: now, arrival: configuration.wallClock.ntpNow())
-        for retransmission in outcome.retransmissions { _ = pacer.enqueue(retransmission: retransmission) }
-        if !outcome.retransmissions.isEmpty { pump(now) }
-        if outcome.keyframeRequested { requestKeyframe("PLI/FIR", now) }
+        apply(rtp.receiveRTCP(packet, nowMicros: now, arrival: configuration.wallClock.ntpNow()), now)
+        pump(now)
+    }
+
+    /// Carries out what the sender chain asked for: RTCP to send, a keyframe, the REMB estimate, goodbye.
+    private func apply(_ outcome: SenderOutcome, _ now: UInt64) {
+        if let sender = srtpSender {
+            for var packet in outcome.rtcp {
+                do {
+                    try sender.protectRTCP(&packet)
+                    transmit(packet)
+                } catch {
+                    counters.srtpErrors += 1
+                }
+            }
+        }
+        if outcome.pacerOverflowed {
+            logger.warning("pacer overflow: waiting for a keyframe", ["peer": id, "queued": rtp.pacer.queuedBytes])
+        }
+        if let reason = outcome.keyframeRequest { onEvent(.keyframeNeeded(reason: reason.rawValue)) }
         if let bitrate = outcome.estimatedBitrate { onEvent(.estimatedBitrate(bitrate)) }
         if outcome.goodbye { end("RTCP BYE from the peer", failed: false) }
     }
@@ -431,22 +424,15 @@ public final class PeerConnection: @unchecked Sendable {
     private func sendFrame(_ frame: OutgoingVideoFrame) {
         guard state == .connected, negotiated.direction == .sendonly, srtpSender != nil else { return }
         let now = MonotonicClock.nowMicros()
-        guard lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return }
-        if frame.isKeyframe, let wait = lobby.lastWaitMicros, rtp.statistics.keyframesSent == 0 {
-            logger.info("first keyframe to peer", ["peer": id, "waited.ms": wait / 1000, "bytes": frame.bytes.count])
-        }
-        let packets: [[UInt8]]
         do {
-            packets = try rtp.packetize(frame: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureMicros, nowMicros: now)
+            let outcome = try rtp.send(frame, nowMicros: now)
+            if let wait = outcome.firstKeyframeWaitMicros {
+                logger.info("first keyframe to peer", ["peer": id, "waited.ms": wait / 1000, "bytes": frame.bytes.count])
+            }
+            apply(outcome, now)
         } catch {
             logger.warning("frame not sent", ["peer": id, "error": error])
             return
-        }
-        if !pacer.enqueue(media: packets) {
-            logger.warning("pacer overflow: waiting for a keyframe", ["peer": id, "queued": pacer.queuedBytes])
-            if lobby.reset(nowMicros: now) { requestKeyframe("pacer overflow", now) }
-        } else if let last = packets.last {
-            sendLatency.queued(lastPacket: last, captureMicros: frame.captureMicros)
         }
         pump(now)
         rearm(now)
@@ -455,9 +441,8 @@ public final class PeerConnection: @unchecked Sendable {
     /// Sends what the pacer releases now.
     private func pump(_ now: UInt64) {
         guard let sender = srtpSender else { return }
-        for packet in pacer.release(nowMicros: now) {
+        for packet in rtp.release(nowMicros: now, reserving: sender.profile.rtpOverhead) {
             var buffer = packet.bytes
-            buffer.reserveCapacity(buffer.count + sender.profile.rtpOverhead)
             do {
                 try sender.protectRTP(&buffer)
             } catch {
@@ -465,15 +450,11 @@ public final class PeerConnection: @unchecked Sendable {
                 continue
             }
             transmit(buffer)
-            if packet.kind == .media, SendLatency.isLastOfFrame(packet.bytes) { frameSent(packet.bytes) }
+            // A frame's last packet left: its capture → sent latency (`/stats`; a debug line per frame).
+            if let (capture, latency) = packet.frameLatency, logger.threshold <= .debug {
+                logger.debug("frame sent", ["peer": id, "capture_us": capture, "sent_us": capture + latency, "latency_us": latency])
+            }
         }
-    }
-
-    /// A frame's last packet left: its capture → sent latency (`/stats`; a debug line per frame).
-    private func frameSent(_ packet: [UInt8]) {
-        let sent = MonotonicClock.nowMicros()
-        guard let (capture, latency) = sendLatency.sent(packet, sentMicros: sent), logger.threshold <= .debug else { return }
-        logger.debug("frame sent", ["peer": id, "capture_us": capture, "sent_us": sent, "latency_us": latency])
     }
 
     private func transmit(_ datagram: [UInt8]) {
@@ -504,12 +485,6 @@ public final class PeerConnection: @unchecked Sendable {
         for datagram in dtls.takeDatagrams() { transmit(datagram) }
     }
 
-    private func requestKeyframe(_ reason: String, _ now: UInt64) {
-        counters.keyframeRequests += 1
-        lobby.markRequested(nowMicros: now)
-        onEvent(.keyframeNeeded(reason: reason))
-    }
-
     private func onTimer() {
         guard !isEnded else { return }
         let now = MonotonicClock.nowMicros()
@@ -519,23 +494,9 @@ public final class PeerConnection: @unchecked Sendable {
             guard !isEnded else { return }
         }
         pump(now)
-        if let due = nextSenderReport, now >= due {
-            nextSenderReport = now + configuration.senderReportIntervalMicros
-            sendSenderReport(now)
-        }
-        if lobby.keyframeRequestDue(nowMicros: now) { requestKeyframe("still waiting for a keyframe", now) }
+        if srtpSender != nil { apply(rtp.handleTimer(nowMicros: now, ntp: configuration.wallClock.ntpNow()), now) }
+        guard !isEnded else { return }
         rearm(now)
-    }
-
-    private func sendSenderReport(_ now: UInt64) {
-        guard let sender = srtpSender, rtp.hasSentMedia else { return }
-        do {
-            var packet = try rtp.senderReport(nowMicros: now, ntp: configuration.wallClock.ntpNow())
-            try sender.protectRTCP(&packet)
-            transmit(packet)
-        } catch {
-            counters.srtpErrors += 1
-        }
     }
 
     /// Points the timer at the earliest of: DTLS retransmission, the pacer's next packet, the next SR,
@@ -543,7 +504,7 @@ public final class PeerConnection: @unchecked Sendable {
     private func rearm(_ now: UInt64) {
         guard let timer, !isEnded else { return }
         var deadline = now + 1_000_000
-        for candidate in [dtls.nextTimeout, pacer.nextSendMicros(nowMicros: now), nextSenderReport, lobby.nextRequestMicros] {
+        for candidate in [dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)] {
             if let candidate { deadline = min(deadline, candidate) }
         }
         let delay = deadline > now ? deadline - now : 0
@@ -557,118 +518,22 @@ public final class PeerConnection: @unchecked Sendable {
         dtls.close()
         flushDTLS()
         timer?.cancel()
-        pacer.removeAll()
+        rtp.stop()
         agent.close()
         logger.log(failed ? .warning : .info, "peer ended", [
-            "peer": id, "reason": reason, "frames": rtp.statistics.framesSent, "bytes": counters.bytesSent,
+            "peer": id, "reason": reason, "frames": rtp.stream.statistics.framesSent, "bytes": counters.bytesSent,
         ])
         onEvent(.closed(reason: reason, failed: failed))
-    }
-
-    // MARK: Stats
-
-    /// What `/stats` shows of a peer.
-    public struct Snapshot: Sendable {
-        public var id: String
-        public var state: State
-        public var endReason: String?
-        public var iceState: ICEAgent.State
-        public var selectedPair: ICEAgent.CandidatePair?
-        public var dtlsRole: DTLSRole
-        public var srtpProfile: SRTPProtectionProfile?
-        public var lobby: String
-        public var keyframeWaitMillis: Double?
-        public var framesDroppedInLobby: Int
-        public var rtp: RTPSenderState.Statistics
-        public var rtx: Bool
-        public var datagramsReceived: Int
-        public var rtcpPackets: Int
-        public var ignoredDatagrams: Int
-        public var srtpErrors: Int
-        public var datagramsSent: Int
-        /// Bytes handed to ICE (SRTP, SRTCP and DTLS).
-        public var bytesSent: Int
-        public var sendsDropped: Int
-        public var keyframeRequests: Int
-        public var pacerQueuedPackets: Int
-        public var pacerOverflows: Int
-        /// Packets and bytes held for retransmission (``RTPSenderState/historyPacketCount``).
-        public var historyPackets: Int
-        public var historyBytes: Int
-        public var sendLatency: SendLatency
-        public var ageSeconds: Double
-        public var connectMillis: Double?
-
-        /// The peer's entry in `/stats`.
-        public var json: JSONValue {
-            func optional(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
-            let pair: JSONValue = selectedPair.map { pair in
-                .object([
-                    ("local", .string("\(pair.local.address):\(pair.local.port)")),
-                    ("remote", .string("\(pair.remote.address):\(pair.remote.port)")),
-                    ("remoteType", .string(pair.remote.kind.token)),
-                ])
-            } ?? .null
-            return .object([
-                ("id", .string(id)),
-                ("state", .string(state.rawValue)),
-                ("endReason", endReason.map { .string($0) } ?? .null),
-                ("ice", .string(iceState.rawValue)),
-                ("pair", pair),
-                ("dtls", .string(dtlsRole == .server ? "server" : "client")),
-                ("srtp", srtpProfile.map { .string($0.description) } ?? .null),
-                ("lobby", .string(lobby)),
-                ("keyframeWaitMs", optional(keyframeWaitMillis)),
-                ("rttMs", optional(rtp.roundTripMillis)),
-                ("fractionLost", optional(rtp.fractionLost)),
-                ("lossEstimate", .double((rtp.lossEstimate * 1000).rounded() / 1000)),
-                ("packetsLost", .number(rtp.cumulativeLost)),
-                ("jitterMs", optional(rtp.jitterMillis)),
-                ("nacks", .number(rtp.nacksReceived)),
-                ("nackedPackets", .number(rtp.packetsNacked)),
-                ("retransmitted", .number(rtp.packetsRetransmitted)),
-                ("retransmitSkipped", .number(rtp.retransmissionsSkipped)),
-                ("retransmitDuplicates", .number(rtp.duplicateRetransmissions)),
-                ("rtx", .bool(rtx)),
-                ("plis", .number(rtp.plisReceived)),
-                ("firs", .number(rtp.firsReceived)),
-                ("rembs", .number(rtp.rembsReceived)),
-                ("rembKbps", rtp.estimatedBitrate.map { .number($0 / 1000) } ?? .null),
-                ("keyframeRequests", .number(keyframeRequests)),
-                ("framesSent", .number(rtp.framesSent)),
-                ("keyframesSent", .number(rtp.keyframesSent)),
-                ("packetsSent", .number(rtp.packetsSent)),
-                ("bytesSent", .number(bytesSent)),
-                ("senderReports", .number(rtp.senderReportsSent)),
-                ("receiverReports", .number(rtp.receiverReports)),
-                ("datagramsReceived", .number(datagramsReceived)),
-                ("rtcpReceived", .number(rtcpPackets)),
-                ("ignoredDatagrams", .number(ignoredDatagrams)),
-                ("srtpErrors", .number(srtpErrors)),
-                ("sendsDropped", .number(sendsDropped)),
-                ("pacerQueue", .number(pacerQueuedPackets)),
-                ("pacerOverflows", .number(pacerOverflows)),
-                ("historyPackets", .number(historyPackets)),
-                ("historyBytes", .number(historyBytes)),
-                ("lobbyDropped", .number(framesDroppedInLobby)),
-                ("captureToSentMs", sendLatency.json),
-                ("ageS", optional(ageSeconds)),
-                ("connectMs", optional(connectMillis)),
-            ])
-        }
     }
 
     private func makeSnapshot() -> Snapshot {
         let now = MonotonicClock.nowMicros()
         return Snapshot(
             id: id, state: state, endReason: endReason, iceState: iceState, selectedPair: selectedPair, dtlsRole: negotiated.dtlsRole,
-            srtpProfile: srtpSender?.profile, lobby: lobby.stateName, keyframeWaitMillis: lobby.lastWaitMicros.map { Double($0) / 1000 },
-            framesDroppedInLobby: lobby.framesDropped, rtp: rtp.statistics, rtx: negotiated.rtxPayloadType != nil,
-            datagramsReceived: counters.datagramsReceived, rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams,
-            srtpErrors: counters.srtpErrors, datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent,
-            sendsDropped: counters.sendsDropped, keyframeRequests: counters.keyframeRequests, pacerQueuedPackets: pacer.count,
-            pacerOverflows: pacer.overflows, historyPackets: rtp.historyPacketCount, historyBytes: rtp.historyByteCount, sendLatency: sendLatency, ageSeconds: Double(now - createdMicros) / 1_000_000,
-            connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })
+            srtpProfile: srtpSender?.profile, sender: rtp.report, datagramsReceived: counters.datagramsReceived,
+            rtcpPackets: counters.rtcpPackets, ignoredDatagrams: counters.ignoredDatagrams, srtpErrors: counters.srtpErrors,
+            datagramsSent: counters.datagramsSent, bytesSent: counters.bytesSent, sendsDropped: counters.sendsDropped,
+            ageSeconds: Double(now - createdMicros) / 1_000_000, connectMillis: connectedMicros.map { Double($0 - createdMicros) / 1000 })
     }
 }
 

@@ -1,3 +1,5 @@
+public import RTP
+
 /// Spreads a peer's outgoing RTP packets in time, so a large keyframe leaves as a stream over a few
 /// milliseconds instead of one burst that overflows socket buffers and router queues (libwebrtc's
 /// "paced sender", in its simplest form).
@@ -14,7 +16,9 @@
 ///
 /// Sans-I/O: times are the caller's monotonic microseconds. A queue that would hold more than
 /// ``Configuration/maxQueuedBytes`` refuses the frame and is emptied (the caller then waits for a keyframe):
-/// a peer that cannot keep up gets a fresh start instead of an ever-growing delay.
+/// a peer that cannot keep up gets a fresh start instead of an ever-growing delay. The rate can follow a
+/// congestion controller's target (``setRate(bitsPerSecond:nowMicros:)``). Sizes are the packets'
+/// serialized bytes (plain RTP, before SRTP).
 public struct PacerQueue: Sendable {
     /// How fast and how much: a token bucket of `burstBytes` refilled at `rateBitsPerSecond`.
     public struct Configuration: Sendable, Equatable {
@@ -32,26 +36,23 @@ public struct PacerQueue: Sendable {
         }
     }
 
-    /// What a queued packet is, for the sender's counters.
-    public enum Kind: Sendable, Equatable {
-        case media, retransmission
-    }
-
-    /// One queued datagram: a serialized plain RTP packet (SRTP is applied when it is released).
+    /// One queued packet, plain RTP as header + payload (serialized and protected when it is released).
     public struct Packet: Sendable, Equatable {
-        /// The RTP packet, header and payload, network byte order.
-        public var bytes: [UInt8]
+        public var rtp: RTPPacket
         /// Media or a retransmission (RFC 4588 RTX, or the packet as it was).
-        public var kind: Kind
+        public var kind: PacketKind
+        /// Its serialized size, bytes.
+        public var size: Int
 
-        public init(bytes: [UInt8], kind: Kind) {
-            self.bytes = bytes
+        public init(rtp: RTPPacket, kind: PacketKind) {
+            self.rtp = rtp
             self.kind = kind
+            size = rtp.serializedSize
         }
     }
 
-    /// The rate, burst and size limit this queue keeps.
-    public let configuration: Configuration
+    /// The rate, burst and size limit this queue keeps (the rate as last set).
+    public private(set) var configuration: Configuration
     private var retransmissions: [Packet] = []
     private var retransmissionHead = 0
     private var media: [Packet] = []
@@ -75,26 +76,34 @@ public struct PacerQueue: Sendable {
     public var isEmpty: Bool { count == 0 }
 
     /// Queues a frame's packets (in order). Returns false, and empties the queue, when they do not fit.
-    public mutating func enqueue(media packets: [[UInt8]]) -> Bool {
-        let size = packets.reduce(0) { $0 + $1.count }
+    public mutating func enqueue(media packets: [RTPPacket]) -> Bool {
+        let size = packets.reduce(0) { $0 + $1.serializedSize }
         guard queuedBytes + size <= configuration.maxQueuedBytes else {
             removeAll()
             overflows += 1
             return false
         }
         compact()
-        for packet in packets { media.append(Packet(bytes: packet, kind: .media)) }
+        for packet in packets { media.append(Packet(rtp: packet, kind: .media)) }
         queuedBytes += size
         return true
     }
 
     /// Queues a retransmission ahead of waiting media. Returns false (dropping it) when the queue is full.
-    public mutating func enqueue(retransmission packet: [UInt8]) -> Bool {
-        guard queuedBytes + packet.count <= configuration.maxQueuedBytes else { return false }
+    public mutating func enqueue(retransmission packet: RTPPacket) -> Bool {
+        let queued = Packet(rtp: packet, kind: .retransmission)
+        guard queuedBytes + queued.size <= configuration.maxQueuedBytes else { return false }
         compact()
-        retransmissions.append(Packet(bytes: packet, kind: .retransmission))
-        queuedBytes += packet.count
+        retransmissions.append(queued)
+        queuedBytes += queued.size
         return true
+    }
+
+    /// Changes the pace from `now` on (at least 100 kbit/s): what left before `now` drained at the old rate.
+    public mutating func setRate(bitsPerSecond rate: Int, nowMicros now: UInt64) {
+        debtBytes = drained(at: now)
+        debtTime = max(debtTime, now)
+        configuration.rateBitsPerSecond = max(100_000, rate)
     }
 
     /// When ``release(nowMicros:)`` next has a packet to give; nil when the queue is empty.
@@ -112,8 +121,8 @@ public struct PacerQueue: Sendable {
         debtTime = max(debtTime, now)
         var out: [Packet] = []
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
-            debtBytes += Double(packet.bytes.count)
-            queuedBytes -= packet.bytes.count
+            debtBytes += Double(packet.size)
+            queuedBytes -= packet.size
             out.append(packet)
         }
         packetsReleased += out.count

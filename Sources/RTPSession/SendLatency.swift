@@ -1,13 +1,15 @@
+public import RTP
 public import ScreencastSupport
 
 /// Capture → RTP-sent latency of one peer's frames: from a frame's capture time (the agent's
 /// `Buffer-Timestamp`, CLOCK_MONOTONIC µs) to the moment the frame's last RTP packet (the one with the
-/// marker bit) was handed to the socket. Sans-I/O: the peer tells it when a frame is queued and when a
-/// media packet left; it keeps the last ``capacity`` latencies for `/stats` and `tools/bench`.
+/// marker bit, RFC 7741 §3.1) left the pacer for the socket. Sans-I/O, a feature of the sender chain: it
+/// sees each frame's packets when they are made and is told of each media packet the pacer lets go; it keeps
+/// the last ``capacity`` latencies for `/stats` and `tools/bench`.
 ///
 /// Refinement re-encodes and repeats of a still picture carry the time of their re-encode as capture
 /// time, so on a still screen the figures mostly measure encode + send.
-public struct SendLatency: Sendable {
+public struct SendLatency: RTPSenderFeature {
     /// Latencies kept (≈68 s at 30 fps).
     public static let capacity = 2048
 
@@ -19,19 +21,22 @@ public struct SendLatency: Sendable {
 
     public init() {}
 
+    /// A frame's packets were queued: it waits for its last packet (the one with the marker).
+    public mutating func packetized(_ frame: PacketizedFrame) {
+        guard let last = frame.packets.last else { return }
+        queued(lastPacket: last, captureMicros: frame.captureMicros)
+    }
+
     /// A frame's packets were queued; its last one is `lastPacket` (plain RTP).
-    public mutating func queued(lastPacket: [UInt8], captureMicros: UInt64) {
-        guard let timestamp = Self.rtpTimestamp(lastPacket) else { return }
+    public mutating func queued(lastPacket: RTPPacket, captureMicros: UInt64) {
         if waiting.count >= 64 { waiting.removeFirst(waiting.count - 63) }  // a pacer that was emptied
-        waiting.append((timestamp, captureMicros))
+        waiting.append((lastPacket.timestamp, captureMicros))
     }
 
     /// A media packet (plain RTP) was sent at `sentMicros`. Returns the frame's capture time and latency
-    /// (µs) when it was a frame's last packet.
-    public mutating func sent(_ packet: [UInt8], sentMicros: UInt64) -> (captureMicros: UInt64, latencyMicros: UInt64)? {
-        guard Self.isLastOfFrame(packet), let timestamp = Self.rtpTimestamp(packet),
-              let index = waiting.firstIndex(where: { $0.rtpTimestamp == timestamp })
-        else { return nil }
+    /// (µs) when it was a frame's last packet (the marker bit, RFC 7741 §3.1).
+    public mutating func sent(_ packet: RTPPacket, sentMicros: UInt64) -> (captureMicros: UInt64, latencyMicros: UInt64)? {
+        guard packet.marker, let index = waiting.firstIndex(where: { $0.rtpTimestamp == packet.timestamp }) else { return nil }
         let capture = waiting[index].captureMicros
         waiting.removeFirst(index + 1)
         let latency = sentMicros > capture ? sentMicros - capture : 0
@@ -49,13 +54,5 @@ public struct SendLatency: Sendable {
             return .double((Double(kept[max(0, index)]) / 10).rounded() / 100)
         }
         return .object([("frames", .number(frames)), ("p50", at(0.5)), ("p95", at(0.95)), ("p99", at(0.99)), ("max", at(1))])
-    }
-
-    /// True for an RTP packet with the marker bit: the last packet of a video frame (RFC 7741 §3.1).
-    public static func isLastOfFrame(_ packet: [UInt8]) -> Bool { packet.count >= 12 && packet[1] & 0x80 != 0 }
-
-    private static func rtpTimestamp(_ packet: [UInt8]) -> UInt32? {
-        guard packet.count >= 12 else { return nil }
-        return UInt32(packet[4]) << 24 | UInt32(packet[5]) << 16 | UInt32(packet[6]) << 8 | UInt32(packet[7])
     }
 }

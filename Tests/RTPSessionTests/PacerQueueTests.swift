@@ -1,20 +1,11 @@
+import RTP
 import RTPSession
 import XCTest
 
-/// ``PacerQueue`` and ``KeyframeLobby``: the timing parts of a peer connection, driven by an injected clock.
-final class PeerConnectionPacingTests: XCTestCase {
-    func packets(_ count: Int, size: Int = 1200) -> [[UInt8]] { (0..<count).map { [UInt8](repeating: UInt8($0 & 0xFF), count: size) } }
-
-    /// Runs the pacer as the peer's timer would, returning (time µs, packet) for each release.
-    func drain(_ pacer: inout PacerQueue, from start: UInt64) -> [(UInt64, PacerQueue.Packet)] {
-        var now = start
-        var out: [(UInt64, PacerQueue.Packet)] = []
-        while let next = pacer.nextSendMicros(nowMicros: now) {
-            now = max(now, next)
-            out += pacer.release(nowMicros: now).map { (now, $0) }
-        }
-        return out
-    }
+/// ``PacerQueue``: a peer's send pacing, driven by an injected clock. Packets of 1200 serialized bytes.
+final class PacerQueueTests: XCTestCase {
+    func packets(_ count: Int, size: Int = 1200) -> [RTPPacket] { Session.packets(count, size: size) }
+    func drain(_ pacer: inout PacerQueue, from start: UInt64) -> [(UInt64, PacerQueue.Packet)] { Session.drain(&pacer, from: start) }
 
     /// A 60 kB keyframe leaves over a few milliseconds (40 Mbit/s after a 12 kB burst), in order, not at once.
     func testKeyframeIsSpreadOverAFewMilliseconds() {
@@ -22,7 +13,8 @@ final class PeerConnectionPacingTests: XCTestCase {
         XCTAssertTrue(pacer.enqueue(media: packets(50)))
         let released = drain(&pacer, from: 1_000_000)
         XCTAssertEqual(released.count, 50)
-        XCTAssertEqual(released.map { $0.1.bytes[0] }, (0..<50).map { UInt8($0) })
+        XCTAssertEqual(released.map { $0.1.rtp.sequenceNumber }, (0..<50).map { UInt16($0) })
+        XCTAssertEqual(released.map { $0.1.size }, Array(repeating: 1200, count: 50))
         let atOnce = released.filter { $0.0 == 1_000_000 }.count
         XCTAssertEqual(atOnce, 11, "the burst: up to 12 000 bytes of debt")
         let duration = Double(released.last!.0 - released.first!.0) / 1000
@@ -48,10 +40,10 @@ final class PeerConnectionPacingTests: XCTestCase {
         _ = pacer.enqueue(media: packets(30))
         let first = pacer.release(nowMicros: 0)
         XCTAssertEqual(first.count, 11)
-        XCTAssertTrue(pacer.enqueue(retransmission: [UInt8](repeating: 0xEE, count: 1000)))
+        XCTAssertTrue(pacer.enqueue(retransmission: Session.packet(sequence: 0xEEEE, size: 1000)))
         let rest = drain(&pacer, from: 0)
         XCTAssertEqual(rest.first?.1.kind, .retransmission)
-        XCTAssertEqual(rest.first?.1.bytes.first, 0xEE)
+        XCTAssertEqual(rest.first?.1.rtp.sequenceNumber, 0xEEEE)
         XCTAssertEqual(rest.count, 20)
     }
 
@@ -66,24 +58,42 @@ final class PeerConnectionPacingTests: XCTestCase {
         XCTAssertTrue(pacer.enqueue(media: packets(2)))
     }
 
-    /// Nothing before the first keyframe; from it on, everything; requests repeat until it comes.
-    func testKeyframeLobby() {
-        var lobby = KeyframeLobby(retryIntervalMicros: 1_000_000)
-        XCTAssertFalse(lobby.admit(isKeyframe: true, nowMicros: 0), "closed until the peer is ready")
-        XCTAssertTrue(lobby.enter(nowMicros: 10_000))
-        XCTAssertEqual(lobby.stateName, "waiting")
-        XCTAssertFalse(lobby.admit(isKeyframe: false, nowMicros: 20_000))
-        XCTAssertFalse(lobby.keyframeRequestDue(nowMicros: 500_000))
-        XCTAssertTrue(lobby.keyframeRequestDue(nowMicros: 1_010_000))
-        lobby.markRequested(nowMicros: 1_010_000)
-        XCTAssertEqual(lobby.nextRequestMicros, 2_010_000)
-        XCTAssertTrue(lobby.admit(isKeyframe: true, nowMicros: 1_100_000))
-        XCTAssertEqual(lobby.lastWaitMicros, 1_090_000)
-        XCTAssertTrue(lobby.admit(isKeyframe: false, nowMicros: 1_133_000))
-        XCTAssertNil(lobby.nextRequestMicros)
-        XCTAssertEqual(lobby.framesDropped, 2)
-        XCTAssertTrue(lobby.reset(nowMicros: 2_000_000), "fell behind: wait for a keyframe again")
-        XCTAssertFalse(lobby.reset(nowMicros: 2_000_001), "already waiting")
-        XCTAssertFalse(lobby.admit(isKeyframe: false, nowMicros: 2_033_000))
+    /// A retransmission that does not fit is dropped, and the queue keeps what it had.
+    func testRetransmissionThatDoesNotFitIsDropped() {
+        var pacer = PacerQueue(configuration: .init(maxQueuedBytes: 3000))
+        XCTAssertTrue(pacer.enqueue(media: packets(2)))
+        XCTAssertFalse(pacer.enqueue(retransmission: Session.packet(sequence: 9, size: 1000)))
+        XCTAssertEqual(pacer.count, 2)
+        XCTAssertEqual(pacer.queuedBytes, 2400)
+        XCTAssertEqual(pacer.overflows, 0)
+    }
+
+    /// A target rate changes the pace from now on: 60 kB at 4 Mbit/s takes ten times as long as at 40.
+    func testRateFollowsTheTarget() {
+        var fast = PacerQueue()
+        _ = fast.enqueue(media: packets(50))
+        let quick = drain(&fast, from: 0)
+        var slow = PacerQueue()
+        slow.setRate(bitsPerSecond: 4_000_000, nowMicros: 0)
+        XCTAssertEqual(slow.configuration.rateBitsPerSecond, 4_000_000)
+        _ = slow.enqueue(media: packets(50))
+        let paced = drain(&slow, from: 0)
+        XCTAssertEqual(Double(paced.last!.0), (60_000.0 - 13_200) * 8 / 4, accuracy: 600, "µs")
+        XCTAssertEqual(Double(paced.last!.0) / Double(quick.last!.0), 10, accuracy: 0.2)
+        slow.setRate(bitsPerSecond: 10, nowMicros: 0)
+        XCTAssertEqual(slow.configuration.rateBitsPerSecond, 100_000, "the floor")
+    }
+
+    /// Debt accrued at the old rate drains at the old rate until the change: slowing down mid-stream does not
+    /// hold back what had already drained.
+    func testRateChangeKeepsWhatAlreadyDrained() {
+        var pacer = PacerQueue()
+        _ = pacer.enqueue(media: packets(20))
+        XCTAssertEqual(pacer.release(nowMicros: 0).count, 11)  // 13 200 bytes of debt
+        // 2 ms at 40 Mbit/s drains 10 000 bytes; then 1 Mbit/s.
+        pacer.setRate(bitsPerSecond: 1_000_000, nowMicros: 2_000)
+        let next = pacer.release(nowMicros: 2_000)
+        XCTAssertEqual(next.count, 8, "3 200 bytes of debt left: 8 packets until it exceeds 12 000")
+        XCTAssertEqual(pacer.nextSendMicros(nowMicros: 2_000), 2_000 + UInt64((12_800.0 - 12_000) * 8), "µs at 1 Mbit/s")
     }
 }

@@ -1,0 +1,89 @@
+public import DTLS
+public import ICE
+public import RTPSession
+public import ScreencastSupport
+public import SRTP
+
+extension PeerConnection {
+    /// What `/stats` shows of a peer.
+    public struct Snapshot: Sendable {
+        public var id: String
+        public var state: State
+        public var endReason: String?
+        public var iceState: ICEAgent.State
+        public var selectedPair: ICEAgent.CandidatePair?
+        public var dtlsRole: DTLSRole
+        public var srtpProfile: SRTPProtectionProfile?
+        /// The sender chain's counters (stream, NACK/RTX, reports, PLI/FIR, REMB, lobby, pacer, latency).
+        public var sender: RTPSenderChain.Report
+        public var datagramsReceived: Int
+        public var rtcpPackets: Int
+        public var ignoredDatagrams: Int
+        public var srtpErrors: Int
+        public var datagramsSent: Int
+        /// Bytes handed to ICE (SRTP, SRTCP and DTLS).
+        public var bytesSent: Int
+        public var sendsDropped: Int
+        public var ageSeconds: Double
+        public var connectMillis: Double?
+
+        /// The peer's entry in `/stats`.
+        public var json: JSONValue {
+            func optional(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
+            let pair: JSONValue = selectedPair.map { pair in
+                .object([
+                    ("local", .string("\(pair.local.address):\(pair.local.port)")),
+                    ("remote", .string("\(pair.remote.address):\(pair.remote.port)")),
+                    ("remoteType", .string(pair.remote.kind.token)),
+                ])
+            } ?? .null
+            let stream = sender.stream, nack = sender.nack, reports = sender.reports
+            return .object([
+                ("id", .string(id)),
+                ("state", .string(state.rawValue)),
+                ("endReason", endReason.map { .string($0) } ?? .null),
+                ("ice", .string(iceState.rawValue)),
+                ("pair", pair),
+                ("dtls", .string(dtlsRole == .server ? "server" : "client")),
+                ("srtp", srtpProfile.map { .string($0.description) } ?? .null),
+                ("lobby", .string(sender.lobbyState)),
+                ("keyframeWaitMs", optional(sender.lobbyWaitMicros.map { Double($0) / 1000 })),
+                ("rttMs", optional(reports.link.roundTripMillis)),
+                ("fractionLost", optional(reports.link.fractionLost)),
+                ("lossEstimate", .double((nack.lossEstimate * 1000).rounded() / 1000)),
+                ("packetsLost", .number(reports.cumulativeLost)),
+                ("jitterMs", optional(reports.jitterMillis)),
+                ("nacks", .number(nack.nacksReceived)),
+                ("nackedPackets", .number(nack.packetsNacked)),
+                ("retransmitted", .number(nack.packetsRetransmitted)),
+                ("retransmitSkipped", .number(nack.retransmissionsSkipped)),
+                ("retransmitDuplicates", .number(nack.duplicateRetransmissions)),
+                ("rtx", .bool(sender.rtx)),
+                ("plis", .number(sender.keyframes.plisReceived)),
+                ("firs", .number(sender.keyframes.firsReceived)),
+                ("rembs", .number(sender.remb.rembsReceived)),
+                ("rembKbps", sender.remb.estimatedBitrate.map { .number($0 / 1000) } ?? .null),
+                ("keyframeRequests", .number(sender.chain.keyframeRequests)),
+                ("framesSent", .number(stream.framesSent)),
+                ("keyframesSent", .number(stream.keyframesSent)),
+                ("packetsSent", .number(stream.packetsSent)),
+                ("bytesSent", .number(bytesSent)),
+                ("senderReports", .number(reports.senderReportsSent)),
+                ("receiverReports", .number(reports.receiverReports)),
+                ("datagramsReceived", .number(datagramsReceived)),
+                ("rtcpReceived", .number(rtcpPackets)),
+                ("ignoredDatagrams", .number(ignoredDatagrams)),
+                ("srtpErrors", .number(srtpErrors)),
+                ("sendsDropped", .number(sendsDropped)),
+                ("pacerQueue", .number(sender.pacerQueuedPackets)),
+                ("pacerOverflows", .number(sender.pacerOverflows)),
+                ("historyPackets", .number(sender.historyPackets)),
+                ("historyBytes", .number(sender.historyBytes)),
+                ("lobbyDropped", .number(sender.lobbyDropped)),
+                ("captureToSentMs", sender.latency.json),
+                ("ageS", optional(ageSeconds)),
+                ("connectMs", optional(connectMillis)),
+            ])
+        }
+    }
+}
