@@ -56,6 +56,11 @@ public final class ICEAgent: Sendable {
     public struct CandidatePair: Sendable, Equatable {
         public var local: ICECandidate
         public var remote: ICECandidate
+
+        public init(local: ICECandidate, remote: ICECandidate) {
+            self.local = local
+            self.remote = remote
+        }
     }
 
     public enum Event: Sendable, Equatable {

@@ -27,6 +27,31 @@ extension PeerConnection {
         public var ageSeconds: Double
         public var connectMillis: Double?
 
+        /// The machine's view now, with what the ICE agent made of the datagrams it was given (handed to
+        /// the socket or queued, their bytes, dropped).
+        public init(
+            _ machine: borrowing PeerConnectionStateMachine, datagramsSent: Int, bytesSent: Int, sendsDropped: Int, nowMicros now: UInt64
+        ) {
+            let counters = machine.counters
+            id = machine.id
+            state = machine.state
+            endReason = machine.endReason
+            iceState = machine.iceState
+            selectedPair = machine.selectedPair
+            dtlsRole = machine.negotiated.dtlsRole
+            srtpProfile = machine.srtpProfile
+            sender = machine.senderReport
+            datagramsReceived = counters.datagramsReceived
+            rtcpPackets = counters.rtcpPackets
+            ignoredDatagrams = counters.ignoredDatagrams
+            srtpErrors = counters.srtpErrors
+            self.datagramsSent = datagramsSent
+            self.bytesSent = bytesSent
+            self.sendsDropped = sendsDropped
+            ageSeconds = Double(now - machine.createdMicros) / 1_000_000
+            connectMillis = machine.connectedMicros.map { Double($0 - machine.createdMicros) / 1000 }
+        }
+
         /// The peer's entry in `/stats`.
         public var json: JSONValue {
             func optional(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
