@@ -18,7 +18,12 @@ let package = Package(
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
-        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        // libnice through a .pc file of ours (by path): nice.pc's private requirements bring "-pthread",
+        // which SwiftPM refuses with a warning on every build (Sources/CNice/screencast-nice.pc says more).
+        .systemLibrary(
+            name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
+            providers: [.apt(["libnice-dev"])]
+        ),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
@@ -33,6 +38,8 @@ let package = Package(
         .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
+        .target(name: "CongestionControl", dependencies: ["RTP"]),
+        .target(name: "CongestionSimulation", dependencies: ["CongestionControl", "RTP"]),
         // The WebRTC layer, one module per job: RTPSession (sender features) and SDP are pure; ICE runs
         // libnice; DTLS (OpenSSL) and SRTP (libsrtp2) turn bytes into bytes; PeerConnection ties them up.
         .target(name: "RTPSession", dependencies: ["RTP", "ScreencastSupport"]),
@@ -55,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -63,7 +70,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB", "CongestionSimulation"]
         ),
 
         // MARK: Tests
@@ -89,6 +96,10 @@ let package = Package(
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"]),
+        .testTarget(
+            name: "CongestionControlTests", dependencies: ["CongestionControl", "CongestionSimulation", "RTP", "TestSupport"],
+            exclude: ["Fixtures"]
+        ),
         .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),

@@ -38,16 +38,21 @@ static inline void cmhd_log_trampoline(void *cls, const char *format, va_list ar
 /// - `logger` (may be NULL) → MHD_OPTION_EXTERNAL_LOGGER, given first so start-up messages use it too;
 /// - `connection_limit` → MHD_OPTION_CONNECTION_LIMIT, `connection_timeout` (seconds idle) →
 ///   MHD_OPTION_CONNECTION_TIMEOUT, `memory_limit` (bytes per connection for headers and buffers) →
-///   MHD_OPTION_CONNECTION_MEMORY_LIMIT (0 keeps MHD's default of 32 KiB).
+///   MHD_OPTION_CONNECTION_MEMORY_LIMIT (0 keeps MHD's default of 32 KiB); `per_ip_connection_limit` (0: none)
+///   → MHD_OPTION_PER_IP_CONNECTION_LIMIT;
+/// - `https_key`/`https_cert` (PEM, NUL-terminated; both NULL for plain HTTP) → MHD_OPTION_HTTPS_MEM_KEY and
+///   MHD_OPTION_HTTPS_MEM_CERT; `flags` must then hold MHD_USE_TLS. The caller keeps both alive while the
+///   daemon runs.
 /// Returns NULL when the daemon cannot start (bind failure, bad flags); the logger hears why.
 static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int flags, const struct sockaddr *address, uint16_t port,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     struct cmhd_logger *logger,
-    unsigned int connection_limit, unsigned int connection_timeout, size_t memory_limit)
+    unsigned int connection_limit, unsigned int connection_timeout, size_t memory_limit,
+    unsigned int per_ip_connection_limit, const char *https_key, const char *https_cert)
 {
-    struct MHD_OptionItem options[8];
+    struct MHD_OptionItem options[11];
     int n = 0;
     if (logger != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)cmhd_log_trampoline, logger };
@@ -58,6 +63,13 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)connection_timeout, NULL };
     if (memory_limit > 0) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)memory_limit, NULL };
+    }
+    if (per_ip_connection_limit > 0) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)per_ip_connection_limit, NULL };
+    }
+    if (https_key != NULL && https_cert != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)https_key };
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)https_cert };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     // `port` only names the port in MHD's messages: the socket is bound to `address` (which carries it too).

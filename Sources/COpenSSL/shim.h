@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/ec.h>
 #include <openssl/x509.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <stdint.h>
 #include <sys/time.h>

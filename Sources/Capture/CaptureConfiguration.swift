@@ -4,7 +4,10 @@ import Media
 public enum CaptureTarget: Sendable, Equatable {
     /// The whole root window (the default); follows screen resizes.
     case root
-    /// One RandR monitor (as `xrandr --listmonitors` lists them); re-resolved after a screen resize.
+    /// One RandR monitor (as `xrandr --listmonitors` lists them); re-resolved after every RandR change
+    /// (a resize, a CRTC or output change, a monitor defined or deleted with `xrandr --setmonitor` /
+    /// `--delmonitor`). One that disappears while captured is waited for up to
+    /// ``CaptureConfiguration/monitorAbsenceLimitSeconds`` (a redefinition deletes it first).
     case monitor(MonitorSelector)
     /// A fixed rectangle of the root window; clipped to the screen after a resize.
     case region(CaptureRect)
@@ -117,6 +120,12 @@ public struct CaptureConfiguration: Sendable, Equatable {
     public var drawsCursor = true
     /// Use MIT-SHM when the server offers it (default true); false forces plain `GetImage`.
     public var usesSharedMemory = true
+
+    /// How long a captured monitor may be missing from the server's list before the capture fails with
+    /// ``CaptureError/noSuchMonitor(_:available:)``, seconds: `xrandr` redefines a monitor by deleting it
+    /// and defining it again, two requests that may reach us apart (or come from two runs). Meanwhile
+    /// no new frame is captured; keepalives of the last one go on.
+    public static let monitorAbsenceLimitSeconds = 2.0
 
     /// The defaults described on each property.
     public init() {}

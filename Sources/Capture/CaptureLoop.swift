@@ -28,6 +28,10 @@ final class CaptureLoop {
     private var stats = CaptureStats()
     /// How often the pointer is read while nothing else is due.
     private let pointerPollMicros: UInt64
+    /// Since when (µs) the captured monitor is missing from the server's list; nil while it is there.
+    private var monitorMissingSince: UInt64?
+    /// How often the monitor list is read again while the monitor is missing (events wake us too).
+    private static let missingMonitorPollMicros: UInt64 = 100_000
 
     /// Connects and prepares everything; the first frame is made by ``run(stop:deliver:publish:)``.
     /// - Throws: any ``CaptureError`` of setup: bad configuration, no display, missing extensions, an
@@ -69,8 +73,10 @@ final class CaptureLoop {
                 scheduler.markDirty()
             }
             try drainEvents()
+            if monitorMissingSince != nil { try updateArea() }
             let now = MonotonicClock.nowMicros()
-            switch scheduler.next(now: now) {
+            let held = monitorMissingSince != nil
+            switch held ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {
             case .capture:
                 deliver(try produce(.change))
                 scheduler.didCapture(now: now)
@@ -83,6 +89,7 @@ final class CaptureLoop {
             case .wait(let until):
                 var timeout = until > now ? until - now : 0
                 if cursor != nil { timeout = min(timeout, pointerPollMicros) }
+                if held { timeout = min(timeout, Self.missingMonitorPollMicros) }
                 sleep(micros: timeout, stop: stop)
                 continue
             }
@@ -131,7 +138,7 @@ final class CaptureLoop {
         case .root:
             wanted = screen
         case .monitor(let selector):
-            let monitor = try MonitorInfo.find(selector, in: MonitorInfo.list(connection))
+            guard let monitor = try findMonitor(selector) else { return }
             wanted = monitor.area
             name = "monitor \(monitor.name)"
         case .region(let region):
@@ -156,6 +163,35 @@ final class CaptureLoop {
             "what": name, "area": area, "screen": "\(size.width)x\(size.height)",
             "frame": "\(frameSize.width)x\(frameSize.height)",
         ])
+    }
+
+    /// The monitor `selector` names, or nil while it is missing after the capture started (then frames
+    /// are held, see ``CaptureConfiguration/monitorAbsenceLimitSeconds``).
+    /// - Throws: ``CaptureError/noSuchMonitor(_:available:)`` at start, or once it has been missing
+    ///   for the limit; the errors of `GetMonitors`.
+    private func findMonitor(_ selector: MonitorSelector) throws(CaptureError) -> MonitorInfo? {
+        let monitors = try MonitorInfo.list(connection)
+        do throws(CaptureError) {
+            let monitor = try MonitorInfo.find(selector, in: monitors)
+            if monitorMissingSince != nil {
+                logger.info("monitor back", ["monitor": selector, "area": monitor.area])
+                monitorMissingSince = nil
+            }
+            return monitor
+        } catch {
+            guard !area.isEmpty else { throw error }
+            let now = MonotonicClock.nowMicros()
+            let since = monitorMissingSince ?? now
+            if monitorMissingSince == nil {
+                logger.warning("monitor gone; holding frames until it is back", [
+                    "monitor": selector, "limit.s": CaptureConfiguration.monitorAbsenceLimitSeconds,
+                    "monitors": monitors.map { "\($0.index)=\($0.name)" }.joined(separator: ","),
+                ])
+                monitorMissingSince = since
+            }
+            if Double(now - since) >= CaptureConfiguration.monitorAbsenceLimitSeconds * 1e6 { throw error }
+            return nil
+        }
     }
 
     // MARK: - Frames

@@ -68,6 +68,14 @@ struct CaptureScheduler: Equatable {
         return .wait(until: deadline)
     }
 
+    /// The next action at time `now` (µs) while nothing can be captured (the captured monitor is gone):
+    /// only keepalives of the last frame, nothing before the first frame.
+    func nextWhileHeld(now: UInt64) -> Action {
+        guard let delivered = lastDelivery else { return .wait(until: UInt64.max) }
+        let due = delivered &+ keepaliveMicros
+        return now >= due ? .keepalive : .wait(until: due)
+    }
+
     /// A changed frame was captured and delivered at `now`.
     mutating func didCapture(now: UInt64) {
         dirty = false

@@ -163,9 +163,14 @@ final class XConnection {
         return (Int(geometry.pointee.width), Int(geometry.pointee.height))
     }
 
-    /// Asks for the events capture reacts to: root resizes (RandR screen change and ConfigureNotify).
+    /// Asks for the events capture reacts to: root resizes and RandR layout changes. RandR 1.5 has no
+    /// monitor event: `SetMonitor` and `DeleteMonitor` send the root a ConfigureNotify (X server
+    /// `randr/rrmonitor.c`, `RRSendConfigNotify`), hence StructureNotify on the root; CRTC and output
+    /// changes send RRScreenChangeNotify and RRNotify (RandR 1.2+ protocol, `RRSelectInput`).
     func selectScreenChangeEvents() throws(CaptureError) {
-        try check("RRSelectInput", xcb_randr_select_input_checked(handle, root, UInt16(XCB_RANDR_NOTIFY_MASK_SCREEN_CHANGE.rawValue)))
+        let randrMask = XCB_RANDR_NOTIFY_MASK_SCREEN_CHANGE.rawValue | XCB_RANDR_NOTIFY_MASK_CRTC_CHANGE.rawValue
+            | XCB_RANDR_NOTIFY_MASK_OUTPUT_CHANGE.rawValue
+        try check("RRSelectInput", xcb_randr_select_input_checked(handle, root, UInt16(randrMask)))
         var mask = UInt32(XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue)
         try check("ChangeWindowAttributes", xcb_change_window_attributes_checked(handle, root, UInt32(XCB_CW_EVENT_MASK.rawValue), &mask))
     }
@@ -178,7 +183,8 @@ final class XConnection {
         /// DAMAGE: the bounding box of what changed (root coordinates), and the low 16 bits of the sequence
         /// number of this client's last request the server had handled when the change happened.
         case damage(CaptureRect, sequence: UInt16)
-        /// The root window changed size (RandR or ConfigureNotify).
+        /// The root window may have changed size, or RandR's layout (CRTCs, outputs, monitors) changed:
+        /// RRScreenChangeNotify, RRNotify, or the root's ConfigureNotify.
         case screenChanged
         /// XFIXES: the displayed cursor changed shape.
         case cursorChanged
@@ -203,6 +209,7 @@ final class XConnection {
                            sequence: event.sequence)
         }
         if type == randrFirstEvent &+ UInt8(XCB_RANDR_SCREEN_CHANGE_NOTIFY) { return .screenChanged }
+        if type == randrFirstEvent &+ UInt8(XCB_RANDR_NOTIFY) { return .screenChanged }
         if type == xfixesFirstEvent &+ UInt8(XCB_XFIXES_CURSOR_NOTIFY) { return .cursorChanged }
         if type == UInt8(XCB_CONFIGURE_NOTIFY) {
             let event = UnsafeRawPointer(raw).load(as: xcb_configure_notify_event_t.self)

@@ -26,6 +26,12 @@ public import SRTP
 ///   overall handshake limit runs on the caller's clock alone.
 /// - Application data is not used: anything that arrives is read and dropped; a close_notify moves to
 ///   ``DTLSState/closed(byPeer:)`` and is answered with ours.
+/// - No stray datagram ends a connection (RFC 6347 §4.1.2.7): each record's header is checked first
+///   (``DTLSRecordScanner``: framing, type, version, epoch, a length no genuine record of the cipher suite
+///   is shorter than); only the records that pass reach OpenSSL, which judges their authenticity and
+///   discards forgeries silently. Only AEAD suites are offered (``DTLSCipherSuite``). After the handshake
+///   only an authenticated record (a close_notify or fatal alert from the peer) can end the connection.
+///   ``statistics`` counts what was dropped, by reason.
 ///
 /// Every method runs OpenSSL on the calling thread; one owner (one thread at a time) drives an endpoint.
 /// After a method throws, call ``takeDatagrams()`` too: it may hold the alert that tells the peer.
@@ -39,11 +45,28 @@ public final class DTLSEndpoint {
     private let callbacks: DTLSCallbackContext
     private var retransmitDeadline: UInt64?
     private var handshakeDeadline: UInt64?
+    /// The datagram's records that passed ``DTLSRecordScanner``, when some did not (reused).
+    private var keptRecords: [UInt8] = []
 
-    /// Cipher suites for an ECDSA certificate, AEAD first (the browsers' DTLS 1.2 suites).
-    static let cipherList =
-        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:"
-        + "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA"
+    /// What ``receive(_:nowMicros:)`` took and dropped.
+    public struct Statistics: Sendable, Equatable {
+        /// Datagrams given to ``receive(_:nowMicros:)``.
+        public var datagramsReceived = 0
+        /// Datagrams dropped whole without a look inside: not DTLS by their first byte (RFC 7983 §7), or
+        /// arriving after `closed` or `failed`.
+        public var datagramsIgnored = 0
+        /// Records handed to OpenSSL (which still discards, silently, those that fail authentication or
+        /// replay checks).
+        public var recordsPassed = 0
+        /// Records dropped before OpenSSL saw them, by reason.
+        public var recordsDropped: [DTLSRecordDrop: Int] = [:]
+
+        /// All records dropped before OpenSSL.
+        public var totalRecordsDropped: Int { recordsDropped.values.reduce(0, +) }
+    }
+
+    /// What ``receive(_:nowMicros:)`` took and dropped so far.
+    public private(set) var statistics = Statistics()
 
     /// Sets up OpenSSL for one connection; nothing is sent before ``start(nowMicros:)``.
     /// - Throws: ``DTLSError/invalidConfiguration(_:)``, or ``DTLSError/setup(_:)`` with OpenSSL's reason.
@@ -64,7 +87,8 @@ public final class DTLSEndpoint {
               SSL_CTX_use_PrivateKey(rawContext, certificate.privateKey.pointer) == 1,
               SSL_CTX_check_private_key(rawContext) == 1
         else { throw failure("loading our certificate") }
-        guard SSL_CTX_set_cipher_list(rawContext, Self.cipherList) == 1 else { throw failure("SSL_CTX_set_cipher_list") }
+        let cipherList = configuration.cipherSuites.map(\.openSSLName).joined(separator: ":")
+        guard SSL_CTX_set_cipher_list(rawContext, cipherList) == 1 else { throw failure("SSL_CTX_set_cipher_list") }
         // Returns 0 on success (unlike most of OpenSSL).
         let profiles = configuration.srtpProfiles.map(\.openSSLName).joined(separator: ":")
         guard SSL_CTX_set_tlsext_use_srtp(rawContext, profiles) == 0 else { throw failure("SSL_CTX_set_tlsext_use_srtp") }
@@ -91,21 +115,42 @@ public final class DTLSEndpoint {
     }
 
     /// Processes one datagram from the peer. Datagrams whose first byte is not DTLS's (20…63, RFC 7983 §7)
-    /// are ignored, as is everything after `closed` or `failed`; an `idle` endpoint starts first. Records
-    /// OpenSSL cannot use (garbage, wrong epoch, bad MAC) are dropped as RFC 6347 §4.1.2.7 says.
+    /// are ignored, as is everything after `closed` or `failed`. Records that cannot be genuine are dropped
+    /// before OpenSSL sees them (``DTLSRecordDrop``), the rest go to OpenSSL, which discards forgeries and
+    /// replays silently (RFC 6347 §4.1.2.7); an `idle` endpoint starts when a record passes.
     /// - Throws: the failure that ended the endpoint (``state`` is then `failed` with it):
     ///   ``DTLSError/fingerprintMismatch(expected:received:)``, ``DTLSError/handshake(_:)`` (a fatal alert
-    ///   from the peer, a malformed flight), ``DTLSError/noCommonSRTPProfile``, ``DTLSError/keyExport(_:)``.
+    ///   from the peer, a malformed flight), ``DTLSError/noCommonSRTPProfile``, ``DTLSError/keyExport(_:)``,
+    ///   ``DTLSError/connection(_:)`` (after the handshake: an authenticated fatal alert).
     public func receive(_ datagram: UnsafeRawBufferPointer, nowMicros now: UInt64) throws(DTLSError) {
-        guard let first = datagram.first, (20...63).contains(first) else { return }
-        if case .idle = state { try start(nowMicros: now) }
-        pipe.incoming = datagram
-        defer { pipe.incoming = nil }
-        switch state {
-        case .handshaking: try advanceHandshake(now)
-        case .connected: try readAfterHandshake(now)
-        case .idle, .closed, .failed: return
+        statistics.datagramsReceived += 1
+        guard let first = datagram.first, (20...63).contains(first) else {
+            statistics.datagramsIgnored += 1
+            return
         }
+        let connected: Bool
+        switch state {
+        case .idle, .handshaking: connected = false
+        case .connected: connected = true
+        case .closed, .failed:
+            statistics.datagramsIgnored += 1
+            return
+        }
+        // Judge each record's header before OpenSSL reads it: OpenSSL 3.0 ends an established connection on
+        // a protected record shorter than the AEAD overhead (SSLfatal in tls1_enc, see DTLSRecordScanner).
+        let rules = DTLSRecordScanner.Rules(connected: connected, protectedOverhead: cipherSuiteInUse?.recordOverhead)
+        let (kept, dropped) = DTLSRecordScanner.scan(datagram, rules: rules)
+        for reason in dropped { statistics.recordsDropped[reason, default: 0] += 1 }
+        statistics.recordsPassed += kept.count
+        guard !kept.isEmpty else { return }
+        if case .idle = state { try start(nowMicros: now) }
+        guard !dropped.isEmpty else { return try process(datagram, now) }
+        keptRecords.removeAll(keepingCapacity: true)
+        for range in kept { keptRecords.append(contentsOf: datagram[range]) }
+        let result = keptRecords.withUnsafeBytes { records in
+            Result { () throws(DTLSError) in try process(records, now) }
+        }
+        try result.get()
     }
 
     /// ``receive(_:nowMicros:)`` for an array.
@@ -186,7 +231,32 @@ public final class DTLSEndpoint {
     /// The peer certificate's fingerprint (with the hash function we checked), once its certificate arrived.
     public var peerFingerprint: Fingerprint? { callbacks.peerFingerprint }
 
+    /// The cipher suite chosen in the handshake (the server picks, RFC 5246 §7.4.1.3), once known: from the
+    /// ServerHello on the client, from the ClientHello on the server; nil before.
+    public var cipherSuite: DTLSCipherSuite? { cipherSuiteInUse }
+
     // MARK: Internals
+
+    /// `SSL_get_current_cipher` once the keys are in use, else the pending one the handshake chose.
+    private var cipherSuiteInUse: DTLSCipherSuite? {
+        guard let cipher = SSL_get_current_cipher(ssl.pointer) ?? SSL_get_pending_cipher(ssl.pointer),
+              let name = SSL_CIPHER_get_name(cipher)
+        else { return nil }
+        // Only suites of the configured list can be negotiated; an unknown name would be OpenSSL's surprise,
+        // and the strictest overhead keeps a short record from reaching it.
+        return DTLSCipherSuite(rawValue: String(cString: name)) ?? .ecdheECDSAWithAES128GCMSHA256
+    }
+
+    /// Hands OpenSSL `records` (the datagram, or the records of it that passed) for the current state.
+    private func process(_ records: UnsafeRawBufferPointer, _ now: UInt64) throws(DTLSError) {
+        pipe.incoming = records
+        defer { pipe.incoming = nil }
+        switch state {
+        case .handshaking: try advanceHandshake(now)
+        case .connected: try readAfterHandshake(now)
+        case .idle, .closed, .failed: return
+        }
+    }
 
     private func advanceHandshake(_ now: UInt64) throws(DTLSError) {
         OpenSSLErrorQueue.clear()
@@ -241,10 +311,14 @@ public final class DTLSEndpoint {
             for _ in 0..<64 {  // a datagram holds a few records at most
                 let count = SSL_read(ssl.pointer, scratch.baseAddress, Int32(scratch.count))
                 if count > 0 { continue }
-                switch SSL_get_error(ssl.pointer, count) {
+                let verdict = SSL_get_error(ssl.pointer, count)
+                switch verdict {
                 case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .drained
                 case SSL_ERROR_ZERO_RETURN: return .closedByPeer
-                default: return .failed(.handshake(OpenSSLErrorQueue.drain(context: "connection")))
+                default:
+                    let queue = OpenSSLErrorQueue.drain(context: "")
+                    return .failed(.connection("SSL_read \(count), \(Self.name(ofSSLError: verdict))"
+                        + (queue.isEmpty ? ", error queue empty" : queue)))
                 }
             }
             return .drained
@@ -257,6 +331,19 @@ public final class DTLSEndpoint {
             state = .closed(byPeer: true)
             retransmitDeadline = nil
         case .failed(let failure): throw fail(failure)
+        }
+    }
+
+    /// `SSL_get_error`'s verdict by its C name.
+    private static func name(ofSSLError code: Int32) -> String {
+        switch code {
+        case SSL_ERROR_NONE: "SSL_ERROR_NONE"
+        case SSL_ERROR_SSL: "SSL_ERROR_SSL"
+        case SSL_ERROR_WANT_READ: "SSL_ERROR_WANT_READ"
+        case SSL_ERROR_WANT_WRITE: "SSL_ERROR_WANT_WRITE"
+        case SSL_ERROR_SYSCALL: "SSL_ERROR_SYSCALL"
+        case SSL_ERROR_ZERO_RETURN: "SSL_ERROR_ZERO_RETURN"
+        default: "SSL_get_error \(code)"
         }
     }
 

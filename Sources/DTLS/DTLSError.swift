@@ -11,9 +11,13 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case certificate(String)
     /// Creating or configuring the OpenSSL context or connection failed (ours).
     case setup(String)
-    /// The handshake or the connection failed in OpenSSL: a fatal alert from the peer, a malformed flight,
+    /// The handshake failed in OpenSSL: a fatal alert from the peer, a malformed flight,
     /// no common cipher suite, too many retransmissions, …
     case handshake(String)
+    /// The established connection failed in OpenSSL after the handshake: an authenticated fatal alert from
+    /// the peer, or OpenSSL refusing a record it authenticated. The text names the call, its return value,
+    /// `SSL_get_error`'s verdict and the error queue (`SSL_read −1, SSL_ERROR_SSL: error:…`).
+    case connection(String)
     /// The peer's certificate does not match any `a=fingerprint` of its description (RFC 8122 §5,
     /// RFC 8827 §6.5), or it sent none (`received` nil). The endpoint fails; the peer gets a fatal alert.
     case fingerprintMismatch(expected: [Fingerprint], received: Fingerprint?)
@@ -28,7 +32,7 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isPeerError: Bool {
         switch self {
         case .invalidConfiguration, .certificate, .setup, .keyExport: false
-        case .handshake, .fingerprintMismatch, .noCommonSRTPProfile, .timedOut: true
+        case .handshake, .connection, .fingerprintMismatch, .noCommonSRTPProfile, .timedOut: true
         }
     }
 
@@ -38,6 +42,7 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .certificate(let reason): "DTLS certificate: \(reason)"
         case .setup(let reason): "DTLS setup: \(reason)"
         case .handshake(let reason): "DTLS handshake failed: \(reason)"
+        case .connection(let reason): "DTLS connection failed: \(reason)"
         case .fingerprintMismatch(let expected, let received):
             "DTLS peer certificate \(received?.sdpValue ?? "absent") matches none of "
                 + expected.map(\.sdpValue).joined(separator: ", ")

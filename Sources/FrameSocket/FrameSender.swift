@@ -35,6 +35,8 @@ public final class FrameSender: Sendable {
         public var bufferedBytes = 0
         /// True while a connection is open.
         public var isConnected = false
+        /// Why the last connection attempt failed (`strerror` text, with the path), nil once one succeeded.
+        public var lastConnectFailure: String?
 
         /// All counters zero, not connected.
         public init() {}
@@ -254,6 +256,7 @@ final class SenderCore: @unchecked Sendable {
                     logger.info("connected", ["path": path, "connects": count])
                 case .failure(let error):
                     let code: Int32 = if case .systemCall(_, let code, _) = error { code } else { 0 }
+                    noteConnectFailure("\(FrameSocketError.errorText(code)) (\(path))")
                     if reportedWaiting != code {
                         reportedWaiting = code
                         logger.info("waiting for server", ["path": path, "reason": FrameSocketError.errorText(code)])
@@ -296,8 +299,17 @@ final class SenderCore: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         stats.isConnected = connected
-        if connected { stats.connects += 1 }
+        if connected {
+            stats.connects += 1
+            stats.lastConnectFailure = nil
+        }
         return stats.connects
+    }
+
+    private func noteConnectFailure(_ reason: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        stats.lastConnectFailure = reason
     }
 
     /// Waits for `delay` or until closed.

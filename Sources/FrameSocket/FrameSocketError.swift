@@ -21,6 +21,9 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
     case notASocket(path: String)
     /// The socket's parent path exists but is not a folder.
     case notADirectory(path: String)
+    /// The socket's folder cannot be made because a folder above it is missing (`missing`, the highest
+    /// missing one): only the socket's own folder is created, 0700, never a chain.
+    case parentMissing(path: String, missing: String)
     /// The socket's folder belongs to another user (neither us nor root), who could replace our socket.
     case foreignDirectory(path: String, owner: UInt32)
     /// A system call failed: its name, `errno`, and the path involved when there is one.
@@ -47,6 +50,8 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
             "'\(path)' exists and is not a socket; not replacing it"
         case .notADirectory(let path):
             "'\(path)' is not a folder"
+        case .parentMissing(let path, let missing):
+            "cannot create the socket folder '\(path)': '\(missing)' does not exist (only the socket's own folder is created; make its parent first)"
         case .foreignDirectory(let path, let owner):
             "folder '\(path)' belongs to uid \(owner), not to this user; refusing to put a socket there"
         case .systemCall(let name, let code, let path):

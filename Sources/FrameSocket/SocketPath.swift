@@ -73,6 +73,9 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
             return true
         }
         let code = errno
+        if code == ENOENT, let missing = Self.highestMissingFolder(above: dir) {
+            throw .parentMissing(path: dir, missing: missing)
+        }
         guard code == EEXIST else { throw .systemCall(name: "mkdir", errno: code, path: dir) }
         var info = stat()
         guard stat(dir, &info) == 0 else { throw .lastError("stat", path: dir) }
@@ -83,5 +86,17 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
             throw .foreignDirectory(path: dir, owner: info.st_uid)
         }
         return false
+    }
+
+    /// The highest folder above `folder` (itself excluded) that does not exist, e.g. `/tmp/a` for
+    /// `/tmp/a/b` when `/tmp` exists; nil when the parent exists (the ENOENT came from elsewhere).
+    static func highestMissingFolder(above folder: String) -> String? {
+        var missing: String?
+        var current = (folder as NSString).deletingLastPathComponent
+        while current.count > 1, access(current, F_OK) != 0, errno == ENOENT {
+            missing = current
+            current = (current as NSString).deletingLastPathComponent
+        }
+        return missing
     }
 }

@@ -104,7 +104,8 @@ public final class ICEAgent: Sendable {
     ///
     /// - Parameters:
     ///   - onEvent: state changes, candidates, the selected pair, expiry; called on the agent's thread.
-    ///   - onDatagram: each received datagram that is not STUN; called on the agent's thread.
+    ///   - onDatagram: each received datagram libnice does not take as its own STUN (other data, and STUN it
+    ///     does not act on: no valid credentials, no matching transaction); called on the agent's thread.
     /// - Throws: ``ICEError/invalidConfiguration(_:)`` for a bad address or server,
     ///   ``ICEError/agentFailure(_:)`` when libnice or the thread cannot be set up.
     public init(

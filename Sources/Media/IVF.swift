@@ -11,13 +11,20 @@
 ///  14  2  height, pixels
 ///  16  4  timebase denominator ("rate")      pts are in units of numerator/denominator seconds
 ///  20  4  timebase numerator ("scale")
-///  24  4  number of frames
+///  24  4  length, timebase units (see below)
 ///  28  4  unused, 0
 ///
 ///  frame header (12 bytes), followed by `size` bytes of VP8 frame
 ///  0   4  size, bytes
 ///  4   8  pts, timebase units
 /// ```
+///
+/// Bytes 24–27: libvpx's `ivfenc` writes the frame count there with a timebase of one frame period
+/// (1/fps), where the frame count and the length in timebase units are the same number. ffmpeg's `ivf`
+/// demuxer reads the field as the stream's duration in timebase units (`AVStream.duration`, which
+/// `ffprobe` shows), and ffmpeg's `ivf` muxer writes it so: frames × mean pts step. A screen share is
+/// variable rate (a frame per change), so we write the length — what both readings agree on — and the
+/// frame count is the number of frame records.
 ///
 /// The header's width and height are the first frame's; a VP8 stream may change size at a keyframe, and
 /// players follow the keyframe's own size.
@@ -26,8 +33,13 @@ public enum IVF {
     public static let fileHeaderSize = 32
     /// Bytes of each frame header.
     public static let frameHeaderSize = 12
-    /// Byte offset of the frame count in the file header (rewritten when a recording is finished).
-    public static let frameCountOffset = 24
+    /// Byte offset of the length field in the file header (rewritten when a recording is finished).
+    public static let lengthOffset = 24
+    /// The timebase `IVFWriter` uses: the 90 kHz video clock of RTP (RFC 7741 §4.1), 1/90 000 s a tick.
+    public static let ticksPerSecond: UInt32 = 90_000
+    /// The longest length the 32-bit header field holds at 90 kHz: 2³² − 1 ticks, about 13 h 15 min.
+    /// A longer recording plays whole (pts are 64-bit); only the header's length stops there.
+    public static let maximumLengthTicks = UInt64(UInt32.max)
 }
 
 /// The 32-byte IVF file header (see `IVF` for the layout).
@@ -42,20 +54,21 @@ public struct IVFFileHeader: Sendable, Equatable {
     public var timebaseNumerator: UInt32
     /// Timebase denominator ("rate").
     public var timebaseDenominator: UInt32
-    /// Number of frames (0 while a recording is being written).
-    public var frameCount: UInt32
+    /// The stream's length in timebase units (bytes 24–27; see `IVF`): what ffprobe shows as its
+    /// duration. 0 while a recording is being written.
+    public var length: UInt32
 
-    /// A VP8 header; the default timebase is microseconds (1/1 000 000), which `IVFWriter` uses.
+    /// A VP8 header; the default timebase is 1/90 000 s (`IVF.ticksPerSecond`), which `IVFWriter` uses.
     public init(
         fourCC: String = "VP80", width: Int, height: Int, timebaseNumerator: UInt32 = 1,
-        timebaseDenominator: UInt32 = 1_000_000, frameCount: UInt32 = 0
+        timebaseDenominator: UInt32 = IVF.ticksPerSecond, length: UInt32 = 0
     ) {
         self.fourCC = fourCC
         self.width = width
         self.height = height
         self.timebaseNumerator = timebaseNumerator
         self.timebaseDenominator = timebaseDenominator
-        self.frameCount = frameCount
+        self.length = length
     }
 
     /// Appends the 32 header bytes to `out`.
@@ -70,7 +83,7 @@ public struct IVFFileHeader: Sendable, Equatable {
         IVF.appendLittleEndian(UInt16(clamping: height), to: &out)
         IVF.appendLittleEndian(timebaseDenominator, to: &out)
         IVF.appendLittleEndian(timebaseNumerator, to: &out)
-        IVF.appendLittleEndian(frameCount, to: &out)
+        IVF.appendLittleEndian(length, to: &out)
         IVF.appendLittleEndian(UInt32(0), to: &out)
     }
 
@@ -94,13 +107,15 @@ public struct IVFFileHeader: Sendable, Equatable {
         height = Int(IVF.readLittleEndian(bytes, at: 14, count: 2))
         timebaseDenominator = UInt32(IVF.readLittleEndian(bytes, at: 16, count: 4))
         timebaseNumerator = UInt32(IVF.readLittleEndian(bytes, at: 20, count: 4))
-        frameCount = UInt32(IVF.readLittleEndian(bytes, at: 24, count: 4))
+        length = UInt32(IVF.readLittleEndian(bytes, at: 24, count: 4))
     }
 }
 
 /// Lays out an IVF stream in memory: the file header, then frame records (pure; the caller does the I/O).
 ///
-/// pts are capture microseconds since the first frame written (timebase 1/1 000 000), strictly increasing.
+/// pts are capture times since the first frame written on the 90 kHz clock (timebase 1/90 000,
+/// `capture µs × 9 / 100`), strictly increasing: a frame whose capture time is not after the previous
+/// one's gets the previous pts + 1.
 public struct IVFWriter: Sendable {
     private var firstCapture: UInt64?
     private var lastPts: UInt64?
@@ -110,11 +125,23 @@ public struct IVFWriter: Sendable {
     /// A writer before its first frame.
     public init() {}
 
-    /// The file header for a stream whose first frame is `width`×`height`, with `frameCount` frames.
-    public func fileHeader(width: Int, height: Int, frameCount: Int = 0) -> [UInt8] {
+    /// The stream's length so far in 90 kHz ticks, as ffmpeg's ivf muxer reckons it: the last pts plus
+    /// the mean pts step (frames × span / (frames − 1)); 0 for no frame or one (no step known). At most
+    /// `IVF.maximumLengthTicks`.
+    public var lengthTicks: UInt32 {
+        guard let lastPts, frameCount > 1 else { return 0 }
+        let steps = UInt64(frameCount - 1)
+        let (product, overflow) = lastPts.multipliedReportingOverflow(by: steps + 1)
+        let ticks = overflow ? UInt64.max : (product + steps / 2) / steps
+        return UInt32(clamping: min(ticks, IVF.maximumLengthTicks))
+    }
+
+    /// The file header for a stream whose first frame is `width`×`height`, with `length` in 90 kHz ticks
+    /// (0 while recording; `lengthTicks` when finished).
+    public func fileHeader(width: Int, height: Int, length: UInt32 = 0) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(IVF.fileHeaderSize)
-        IVFFileHeader(width: width, height: height, frameCount: UInt32(clamping: frameCount)).append(to: &out)
+        IVFFileHeader(width: width, height: height, length: length).append(to: &out)
         return out
     }
 
@@ -123,7 +150,9 @@ public struct IVFWriter: Sendable {
     public mutating func frameHeader(for frame: EncodedFrame, into out: inout [UInt8]) {
         let first = firstCapture ?? frame.captureTimestampMicros
         firstCapture = first
-        var pts = frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros)
+        let elapsedMicros = frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros)
+        // µs × 9 / 100 = 90 kHz ticks; the product stays below 2⁶⁴ for 65 000 years.
+        var pts = (elapsedMicros &* 9) / 100
         if let lastPts, pts <= lastPts { pts = lastPts + 1 }
         lastPts = pts
         frameCount += 1

@@ -36,6 +36,8 @@ public struct SystemWallClock: WallClock {
 ///   post to it. Events go to `onEvent` on that queue: do not call back into ``snapshot()`` from there.
 /// - A peer that fails (ICE expired, DTLS failure or fingerprint mismatch, handshake timeout, close_notify,
 ///   RTCP BYE) closes itself and reports ``Event/closed(reason:failed:)`` once.
+/// - Nothing unauthenticated from the network ends a peer: what it cannot use is counted by kind in
+///   ``DroppedDatagrams`` and dropped (``PeerConnectionStateMachine`` says which).
 public final class PeerConnection: @unchecked Sendable {
     // @unchecked Sendable: the `let`s are immutable or thread-safe (ICEAgent); every `var` is touched
     // only on `queue`.

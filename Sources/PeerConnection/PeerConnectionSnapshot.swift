@@ -17,8 +17,17 @@ extension PeerConnection {
         /// The sender chain's counters (stream, NACK/RTX, reports, PLI/FIR, REMB, lobby, pacer, latency).
         public var sender: RTPSenderChain.Report
         public var datagramsReceived: Int
+        /// RTCP compound packets that authenticated and parsed.
         public var rtcpPackets: Int
-        public var ignoredDatagrams: Int
+        /// Datagrams from the peer dropped, by why.
+        public var droppedDatagrams: DroppedDatagrams
+        /// What the DTLS endpoint took and dropped, records by reason.
+        public var dtls: DTLSEndpoint.Statistics
+        /// The DTLS cipher suite, once chosen.
+        public var dtlsCipherSuite: DTLSCipherSuite?
+        /// All dropped datagrams (``DroppedDatagrams/total``).
+        public var ignoredDatagrams: Int { droppedDatagrams.total }
+        /// Our own SRTP/SRTCP protect failures (the peer's packets that fail are in ``droppedDatagrams``).
         public var srtpErrors: Int
         public var datagramsSent: Int
         /// Bytes handed to ICE (SRTP, SRTCP and DTLS).
@@ -43,7 +52,9 @@ extension PeerConnection {
             sender = machine.senderReport
             datagramsReceived = counters.datagramsReceived
             rtcpPackets = counters.rtcpPackets
-            ignoredDatagrams = counters.ignoredDatagrams
+            droppedDatagrams = counters.dropped
+            dtls = machine.dtlsStatistics
+            dtlsCipherSuite = machine.dtlsCipherSuite
             srtpErrors = counters.srtpErrors
             self.datagramsSent = datagramsSent
             self.bytesSent = bytesSent
@@ -63,6 +74,10 @@ extension PeerConnection {
                 ])
             } ?? .null
             let stream = sender.stream, nack = sender.nack, reports = sender.reports
+            let cipher: JSONValue = dtlsCipherSuite.map { .string($0.openSSLName) } ?? .null
+            let recordsDropped: [(String, JSONValue)] = DTLSRecordDrop.allCases.map { reason in
+                (reason.rawValue, .number(dtls.recordsDropped[reason] ?? 0))
+            }
             return .object([
                 ("id", .string(id)),
                 ("state", .string(state.rawValue)),
@@ -98,6 +113,10 @@ extension PeerConnection {
                 ("datagramsReceived", .number(datagramsReceived)),
                 ("rtcpReceived", .number(rtcpPackets)),
                 ("ignoredDatagrams", .number(ignoredDatagrams)),
+                ("droppedDatagrams", droppedDatagrams.json),
+                ("dtlsCipher", cipher),
+                ("dtlsRecordsPassed", .number(dtls.recordsPassed)),
+                ("dtlsRecordsDropped", .object(recordsDropped)),
                 ("srtpErrors", .number(srtpErrors)),
                 ("sendsDropped", .number(sendsDropped)),
                 ("pacerQueue", .number(sender.pacerQueuedPackets)),

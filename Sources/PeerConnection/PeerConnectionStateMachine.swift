@@ -21,6 +21,12 @@ public import SRTP
 ///   ended (closed or failed) ◀── close · ICE expired · DTLS failure or close_notify · RTCP BYE
 /// ```
 ///
+/// Nothing unauthenticated from the network ends it: a datagram of no known kind (RFC 7983 §7), RTP (a
+/// viewer sends none), DTLS records that cannot be genuine or fail OpenSSL's authentication, SRTCP that
+/// libsrtp refuses (tag, replay, too short), RTCP that does not parse: each is counted in
+/// ``DroppedDatagrams`` and dropped. Only authenticated input (a close_notify or fatal alert inside DTLS,
+/// an RTCP BYE inside SRTCP) ends it.
+///
 /// It owns the DTLS endpoint and the SRTP contexts (reference types over OpenSSL and libsrtp), so it is
 /// not copyable: one owner drives it, one event at a time.
 public struct PeerConnectionStateMachine: ~Copyable {
@@ -41,11 +47,11 @@ public struct PeerConnectionStateMachine: ~Copyable {
     public struct Counters: Sendable, Equatable {
         public var datagramsReceived = 0
         public var dtlsDatagrams = 0
+        /// RTCP compound packets that authenticated and parsed.
         public var rtcpPackets = 0
-        /// Datagrams that were neither DTLS nor RTCP (STUN goes to libnice, RTP is not expected), or RTCP
-        /// before SRTP was keyed.
-        public var ignoredDatagrams = 0
-        /// SRTP/SRTCP packets that failed to protect or unprotect.
+        /// Datagrams from the peer dropped, by why.
+        public var dropped = DroppedDatagrams()
+        /// Our own SRTP/SRTCP protect failures (the peer's packets that fail are in ``dropped``).
         public var srtpErrors = 0
         /// Datagrams handed to the owner to send, and their bytes (SRTP, SRTCP and DTLS).
         public var datagramsOut = 0
@@ -120,6 +126,12 @@ public struct PeerConnectionStateMachine: ~Copyable {
     /// The negotiated SRTP profile once connected.
     public var srtpProfile: SRTPProtectionProfile? { dtls.keyingMaterial?.profile }
 
+    /// What the DTLS endpoint took and dropped, records by reason.
+    public var dtlsStatistics: DTLSEndpoint.Statistics { dtls.statistics }
+
+    /// The DTLS cipher suite, once chosen.
+    public var dtlsCipherSuite: DTLSCipherSuite? { dtls.cipherSuite }
+
     /// The sender chain's counters.
     public var senderReport: RTPSenderChain.Report { rtp.report }
 
@@ -147,13 +159,18 @@ public struct PeerConnectionStateMachine: ~Copyable {
         switch DatagramKind.classify(datagram) {
         case .dtls:
             counters.dtlsDatagrams += 1
+            let passed = dtls.statistics.recordsPassed
             if stepDTLS(&output, now, { dtls throws(DTLSError) in try dtls.receive(datagram, nowMicros: now) }) {
+                if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 }
                 checkDTLS(&output, now)
             }
         case .rtcp:
             receiveRTCP(datagram, &output, now, wallClock)
-        case .rtp, .stun, .zrtp, .turnChannel, .unknown:
-            counters.ignoredDatagrams += 1
+        case .rtp: counters.dropped.rtp += 1
+        case .stun: counters.dropped.stun += 1
+        case .zrtp: counters.dropped.zrtp += 1
+        case .turnChannel: counters.dropped.turnChannel += 1
+        case .unknown: counters.dropped.unknown += 1
         }
         return finish(output, now)
     }
@@ -265,20 +282,29 @@ public struct PeerConnectionStateMachine: ~Copyable {
         }
     }
 
+    /// SRTCP from the peer: unprotected (libsrtp checks the tag and the replay window), parsed, read by the
+    /// sender chain. A packet refused at any step is counted by why and dropped; it never ends the peer.
     private mutating func receiveRTCP(_ datagram: [UInt8], _ output: inout Output, _ now: UInt64, _ wallClock: NTPTimestamp) {
         guard case .connected(_, let receiver) = phase else {
-            counters.ignoredDatagrams += 1
+            counters.dropped.rtcpBeforeKeys += 1
             return
         }
         var packet = datagram
         do {
             try receiver.unprotectRTCP(&packet)
         } catch {
-            counters.srtpErrors += 1
+            counters.dropped.countSRTCP(error)
+            return
+        }
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPPacket.parseCompound(packet)
+        } catch {
+            counters.dropped.rtcpMalformed += 1
             return
         }
         counters.rtcpPackets += 1
-        apply(rtp.receiveRTCP(packet, nowMicros: now, arrival: wallClock), &output, now)
+        apply(rtp.receive(packets, nowMicros: now, arrival: wallClock), &output, now)
     }
 
     /// Carries out what the sender chain asked for: RTCP to send, a keyframe, the REMB estimate, goodbye.

@@ -50,6 +50,18 @@ public enum RTCPPacket: Sendable, Equatable {
     /// Parses a compound RTCP packet from a slice.
     public static func parseCompound(_ bytes: ArraySlice<UInt8>) throws(RTPError) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
+        try forEachPacket(in: bytes) { type, count, body throws(RTPError) in
+            if let packet = try parse(type: type, count: count, body: body) { packets.append(packet) }
+        }
+        return packets
+    }
+
+    /// Walks a compound packet's common headers (RFC 3550 §6.1, §6.4.1) and calls `body` with each packet's
+    /// type, its RC/FMT field and the bytes after the 4-byte header with any padding removed. Throws for a
+    /// truncated header, version other than 2, a length beyond the datagram or a bad padding count.
+    static func forEachPacket(
+        in bytes: ArraySlice<UInt8>, _ body: (_ type: UInt8, _ count: UInt8, _ body: ArraySlice<UInt8>) throws(RTPError) -> Void
+    ) throws(RTPError) {
         var offset = 0
         while offset < bytes.count {
             let available = bytes.count - offset
@@ -60,16 +72,17 @@ public enum RTCPPacket: Sendable, Equatable {
             let type = bytes.u8(offset + 1)
             let size = (Int(bytes.u16(offset + 2)) + 1) * 4
             guard size <= available else { throw .truncated(.rtcpHeader, needed: size, available: available) }
-            var body = bytes.sub(offset + 4, size - 4)
+            var packetBody = bytes.sub(offset + 4, size - 4)
             if first & 0x20 != 0 {
                 let padding = Int(bytes.u8(offset + size - 1))
-                guard padding >= 1, padding <= body.count else { throw .badPadding(count: padding, available: body.count) }
-                body = body.dropLast(padding)
+                guard padding >= 1, padding <= packetBody.count else {
+                    throw .badPadding(count: padding, available: packetBody.count)
+                }
+                packetBody = packetBody.dropLast(padding)
             }
-            if let packet = try parse(type: type, count: count, body: body) { packets.append(packet) }
+            try body(type, count, packetBody)
             offset += size
         }
-        return packets
     }
 
     private static func parse(type: UInt8, count: UInt8, body: ArraySlice<UInt8>) throws(RTPError) -> RTCPPacket? {

@@ -1,3 +1,4 @@
+import Dispatch
 import Media
 public import ScreencastSupport
 public import Signaling
@@ -68,6 +69,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     private struct State: Sendable {
         var peers: [String: PeerConnection] = [:]
+        /// Viewers that connected and have not ended yet (a DELETE takes a peer out of `peers` first).
+        var watching: [String: PeerConnection] = [:]
         var pending = 0
         var endedEarly: Set<String> = []
         var recentlyEnded: [Ended] = []
@@ -189,7 +192,18 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     private func peerEvent(id: String, _ event: PeerConnection.Event) {
         switch event {
         case .connected:
-            break
+            // Who is watching, for the sharer: one line per viewer joining, with the address it watches from.
+            // Events come on the peer's own queue, where its snapshot cannot be taken: log from elsewhere.
+            let (peer, count) = state.withLock { s in
+                let peer = s.peers[id]
+                s.watching[id] = peer
+                return (peer, s.peers.count)
+            }
+            let logger = logger
+            DispatchQueue.global().async {
+                let remote = peer?.snapshot().selectedPair?.remote
+                logger.info("viewer joined", ["peer": id, "address": remote.map { "\($0.address)" } ?? "-", "viewers": count])
+            }
         case .keyframeNeeded(let reason):
             state.withLock { $0.keyframeRequests += 1 }
             logger.debug("keyframe requested", ["peer": id, "reason": reason])
@@ -200,11 +214,22 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             }
             apply(decision, peer: id)
         case .closed(let reason, let failed):
-            let decision = state.withLock { s -> BitrateFollower.Decision? in
+            let (decision, left, count) = state.withLock { s -> (BitrateFollower.Decision?, PeerConnection?, Int) in
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
+                let left = s.watching.removeValue(forKey: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
-                return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
+                return (s.follower.remove(peer: id, ceilingKbps: ceiling(s)), left, s.peers.count)
+            }
+            if let left {
+                let logger = logger
+                DispatchQueue.global().async {
+                    let snapshot = left.snapshot()
+                    logger.log(failed ? .warning : .info, failed ? "viewer lost" : "viewer left", [
+                        "peer": id, "address": snapshot.selectedPair.map { "\($0.remote.address)" } ?? "-", "reason": reason,
+                        "watched.s": String(format: "%.0f", snapshot.ageSeconds), "viewers": count,
+                    ])
+                }
             }
             apply(decision, peer: id)
         }

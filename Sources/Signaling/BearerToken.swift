@@ -19,6 +19,14 @@ public struct BearerToken: Sendable {
         return Self.constantTimeEqual(presented, secret)
     }
 
+    /// True when the request carries the token either way a browser can: `Authorization: Bearer <token>`
+    /// (fetches, WHEP) or `?token=<token>` (a navigation to the page, a link). Constant-time as above.
+    public func authorizes(_ request: HTTPRequest) -> Bool {
+        if authorizes(request.headers["Authorization"]) { return true }
+        guard let presented = request.query["token"] else { return false }
+        return Self.constantTimeEqual(Array(presented.utf8), secret)
+    }
+
     /// Compares every byte of the longer input whatever the first difference, so timing reveals at
     /// most the lengths.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

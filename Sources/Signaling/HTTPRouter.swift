@@ -30,12 +30,18 @@ public struct HTTPRoute: Sendable {
     public var check: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     /// Runs on the connection's thread with the whole body; keep it short (see ``HTTPServer``).
     public var handler: @Sendable (HTTPRequest) -> HTTPResponse
+    /// True when pages of other origins may call this route (CORS headers and preflights): WHEP, which
+    /// players embed. The viewer page, `/stats` and the rest are same-origin only, so no other site a
+    /// viewer's browser visits can read them.
+    public var crossOrigin: Bool
 
-    public init(_ method: String, _ path: Path, bodyLimit: Int = 0, check: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
+    public init(_ method: String, _ path: Path, bodyLimit: Int = 0, crossOrigin: Bool = false,
+                check: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
                 handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.method = method
         self.path = path
         self.bodyLimit = bodyLimit
+        self.crossOrigin = crossOrigin
         self.check = check
         self.handler = handler
     }
@@ -44,7 +50,7 @@ public struct HTTPRoute: Sendable {
     func accepts(_ method: String) -> Bool { self.method == method || (self.method == "GET" && method == "HEAD") }
 }
 
-/// The CORS headers put on every response, and the preflight answer to OPTIONS (Fetch standard §3.2;
+/// The CORS headers put on every response of a ``HTTPRoute/crossOrigin`` route, and the preflight answer to OPTIONS (Fetch standard §3.2;
 /// RFC 9725 §4.2 has WHIP endpoints answer CORS OPTIONS requests; WHEP does the same, so pages on other
 /// origins can play the stream).
 public struct CORSPolicy: Sendable {
@@ -91,34 +97,39 @@ public struct HTTPRouter: Sendable {
         for route in routes {
             if let parameter = route.path.match(request.path) { matching.append((route, parameter)) }
         }
-        guard !matching.isEmpty else { return .respond(decorate(.text(404, "not found"))) }
+        guard !matching.isEmpty else { return .respond(.text(404, "not found")) }
         let allowed = allowHeader(matching.map(\.0))
+        let crossOrigin = matching.contains { $0.0.crossOrigin }
         if request.method == "OPTIONS" {
             var headers: HTTPHeaders = [:]
             headers.add("Allow", allowed)
-            headers.add("Access-Control-Allow-Methods", cors.allowMethods)
-            headers.add("Access-Control-Allow-Headers", cors.allowHeaders)
-            headers.add("Access-Control-Max-Age", String(cors.maxAge))
+            if crossOrigin {
+                headers.add("Access-Control-Allow-Methods", cors.allowMethods)
+                headers.add("Access-Control-Allow-Headers", cors.allowHeaders)
+                headers.add("Access-Control-Max-Age", String(cors.maxAge))
+            }
             if matching.contains(where: { $0.0.method == "POST" }) { headers.add("Accept-Post", "application/sdp") }
             if matching.contains(where: { $0.0.method == "PATCH" }) { headers.add("Accept-Patch", "application/trickle-ice-sdpfrag") }
-            return .respond(decorate(HTTPResponse(status: 204, headers: headers)))
+            return .respond(decorate(HTTPResponse(status: 204, headers: headers), crossOrigin: crossOrigin))
         }
         guard let (route, parameter) = matching.first(where: { $0.0.accepts(request.method) }) else {
-            return .respond(decorate(.text(405, "method \(request.method) not allowed", headers: ["Allow": allowed])))
+            return .respond(decorate(.text(405, "method \(request.method) not allowed", headers: ["Allow": allowed]), crossOrigin: crossOrigin))
         }
         var request = request
         request.pathParameter = parameter
-        if let refusal = route.check?(request) { return .respond(decorate(refusal)) }
-        if let contentLength, contentLength > route.bodyLimit { return .respond(bodyTooLarge(limit: route.bodyLimit)) }
+        if let refusal = route.check?(request) { return .respond(decorate(refusal, crossOrigin: route.crossOrigin)) }
+        if let contentLength, contentLength > route.bodyLimit {
+            return .respond(bodyTooLarge(limit: route.bodyLimit, crossOrigin: route.crossOrigin))
+        }
         return .readBody(Pending(route: route, request: request))
     }
 
     /// The body stage: runs the handler.
     func finish(_ pending: Pending, body: [UInt8]) -> HTTPResponse {
-        guard body.count <= pending.limit else { return bodyTooLarge(limit: pending.limit) }
+        guard body.count <= pending.limit else { return bodyTooLarge(limit: pending.limit, crossOrigin: pending.route.crossOrigin) }
         var request = pending.request
         request.body = body
-        return decorate(pending.route.handler(request))
+        return decorate(pending.route.handler(request), crossOrigin: pending.route.crossOrigin)
     }
 
     /// Both stages at once, for requests held in memory.
@@ -130,12 +141,13 @@ public struct HTTPRouter: Sendable {
     }
 
     /// 413 for a body over `limit` bytes.
-    func bodyTooLarge(limit: Int) -> HTTPResponse {
-        decorate(.text(413, "request body exceeds \(limit) bytes"))
+    func bodyTooLarge(limit: Int, crossOrigin: Bool) -> HTTPResponse {
+        decorate(.text(413, "request body exceeds \(limit) bytes"), crossOrigin: crossOrigin)
     }
 
-    /// Adds the CORS fields every response carries.
-    func decorate(_ response: HTTPResponse) -> HTTPResponse {
+    /// Adds the CORS fields to a response of a cross-origin route; others go out as they are.
+    func decorate(_ response: HTTPResponse, crossOrigin: Bool) -> HTTPResponse {
+        guard crossOrigin else { return response }
         var response = response
         response.headers.set("Access-Control-Allow-Origin", cors.allowOrigin)
         response.headers.set("Access-Control-Expose-Headers", cors.exposeHeaders)

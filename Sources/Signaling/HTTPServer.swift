@@ -9,10 +9,39 @@ public struct HTTPServerOptions: Sendable {
     public var connectionLimit: UInt32 = 64
     /// A connection idle this long (seconds) is closed, so a slow or silent client cannot hold a thread.
     public var idleTimeoutSeconds: UInt32 = 30
+    /// Concurrent connections from one IP address; more are closed at accept (MHD_OPTION_PER_IP_CONNECTION_LIMIT),
+    /// so one slow or hostile client cannot take every connection (a browser opens at most 6 per host).
+    public var perAddressConnectionLimit: UInt32 = 32
+    /// Bytes of headers and buffers per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT): request headers past
+    /// it are refused with 431. Bodies are bounded per route (``HTTPRoute/bodyLimit``), not by this.
+    public var memoryLimitBytes = 32 * 1024
 
-    public init(connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30) {
+    /// Serve HTTPS (TLS through libmicrohttpd's GnuTLS) with this identity instead of plain HTTP.
+    public var tls: TLSIdentity?
+
+    public init(
+        connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, perAddressConnectionLimit: UInt32 = 32, tls: TLSIdentity? = nil
+    ) {
         self.connectionLimit = connectionLimit
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.perAddressConnectionLimit = perAddressConnectionLimit
+        self.tls = tls
+    }
+}
+
+/// A certificate and its private key for HTTPS, both PEM (RFC 7468), e.g. a self-signed one made at start.
+public struct TLSIdentity: Sendable {
+    /// `-----BEGIN CERTIFICATE-----` …
+    public var certificatePEM: String
+    /// `-----BEGIN PRIVATE KEY-----` … (PKCS #8, unencrypted).
+    public var privateKeyPEM: String
+    /// The certificate's SHA-256 fingerprint as upper-case hex pairs (`AB:CD:…`), for people to compare.
+    public var fingerprint: String
+
+    public init(certificatePEM: String, privateKeyPEM: String, fingerprint: String) {
+        self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
+        self.fingerprint = fingerprint
     }
 }
 
@@ -36,7 +65,11 @@ public final class HTTPServer: Sendable {
 
     private let core: ServerCore
     private let logSink: LogSinkStorage
+    /// The HTTPS key and certificate as C strings, alive as long as the daemon (MHD keeps the pointers).
+    private let pem: PEMStrings?
     private let daemon: Mutex<OpaquePointer?>
+    /// True when serving HTTPS.
+    public var isTLS: Bool { pem != nil }
 
     /// Binds `endpoint` and starts serving `router`.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
@@ -49,7 +82,9 @@ public final class HTTPServer: Sendable {
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
             | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let context = Unmanaged.passUnretained(core).toOpaque()
+        let pem = options.tls.map(PEMStrings.init)
         let started = address.withSockaddr { sockaddr in
             cmhd_start_daemon(
                 flags, sockaddr, endpoint.port,
@@ -64,19 +99,24 @@ public final class HTTPServer: Sendable {
                     Unmanaged<RequestState>.fromOpaque(pointer).release()
                     state.pointee = nil
                 },
-                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, 0)
+                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, options.memoryLimitBytes,
+                options.perAddressConnectionLimit, pem?.key, pem?.certificate)
         }
         guard let started else {
             let reason = core.lastLibraryMessage.withLock { $0 } ?? "MHD_start_daemon failed"
             throw .startFailed(endpoint: endpoint.description, reason: reason)
         }
         core.running.withLock { $0 = true }
-        let server = HTTPServer(endpoint: endpoint, port: cmhd_bound_port(started), core: core, logSink: logSink, daemon: started)
+        let server = HTTPServer(
+            endpoint: endpoint, port: cmhd_bound_port(started), core: core, logSink: logSink, pem: pem, daemon: started)
         logger.info("http listening", ["address": HTTPEndpoint(host: endpoint.host, port: server.port)])
         return server
     }
 
-    private init(endpoint: HTTPEndpoint, port: UInt16, core: ServerCore, logSink: LogSinkStorage, daemon: sending OpaquePointer) {
+    private init(
+        endpoint: HTTPEndpoint, port: UInt16, core: ServerCore, logSink: LogSinkStorage, pem: PEMStrings?, daemon: sending OpaquePointer
+    ) {
+        self.pem = pem
         self.endpoint = endpoint
         self.port = port
         self.core = core
@@ -150,7 +190,7 @@ final class ServerCore: Sendable {
             return .YES
         }
         let response = request.overflowed
-            ? router.bodyTooLarge(limit: request.pending.limit) : router.finish(request.pending, body: request.body)
+            ? router.bodyTooLarge(limit: request.pending.limit, crossOrigin: request.pending.route.crossOrigin) : router.finish(request.pending, body: request.body)
         return queue(response, request: request.pending.request, on: connection)
     }
 
@@ -225,4 +265,24 @@ private final class LogSinkStorage: @unchecked Sendable {
     }
 
     deinit { pointer.deallocate() }
+}
+
+/// The owner of the PEM C strings handed to MHD (`strdup`, freed in `deinit`).
+///
+/// `@unchecked Sendable` is safe: the pointers are set once in init, never written, and only read by MHD.
+private final class PEMStrings: @unchecked Sendable {
+    let key: UnsafeMutablePointer<CChar>?
+    let certificate: UnsafeMutablePointer<CChar>?
+
+    init(_ identity: TLSIdentity) {
+        key = strdup(identity.privateKeyPEM)
+        certificate = strdup(identity.certificatePEM)
+    }
+
+    deinit {
+        // Overwrite the key before giving the memory back.
+        if let key { memset(key, 0, strlen(key)) }
+        free(key)
+        free(certificate)
+    }
 }

@@ -8,24 +8,30 @@ public struct SignalingConfiguration: Sendable {
     public var token: BearerToken?
     public var whepLimits = WHEPLimits()
     public var serverOptions = HTTPServerOptions()
+    /// The most frames a second the call encodes (`--max-fps`); the page's overlay adds "only changes are
+    /// sent" when far fewer arrive (the agent sends a frame only when the screen changed). Nil: it says nothing.
+    public var sourceFramesPerSecond: Double?
 
-    public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil) {
+    public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil, sourceFramesPerSecond: Double? = nil) {
         self.endpoint = endpoint
         self.token = token
+        self.sourceFramesPerSecond = sourceFramesPerSecond
     }
 }
 
 /// The call's HTTP server: the WHEP endpoint, the viewer page, stats and a health check.
 ///
-///     GET    /            viewer page (text/html)
-///     GET    /stats       the stats provider's JSON (application/json)
+///     GET    /            viewer page (text/html); with a token, only with it (?token= or Authorization)
+///     GET    /stats       the stats provider's JSON (application/json); ?format=text: a summary for people
 ///     GET    /healthz     200 "ok"
+///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
 ///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
 ///     PATCH  /whep/{id}   trickle ICE → 204
 ///     DELETE /whep/{id}   end the session → 200
 ///     OPTIONS any of them CORS preflight → 204
 ///
-/// Every response carries `Access-Control-Allow-Origin: *` (see ``CORSPolicy``).
+/// The WHEP routes carry `Access-Control-Allow-Origin: *` (see ``CORSPolicy``), so players on other origins
+/// can use them; the page, `/stats` and the rest are same-origin only.
 public final class SignalingServer: Sendable {
     public let http: HTTPServer
     public let configuration: SignalingConfiguration
@@ -34,32 +40,57 @@ public final class SignalingServer: Sendable {
     /// - Parameters:
     ///   - sessions: creates, updates and ends viewer sessions.
     ///   - stats: called on an HTTP thread for every `GET /stats`; must be cheap and thread-safe.
+    ///   - statsText: the same for `GET /stats?format=text`, a short summary for people (text/plain); nil
+    ///     answers that form with 404.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
     public init(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        logger: Logger
+        statsText: (@Sendable () -> String)? = nil, logger: Logger
     ) throws(SignalingError) {
         self.configuration = configuration
-        let router = HTTPRouter(routes: Self.routes(configuration: configuration, sessions: sessions, stats: stats, logger: logger))
+        let router = HTTPRouter(routes: Self.routes(configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, logger: logger))
         http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
     }
 
     /// The routes, for in-memory use through ``HTTPRouter/respond(to:)``.
     public static func routes(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        logger: Logger
+        statsText: (@Sendable () -> String)? = nil, logger: Logger
     ) -> [HTTPRoute] {
-        let page = Array(ViewerPage.html.utf8)
+        let page = Array(ViewerPage.html(sourceFramesPerSecond: configuration.sourceFramesPerSecond).utf8)
+        // With a token, the page and /stats need it too (header or ?token=): they name viewers and addresses.
+        let token = configuration.token
+        let needsToken: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+            guard let token, !token.authorizes(request) else { return nil }
+            let presented = request.headers["Authorization"] != nil || request.query["token"] != nil
+            var refusal = BearerToken.challenge(presented: presented)
+            refusal.body = Array((presented ? "wrong token: open the viewer link you were given\n"
+                : "this call needs its viewer link, with ?token=…\n").utf8)
+            return refusal
+        }
         return [
-            HTTPRoute("GET", .exact("/")) { _ in
+            HTTPRoute("GET", .exact("/"), check: needsToken) { _ in
                 HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: page)
             },
-            HTTPRoute("GET", .exact("/stats")) { _ in
-                HTTPResponse(
+            HTTPRoute("GET", .exact("/stats"), check: needsToken) { request in
+                switch request.query["format"] {
+                case nil, "json": break
+                case "text":
+                    guard let statsText else { return .text(404, "no text form of the stats here") }
+                    return HTTPResponse(
+                        status: 200, headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
+                        body: Array(statsText().utf8))
+                case let other?:
+                    return .text(400, "format must be json or text, not '\(other.prefix(40))'")
+                }
+                return HTTPResponse(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
                     body: Array((stats().serialized + "\n").utf8))
             },
             HTTPRoute("GET", .exact("/healthz")) { _ in .text(200, "ok") },
+            HTTPRoute("GET", .exact("/favicon.ico")) { _ in
+                HTTPResponse(status: 200, headers: ["Content-Type": "image/x-icon", "Cache-Control": "max-age=86400"], body: Favicon.ico)
+            },
         ] + WHEPEndpoint.routes(provider: sessions, token: configuration.token, limits: configuration.whepLimits, logger: logger)
     }
 
@@ -70,18 +101,25 @@ public final class SignalingServer: Sendable {
     public var baseURL: String {
         var host = configuration.endpoint.host
         if host == "0.0.0.0" { host = "127.0.0.1" } else if host == "::" { host = "::1" }
-        return "http://\(HTTPEndpoint(host: host, port: port))"
+        return "\(scheme)://\(HTTPEndpoint(host: host, port: port))"
     }
+
+    /// `https` when serving TLS, else `http`.
+    public var scheme: String { http.isTLS ? "https" : "http" }
 
     /// The viewer page's URL, with `?token=` when a token is needed (`token` is the `--token` text).
     public func viewerURL(token: String? = nil) -> String {
         guard let token, !token.isEmpty else { return baseURL + "/" }
-        let encoded = token.utf8.map { byte -> String in
+        return baseURL + "/?token=" + Self.percentEncoded(token)
+    }
+
+    /// `text` with every byte outside RFC 3986's unreserved set percent-encoded (upper-case hex).
+    public static func percentEncoded(_ text: String) -> String {
+        text.utf8.map { byte -> String in
             let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
             return unreserved ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
         }.joined()
-        return baseURL + "/?token=" + encoded
     }
 
     /// Stops the server (idempotent; waits for running handlers).

@@ -18,6 +18,15 @@
 ///   connection, the session URL and `lastStats` (`width`, `height`, `fps`, `kbps`, `rttMs`,
 ///   `framesDecoded`, `bytesReceived`, `packetsLost`).
 public enum ViewerPage {
+    /// The page, telling the overlay the most frames a second the call encodes (`data-source-fps` on the
+    /// body, frames per second; 0 when unknown): below 80 % of it the overlay adds "only changes are sent",
+    /// so a low rate on a still screen does not look like a fault.
+    public static func html(sourceFramesPerSecond: Double?) -> String {
+        guard let fps = sourceFramesPerSecond, fps > 0 else { return html }
+        return html.replacingOccurrences(of: "data-source-fps=\"0\"", with: "data-source-fps=\"\(fps)\"")
+    }
+
+    /// The page with no source frame rate.
     public static let html: String = #"""
         <!doctype html>
         <html lang="en">
@@ -44,7 +53,7 @@ public enum ViewerPage {
         button[hidden] { display: none; }
         </style>
         </head>
-        <body data-viewer="loading">
+        <body data-viewer="loading" data-source-fps="0">
         <video id="video" muted autoplay playsinline></video>
         <div id="bar">
           <span id="status" data-state="idle">starting</span>
@@ -223,7 +232,9 @@ public enum ViewerPage {
             viewer.lastStats = stats;
             const parts = [];
             if (stats.width && stats.height) parts.push(stats.width + "\u00d7" + stats.height);
-            parts.push(stats.fps.toFixed(0) + " fps");
+            const sourceFps = Number(document.body.dataset.sourceFps) || 0;
+            const still = sourceFps > 0 && stats.framesDecoded > 0 && stats.fps < 0.8 * sourceFps;
+            parts.push(stats.fps.toFixed(0) + " fps" + (still ? " \u00b7 only changes are sent" : ""));
             parts.push(stats.kbps >= 1000 ? (stats.kbps / 1000).toFixed(2) + " Mbps" : stats.kbps.toFixed(0) + " kbps");
             if (stats.rttMs !== null) parts.push("RTT " + stats.rttMs.toFixed(0) + " ms");
             statsEl.textContent = parts.join(" \u00b7 ");

@@ -82,14 +82,14 @@ public enum WHEPEndpoint {
     ) -> [HTTPRoute] {
         let sessionPrefix = basePath + "/"
         return [
-            HTTPRoute("POST", .exact(basePath), bodyLimit: limits.offerBytes, check: precheck(token: token, type: sdpType)) { request in
+            HTTPRoute("POST", .exact(basePath), bodyLimit: limits.offerBytes, crossOrigin: true, check: precheck(token: token, type: sdpType)) { request in
                 createSession(request, provider: provider, sessionPrefix: sessionPrefix, logger: logger)
             },
-            HTTPRoute("PATCH", .parameter(prefix: sessionPrefix), bodyLimit: limits.fragmentBytes,
+            HTTPRoute("PATCH", .parameter(prefix: sessionPrefix), bodyLimit: limits.fragmentBytes, crossOrigin: true,
                       check: precheck(token: token, type: fragmentType)) { request in
                 updateSession(request, provider: provider, logger: logger)
             },
-            HTTPRoute("DELETE", .parameter(prefix: sessionPrefix), bodyLimit: 4096, check: precheck(token: token, type: nil)) { request in
+            HTTPRoute("DELETE", .parameter(prefix: sessionPrefix), bodyLimit: 4096, crossOrigin: true, check: precheck(token: token, type: nil)) { request in
                 let id = request.pathParameter ?? ""
                 guard provider.deleteSession(id: id) else { return .text(404, "no session \(id)") }
                 logger.info("viewer session deleted", ["session": id])

@@ -6,9 +6,9 @@ import Synchronization
 /// A sink that records every encoded frame to an IVF file (`--record-ivf FILE`), which ffprobe, ffmpeg
 /// and `IVFReader` read.
 ///
-/// The file header (layout in `IVF`) carries the first frame's size and a frame count of 0 while
-/// recording; `finish()` writes the real count and closes the file. pts are capture microseconds since
-/// the first frame (timebase 1/1 000 000). A write failure (a full disk, `/dev/full`) is logged once;
+/// The file header (layout in `IVF`) carries the first frame's size and a length of 0 while recording;
+/// `finish()` writes the length (`IVFWriter.lengthTicks`, what ffprobe shows as the duration) and
+/// closes the file. pts are capture times since the first frame on the 90 kHz clock (timebase 1/90 000). A write failure (a full disk, `/dev/full`) is logged once;
 /// later frames are not written, and `failure` tells the owner (the call exits 1 for it).
 public final class IVFRecorder: VideoSink {
     private struct State {
@@ -62,7 +62,7 @@ public final class IVFRecorder: VideoSink {
         }
     }
 
-    /// Writes the frame count into the header and closes the file. Idempotent.
+    /// Writes the length into the header and closes the file. Idempotent.
     public func finish() {
         state.withLock { s in
             guard !s.finished else { return }
@@ -72,16 +72,18 @@ public final class IVFRecorder: VideoSink {
                 if !writeAll(s.fd, s.writer.fileHeader(width: 0, height: 0)) { fail(&s) }
             }
             if !s.failed {
-                var count = UInt32(clamping: s.writer.frameCount).littleEndian
-                let written = withUnsafeBytes(of: &count) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.frameCountOffset)) }
-                // A pipe cannot seek (ESPIPE): the stream is whole, only the count in its header stays 0.
-                if written != 4, errno != ESPIPE { fail(&s, during: "the frame count update") }
+                var length = s.writer.lengthTicks.littleEndian
+                let written = withUnsafeBytes(of: &length) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.lengthOffset)) }
+                // A pipe cannot seek (ESPIPE): the stream is whole, only the length in its header stays 0.
+                if written != 4, errno != ESPIPE { fail(&s, during: "the length update") }
             }
             if close(s.fd) != 0, !s.failed { fail(&s, during: "close") }
             if let failure = s.failure {
                 logger.error("recording closed incomplete", ["path": path, "frames": s.writer.frameCount, "error": failure])
             } else {
-                logger.info("recording closed", ["path": path, "frames": s.writer.frameCount])
+                logger.info("recording closed", [
+                    "path": path, "frames": s.writer.frameCount, "length.ms": Int(s.writer.lengthTicks) / 90,
+                ])
             }
         }
     }

@@ -33,6 +33,8 @@ final class ScreenCapturer: Sendable {
         var tooLarge = 0
         /// Its first decoded picture made the screen the active source.
         var tookOver = false
+        /// It sent a complete frame (decodable or not): it counts as a sender in the stats.
+        var sentFrame = false
     }
 
     private let hub: SourceHub
@@ -103,13 +105,19 @@ final class ScreenCapturer: Sendable {
         case .senderConnected(let info):
             connection.withLock { $0 = Connection(info: info) }
             pipeline.withLock { $0.reset() }
-            hub.stats.senderConnected()
+            hub.stats.connectionAccepted()
             onConnected(info)
         case .frame(let frame, _):
+            let first = connection.withLock { c -> Bool in
+                guard c?.sentFrame == false else { return false }
+                c?.sentFrame = true
+                return true
+            }
+            if first { hub.stats.senderSentFirstFrame() }
             handleFrame(frame)
         case .senderEnded(let info, let reason):
             let ended = connection.withLock { $0.take() }
-            hub.stats.senderEnded()
+            hub.stats.connectionEnded(wasSender: ended?.sentFrame ?? false)
             if case .frameTimeout(let seconds) = reason {
                 logger.warning("sender dropped: no complete frame in time", [
                     "connection": info.connection, "pid": info.pid, "seconds": seconds, "frames": ended?.frames ?? 0,

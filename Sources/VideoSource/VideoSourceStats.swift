@@ -26,10 +26,16 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var source: SourceKind?
     /// The fallback chosen with `--source` (nil for `screen`).
     public var fallback: SourceKind?
-    /// Whether an agent is connected.
+    /// Whether a connection to the screen socket is open now (a sender, or one that has sent nothing yet).
     public var screenConnected = false
-    /// Agents accepted so far.
+    /// Senders connected now that have sent at least one complete frame (0 or 1: one sender at a time).
+    /// A connection that sends no frame (a liveness probe that connects and closes, a silent client
+    /// dropped by the watchdog) never counts; a refused one (a second sender) is not accepted at all.
     public var senders = 0
+    /// Senders so far that sent at least one complete frame (the running total of `senders`).
+    public var sendersTotal = 0
+    /// Connections accepted so far, whether or not they sent a frame (refused ones are not accepted).
+    public var connections = 0
     /// Agents dropped by the watchdog.
     public var watchdogDrops = 0
     /// Frames whose JPEG size differed from `Buffer-Width`/`Height`.
@@ -85,7 +91,7 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
     /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
-    /// buffers},"screen":{connected,senders,watchdogDrops,sizeMismatches}}`.
+    /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -107,6 +113,7 @@ public struct VideoSourceStats: Sendable, Equatable {
             ("pool", .object([("bytes", .number(poolBytes)), ("buffers", .number(poolBuffers))])),
             ("screen", .object([
                 ("connected", .bool(screenConnected)), ("senders", .number(senders)),
+                ("sendersTotal", .number(sendersTotal)), ("connections", .number(connections)),
                 ("watchdogDrops", .number(watchdogDrops)), ("sizeMismatches", .number(sizeMismatches)),
             ])),
         ])
@@ -146,8 +153,17 @@ final class StatsRecorder: Sendable {
     func decoded() { state.withLock { $0.stats.decoded += 1 } }
     func submitted() { state.withLock { $0.stats.submitted += 1 } }
     func dropped(_ reason: DropReason) { state.withLock { $0.stats.dropped[reason, default: 0] += 1 } }
-    func senderConnected() { state.withLock { $0.stats.senders += 1; $0.stats.screenConnected = true } }
-    func senderEnded() { state.withLock { $0.stats.screenConnected = false } }
+    /// A connection was accepted (it becomes a sender with its first frame: `senderSentFirstFrame`).
+    func connectionAccepted() { state.withLock { $0.stats.connections += 1; $0.stats.screenConnected = true } }
+    /// The connection brought its first complete frame: it is a sender now.
+    func senderSentFirstFrame() { state.withLock { $0.stats.senders += 1; $0.stats.sendersTotal += 1 } }
+    /// The connection ended; `wasSender` when it had sent a frame.
+    func connectionEnded(wasSender: Bool) {
+        state.withLock { s in
+            s.stats.screenConnected = false
+            if wasSender { s.stats.senders = max(0, s.stats.senders - 1) }
+        }
+    }
     func watchdogDrop() { state.withLock { $0.stats.watchdogDrops += 1 } }
     func sizeMismatch() { state.withLock { $0.stats.sizeMismatches += 1 } }
     func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }

@@ -37,9 +37,7 @@ struct AgentRun {
         // same name is left alone); then a dump file that cannot be written; then the socket sender; then
         // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
-        let capture = try ScreenCapture(
-            configuration: options.capture, logger: logger.named("capture"), startsAtOnce: false,
-            onFrame: { frame in outputsBox.withLock { $0 }?.handle(frame) })
+        let capture = try Self.openCapture(options.capture, logger: logger) { frame in outputsBox.withLock { $0 }?.handle(frame) }
         captureBox.withLock { $0 = capture }
         let dumpPath: String? = switch options.destination {
         case .file(let path): path
@@ -91,7 +89,28 @@ struct AgentRun {
                        stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
         if let failure = outputs.snapshot.failure { throw failure }
         if case .failed(let error) = outcome { throw error }
+        if let asked = options.frameLimit, let sender, end.sent == 0, stopReason.withLock({ $0 }) != .signal {
+            let stats = sender.stats
+            throw AgentError.nothingSent(
+                asked: asked,
+                reason: stats.lastConnectFailure.map { "cannot connect to the call: \($0)" }
+                    ?? (stats.connects == 0 ? "no call was listening" : "the call did not take the frame in time"))
+        }
         return ExitCode.success
+    }
+}
+
+extension AgentRun {
+    /// Opens the display and the capture area. A `--region` wholly outside the screen at start is the
+    /// user's fault (``AgentUsageFault``, exit 64); after a resize the same fault stays a runtime failure.
+    static func openCapture(
+        _ configuration: CaptureConfiguration, logger: Logger, onFrame: @escaping @Sendable (CapturedFrame) -> Void
+    ) throws -> ScreenCapture {
+        do {
+            return try ScreenCapture(configuration: configuration, logger: logger.named("capture"), startsAtOnce: false, onFrame: onFrame)
+        } catch .regionOutsideScreen(let region, let width, let height) {
+            throw AgentUsageFault(reason: "--region \(region) lies wholly outside the \(width)x\(height) screen")
+        }
     }
 }
 

@@ -18,8 +18,12 @@ let agentUsage = """
 
     What to capture:
       --display NAME         X display (default $DISPLAY)
-      --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors
-      --region X,Y,W,H       a rectangle of the screen, in pixels
+      --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors; followed
+                             when it is resized, moved or redefined (xrandr --setmonitor); one that is
+                             gone for 2 s ends the capture
+      --region X,Y,W,H       a rectangle of the screen, in pixels; one partly outside the screen is cut
+                             to the visible part (a warning gives the new size), one wholly outside is bad
+                             usage (exit 64)
       --list-monitors        print the display's monitors ("INDEX: NAME WxH+X+Y [primary]") and exit
       --cursor on|off        draw the pointer's cursor into frames (default on)
       --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces GetImage)

@@ -112,13 +112,24 @@ final class FrameOutputs: Sendable {
 }
 
 /// Runtime failures of the agent outside capture.
+/// A fault of the command line found only once the display is known (a `--region` wholly outside the
+/// screen): exit 64 with the reason and a pointer to `--help`, like any other bad usage.
+struct AgentUsageFault: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
+}
+
 enum AgentError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The dump file could not be created or written.
     case dump(path: String, reason: String)
+    /// A run asked for frames (`--frames N`) ended without sending one to the socket: `reason` says why
+    /// (the last connection failure, or that the call never took a frame).
+    case nothingSent(asked: Int, reason: String)
 
     var description: String {
         switch self {
         case .dump(let path, let reason): "cannot write dump '\(path)': \(reason)"
+        case .nothingSent(let asked, let reason): "asked for \(asked) frame(s) and sent none: \(reason)"
         }
     }
 }

@@ -29,6 +29,9 @@ enum Agent {
                 return ExitCode.success
             }
             return try AgentRun(options: options, logger: logger).run()
+        } catch let fault as AgentUsageFault {
+            fail("\(fault.reason)\nTry 'screencast-agent --help'.")
+            return ExitCode.usage
         } catch {
             fail("\(error)")
             return ExitCode.failure

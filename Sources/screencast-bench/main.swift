@@ -7,6 +7,7 @@ import ScreencastSupport
 let usage = """
     Usage: screencast-bench [--stage NAME]... [--repeat N] [--json] [--display D] [--content NAME=DUMP]...
            screencast-bench viewers --url URL [--count N] [--seconds S]    (see 'viewers --help')
+           screencast-bench gcc-sim [--profile steps|bottleneck|loss]       (see 'gcc-sim --help')
 
     Stages (default: all that need no display and no dump, plus those whose inputs are given):
       parse-1080p   FrameWire decoder over a stream of 1920x1080-sized messages (GB/s), socket-style reads
@@ -33,6 +34,7 @@ func main() throws -> Int32 {
         words.removeFirst()
         return try ViewersCommand.run(words)
     }
+    if words.first == "gcc-sim" { return try GCCSimCommand.run(Array(words.dropFirst())) }
     let arguments = try CommandLineArguments(
         words, options: ["stage", "repeat", "display", "content", "max-frames"], flags: ["json", "help"])
     if arguments.has("help") { print(usage); return 0 }

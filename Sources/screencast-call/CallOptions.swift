@@ -18,6 +18,12 @@ struct CallOptions {
     /// True when `--http` was given (a bind failure is then fatal; on the default it is a warning).
     var httpExplicit: Bool
     var token: String?
+    /// `--https` (or `--share`): serve the page, WHEP and /stats over HTTPS with a self-signed certificate made
+    /// at start.
+    var https: Bool
+    /// `--share`: listen beyond loopback (0.0.0.0:8443 unless `--http` says otherwise), with a fresh random
+    /// token unless `--token` gives one, and print ready viewer links.
+    var share: Bool
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
@@ -63,6 +69,12 @@ struct CallOptions {
                                    127.0.0.1:8080; [ADDR]:PORT for IPv6; port 0 picks a free one; 'off' for
                                    none). Beyond loopback only when asked: 0.0.0.0:8080
           --token T                WHEP requests need 'Authorization: Bearer T' (the page takes ?token=T)
+          --https                  serve the page, WHEP and /stats over HTTPS, with a self-signed certificate
+                                   made at start (its SHA-256 fingerprint is logged and printed)
+          --share                  share with other machines in one step: --https, --http 0.0.0.0:8443 (unless
+                                   --http is given), a fresh random token (unless --token is given); prints a
+                                   viewer link per address of this machine (and a QR code when qrencode is
+                                   installed), then a line per viewer joining and leaving
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
                                    every address libnice finds, which skips loopback)
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
@@ -86,7 +98,7 @@ struct CallOptions {
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
             ],
-            flags: ["exit-when-source-ends"])
+            flags: ["exit-when-source-ends", "https", "share"])
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -170,19 +182,23 @@ struct CallOptions {
         }
         logLevel = level
 
+        share = arguments.has("share")
+        https = share || arguments.has("https")
         let httpText = arguments.string("http")
         httpExplicit = httpText != nil
         if httpText == "off" {
+            guard !https else { throw UsageError("--\(share ? "share" : "https") needs the page: it cannot go with --http off") }
             http = nil
         } else if let httpText {
             do { http = try HTTPEndpoint(parsing: httpText) } catch { throw UsageError("--http: \(error)") }
         } else {
-            http = .default
+            http = share ? HTTPEndpoint(host: "0.0.0.0", port: 8443) : .default
         }
         token = arguments.string("token")
         if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
             throw UsageError("--token must be non-empty without spaces")
         }
+        if share, token == nil { token = ShareLinks.freshToken() }
         var ice = ICEAgent.Configuration(role: .controlled)
         for address in arguments.strings("ice-address") {
             guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }

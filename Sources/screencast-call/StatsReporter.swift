@@ -35,7 +35,7 @@ struct StatsReporter: Sendable {
             "dropped.tooLarge": s.dropped(.tooLarge), "downscaled": s.downscaled, "pool.bytes": s.poolBytes,
             "fps": ms(s.fps), "kbps": ms(s.kbps), "kbps.target": s.bitrateKbps,
             "encode.p50": ms(s.encodeMillisP50), "encode.p95": ms(s.encodeMillisP95),
-            "queue": s.queueDepth, "senders": s.senders, "watchdog": s.watchdogDrops, "peers": viewers(),
+            "queue": s.queueDepth, "senders": s.senders, "senders.total": s.sendersTotal, "watchdog": s.watchdogDrops, "peers": viewers(),
         ])
         if let file {
             let text = s.json.serialized + "\n"

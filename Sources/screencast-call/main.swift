@@ -31,7 +31,7 @@ enum CallTool {
         do {
             return try CallRun(options: options, logger: logger).run()
         } catch {
-            logger.error("cannot run", ["error": error])
+            // Once, as the final word (no log line repeating it).
             FileHandle.standardError.write(Data("screencast-call: \(error)\n".utf8))
             return ExitCode.failure
         }
@@ -99,23 +99,55 @@ struct CallRun {
         return ExitCode.success
     }
 
-    /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal when `--http` was
-    /// given, a warning on the default address.
+    /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal, on the default
+    /// address as on one given with `--http`: a user who starts a call expects its page.
     private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
-        let configuration = SignalingConfiguration(endpoint: endpoint, token: options.token.flatMap(BearerToken.init))
-        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers) }
+        var configuration = SignalingConfiguration(
+            endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
+        let identity = options.https ? try ShareLinks.makeIdentity() : nil
+        configuration.serverOptions.tls = identity
+        let about = CallStats.About(maxViewers: options.maxViewers)
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about) }
+        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about)) }
         do {
             let server = try SignalingServer(
-                configuration: configuration, sessions: viewers, stats: stats, logger: logger.named("http"))
+                configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
+            about.viewerURL.withLock { $0 = server.viewerURL() }
             logger.info("viewer page", ["url": server.viewerURL(token: options.token), "whep": server.baseURL + "/whep"])
+            if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
+            if options.share { printShareBanner(server: server, identity: identity) }
             return server
         } catch {
-            guard !options.httpExplicit else { throw error }
-            logger.warning("no viewer page: the default HTTP address is not available; pass --http HOST:PORT", [
-                "http": endpoint.description, "error": error,
-            ])
-            return nil
+            throw CallStartError.httpUnavailable(endpoint: endpoint.description, explicit: options.httpExplicit, cause: "\(error)")
+        }
+    }
+}
+
+extension CallRun {
+    /// `--share`: the links for other machines (token included), a QR code of the first, the fingerprint.
+    private func printShareBanner(server: SignalingServer, identity: TLSIdentity?) {
+        let hosts = ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host)
+        var text = ShareLinks.banner(
+            scheme: server.scheme, hosts: hosts, port: server.port, token: options.token, fingerprint: identity?.fingerprint)
+        if let first = hosts.first, let code = ShareLinks.qrCode(
+            "\(server.scheme)://\(first):\(server.port)/" + (options.token.map { "?token=" + SignalingServer.percentEncoded($0) } ?? "")) {
+            text += code
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Why the call could not start serving.
+enum CallStartError: Error, CustomStringConvertible {
+    /// The HTTP address (`--http`, or the default) could not be bound.
+    case httpUnavailable(endpoint: String, explicit: Bool, cause: String)
+
+    var description: String {
+        switch self {
+        case .httpUnavailable(let endpoint, let explicit, let cause):
+            let which = explicit ? "--http \(endpoint)" : "the default HTTP address \(endpoint)"
+            return "cannot serve the viewer page on \(which): \(cause); pass --http 127.0.0.1:PORT (0 picks a free port) or --http off"
         }
     }
 }
@@ -125,16 +157,6 @@ enum CallMemory {
     /// Blocks at least this large are mmapped by glibc (`M_MMAP_THRESHOLD`), bytes; well above an RTP packet
     /// (~1.2 kB) and an encoded frame (tens of kB), below a 1080p JPEG body (~0.9 MB).
     static let mmapThresholdBytes = 256 * 1024
-}
-
-/// `/stats`: the source's numbers with the viewers beside them.
-enum CallStats {
-    static func json(source: VideoSource, viewers: ViewerHub) -> JSONValue {
-        var fields: [(String, JSONValue)] = []
-        if case .object(let sourceFields) = source.stats.json { fields = sourceFields }
-        fields.append(("viewers", viewers.json))
-        return .object(fields)
-    }
 }
 
 ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal

@@ -81,6 +81,15 @@ enum DumpFile {
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw DumpToolError.system(path) }
+        // A regular file can be looked at before it is read: a known media file is named, not parsed.
+        if info.st_mode & S_IFMT == S_IFREG {
+            var head = [UInt8](repeating: 0, count: ForeignFile.bytesNeeded)
+            let count = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0, let kind = ForeignFile.kind(of: head[0..<count]) {
+                close(fd)
+                throw DumpToolError.io(path, "not a frame dump (this looks like \(kind))")
+            }
+        }
         return fd
     }
 

@@ -131,7 +131,9 @@ final class CallLimitsTests: CallTestCase {
         XCTAssertEqual(run.waitForExit(timeout: 10), 0, run.logText)
         let json = try readStats(stats)
         XCTAssertEqual(number(json, "frames", "keyframes"), 1, run.logText)
-        XCTAssertGreaterThan(number(json, "screen", "senders") ?? 0, 0)
+        XCTAssertGreaterThan(number(json, "screen", "connections") ?? 0, 0)
+        XCTAssertEqual(number(json, "screen", "sendersTotal"), 0, "no connection sent a frame")
+        XCTAssertEqual(number(json, "screen", "senders"), 0)
         XCTAssertEqual(run.log.filter { $0.contains("source switched") || $0.contains("screen takes over") }.count, 0)
         XCTAssertLessThanOrEqual(run.log.filter { $0.contains("info screen screen sender ended") }.count, 9, "rate-limited: a burst of 8, then one per 5 s")
     }

@@ -146,18 +146,29 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     return out
 }
 
-/// Every frame of an IVF file decoded with libvpx: (pts µs, keyframe, picture).
-func decodeIVF(_ path: String) throws -> (header: IVFFileHeader, frames: [(pts: UInt64, keyframe: Bool, picture: I420Buffer)]) {
+/// Every frame of an IVF file decoded with libvpx: its pts (timebase units), the pts in microseconds
+/// (through the header's timebase), whether it is a keyframe, and the picture.
+func decodeIVF(_ path: String) throws -> (
+    header: IVFFileHeader, frames: [(pts: UInt64, micros: UInt64, keyframe: Bool, picture: I420Buffer)]
+) {
     let reader = try IVFReader(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
     let decoder = try VP8Decoder()
-    var out: [(UInt64, Bool, I420Buffer)] = []
+    let (numerator, denominator) = (UInt64(reader.header.timebaseNumerator), UInt64(reader.header.timebaseDenominator))
+    var out: [(UInt64, UInt64, Bool, I420Buffer)] = []
     for record in reader.frames {
         var picture = I420Buffer()
         XCTAssertTrue(try decoder.decode(record.bytes, into: &picture))
         // VP8 frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a keyframe.
-        out.append((record.pts, record.bytes[0] & 1 == 0, picture))
+        out.append((record.pts, record.pts * numerator * 1_000_000 / denominator, record.bytes[0] & 1 == 0, picture))
     }
     return (reader.header, out)
+}
+
+/// The IVF header's length for frames at `pts` (ffmpeg's ivf muxer's rule: the last pts plus the mean
+/// step, rounded; 0 for fewer than two frames).
+func ivfLength(_ pts: [UInt64]) -> UInt32 {
+    guard pts.count > 1, let first = pts.first, let last = pts.last else { return 0 }
+    return UInt32((Double(last - first) * Double(pts.count) / Double(pts.count - 1)).rounded())
 }
 
 /// The stats JSON written with --stats-file.
@@ -199,9 +210,11 @@ class CallTestCase: XCTestCase {
         folder?.remove()
     }
 
-    /// Starts a call on this test's socket and waits until it listens.
+    /// Starts a call on this test's socket and waits until it listens. Without `--http` in `extra` it serves
+    /// no page (`--http off`), so no test depends on port 8080 being free.
     func startCall(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws -> RunningCall {
-        let call = try RunningCall(["--socket", socket] + extra)
+        let http = extra.contains("--http") ? [] : ["--http", "off"]
+        let call = try RunningCall(["--socket", socket] + http + extra)
         XCTAssertNotNil(call.waitForLine("listening", timeout: 10), "call did not start:\n\(call.logText)", file: file, line: line)
         return call
     }

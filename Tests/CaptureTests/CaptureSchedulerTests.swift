@@ -64,6 +64,21 @@ final class CaptureSchedulerTests: XCTestCase {
         XCTAssertEqual(s.next(now: 1), .wait(until: 500_000))
         XCTAssertEqual(s.next(now: 500_000), .paintOver)
     }
+
+    /// While the monitor is gone: damage and the paint-over wait, keepalives go on; nothing before a first frame.
+    func testWhileHeldOnlyKeepalivesFollow() {
+        var s = scheduler()
+        XCTAssertEqual(s.nextWhileHeld(now: 0), .wait(until: UInt64.max), "no frame to repeat yet")
+        s.didCapture(now: 0)
+        s.markDirty()
+        XCTAssertEqual(s.next(now: 40_000), .capture)
+        XCTAssertEqual(s.nextWhileHeld(now: 40_000), .wait(until: 2_000_000), "damage waits")
+        XCTAssertEqual(s.nextWhileHeld(now: 1_500_000), .wait(until: 2_000_000), "so does the paint-over")
+        XCTAssertEqual(s.nextWhileHeld(now: 2_000_000), .keepalive)
+        s.didKeepalive(now: 2_000_000)
+        XCTAssertEqual(s.nextWhileHeld(now: 2_000_001), .wait(until: 4_000_000))
+        XCTAssertEqual(s.next(now: 2_000_001), .capture, "the damage is still there when the monitor is back")
+    }
 }
 
 /// Parsing and size arithmetic of the capture options.

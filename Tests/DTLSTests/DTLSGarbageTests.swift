@@ -54,19 +54,30 @@ final class DTLSGarbageTests: XCTestCase {
     }
 
     /// Once connected, garbage of any shape (plaintext records, records of the current epoch that fail their
-    /// MAC) is dropped and the endpoint stays connected.
+    /// tag, records too short to hold one) is dropped: the endpoint stays connected and sends nothing back
+    /// (no alert). A failure names the datagram (index and bytes) and OpenSSL's verdict.
     func testGarbageAfterTheHandshakeIsIgnored() throws {
         var generator = SeededGenerator(seed: 13)
         let link = try DTLSLink.pair()
         XCTAssertTrue(link.run())
         let keys = link.client.keyingMaterial
-        for _ in 0..<300 {
+        let before = link.server.statistics
+        for index in 0..<300 {
             let datagram = Self.garbage(dressed: Bool.random(using: &generator), using: &generator)
-            try link.client.receive(datagram, nowMicros: DTLSLink.now())
-            try link.server.receive(datagram, nowMicros: DTLSLink.now())
+            for (name, endpoint) in [("client", link.client), ("server", link.server)] {
+                do { try endpoint.receive(datagram, nowMicros: DTLSLink.now()) } catch {
+                    return XCTFail("garbage datagram #\(index) (\(datagram.count) bytes: \(datagram.hex)) ended the \(name): \(error)")
+                }
+                let answer = endpoint.takeDatagrams()
+                XCTAssertEqual(answer, [], "garbage datagram #\(index) (\(datagram.hex)) made the \(name) send \(answer.map(\.hex))")
+            }
         }
         XCTAssertEqual(link.client.keyingMaterial, keys)
         XCTAssertEqual(link.server.keyingMaterial, keys)
+        let after = link.server.statistics
+        XCTAssertEqual(after.datagramsReceived - before.datagramsReceived, 300)
+        XCTAssertGreaterThan(after.totalRecordsDropped, before.totalRecordsDropped)
+        XCTAssertGreaterThan(after.recordsPassed, before.recordsPassed, "some garbage reached OpenSSL, which discarded it")
     }
 
     func testEmptyAndNonDTLSDatagramsAreIgnored() throws {

@@ -83,6 +83,27 @@ final class HelpTests: XCTestCase {
         XCTAssertEqual(bad.status, 64)
     }
 
+    /// A busy port is reported before anything is built or started, with the option that helps; bad values
+    /// of the new options are bad usage.
+    func testDemoChecksItsPortFirstAndValidatesItsOptions() throws {
+        let demo = TestPaths.packageRoot.appendingPathComponent("tools/demo")
+        let taken = try LoopbackPort.Listener()
+        let busy = try ProcessRunner.run(demo, ["--port", "\(taken.port)"], timeout: 10)
+        XCTAssertEqual(busy.status, 1, busy.stderr)
+        XCTAssertEqual(busy.stderr, "demo: port \(taken.port) on 127.0.0.1 is already in use; pick another with --port N (e.g. --port \(taken.port + 1))\n")
+        XCTAssertFalse(busy.stdout.contains("Open the viewer"), busy.stdout)
+        withExtendedLifetime(taken) {}
+        for (arguments, reason) in [
+            (["--record", "/nonexistent-folder/x.ivf"], "demo: --record: folder '/nonexistent-folder' does not exist"),
+            (["--ice-address"], "demo: --ice-address needs a value"),
+            (["--port", "70000"], "demo: --port must be 1-65535"),
+        ] {
+            let result = try ProcessRunner.run(demo, arguments, timeout: 10)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").first.map(String.init), reason, "\(arguments)")
+        }
+    }
+
     /// `make-golden.py --help` prints its usage and leaves the golden files alone.
     func testMakeGoldenHelpDoesNotRegenerate() throws {
         let script = TestPaths.golden.appendingPathComponent("make-golden.py").path

@@ -115,18 +115,24 @@ final class CallUnderTest: @unchecked Sendable {
     let process: Process
     let folder: TemporaryDirectory
     private let lines: PipeLines
+    /// What the call printed on stdout (the `--share` banner).
+    private let output: PipeLines
     private(set) var port: UInt16 = 0
+    /// `--token`, sent with every `/stats` request.
+    let token: String?
 
     /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
     init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0) throws {
         folder = try TemporaryDirectory(prefix: "sc-e2e")
+        self.token = token
         var words = [
             "--http", "127.0.0.1:\(fixedPort)", "--ice-address", "127.0.0.1", "--socket", folder.path("agent.sock"), "--stats-interval", "0",
         ] + arguments
         if let token { words += ["--token", token] }
-        let pipe = Pipe()
-        process = try ProcessRunner.start(TestPaths.executable("screencast-call"), words, stderr: pipe)
+        let pipe = Pipe(), out = Pipe()
+        process = try ProcessRunner.start(TestPaths.executable("screencast-call"), words, stdout: out, stderr: pipe)
         lines = PipeLines(pipe)
+        output = PipeLines(out)
         guard let line = waitForLine("viewer page", timeout: 15),
               let whep = line.split(separator: " ").first(where: { $0.hasPrefix("whep=") }),
               let portText = whep.split(separator: ":").last?.split(separator: "/").first, let port = UInt16(portText)
@@ -138,6 +144,8 @@ final class CallUnderTest: @unchecked Sendable {
     }
 
     var log: String { lines.all.joined(separator: "\n") }
+    /// The stdout lines so far.
+    var printed: [String] { output.all }
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var whepURL: String { baseURL + "/whep" }
 
@@ -152,7 +160,7 @@ final class CallUnderTest: @unchecked Sendable {
 
     /// `GET /stats` as a JSON object.
     func stats() throws -> [String: Any] {
-        let response = try HTTP.request("GET", port: port, path: "/stats")
+        let response = try HTTP.request("GET", port: port, path: "/stats", headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         guard response.status == 200, let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
             throw CallUnderTestError.badStats(response.status)
         }
@@ -168,6 +176,7 @@ final class CallUnderTest: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let killed = ProcessRunner.wait(for: process, timeout: 10)
         lines.waitUntilClosed()
+        output.waitUntilClosed()
         folder.remove()
         return killed ? nil : process.terminationStatus
     }

@@ -62,7 +62,10 @@ final class FrameServerTests: SocketTestCase {
 
     func testMissingGrandparentIsAClearError() throws {
         let server = makeServer(try SocketPath(folder + "/a/b/agent.sock"))
-        XCTAssertEqual(startError(server), .systemCall(name: "mkdir", errno: ENOENT, path: folder + "/a/b"))
+        XCTAssertEqual(startError(server), .parentMissing(path: folder + "/a/b", missing: folder + "/a"))
+        XCTAssertEqual(
+            startError(makeServer(try SocketPath(folder + "/x/y/z/agent.sock"))),
+            .parentMissing(path: folder + "/x/y/z", missing: folder + "/x"), "the highest missing folder is named")
     }
 
     func testStaleSocketFileIsReplaced() throws {

@@ -398,10 +398,6 @@ final class ICETestPair: Sendable {
     }
 }
 
-struct ICETestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// Events and datagrams one agent delivered.
 final class ICEEventLog: Sendable {

@@ -10,7 +10,8 @@ final class SnapshotTests: XCTestCase {
         "id", "state", "endReason", "ice", "pair", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
         "packetsLost", "jitterMs", "nacks", "nackedPackets", "retransmitted", "retransmitSkipped", "retransmitDuplicates", "rtx", "plis",
         "firs", "rembs", "rembKbps", "keyframeRequests", "framesSent", "keyframesSent", "packetsSent", "bytesSent", "senderReports",
-        "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "srtpErrors", "sendsDropped", "pacerQueue",
+        "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "droppedDatagrams", "dtlsCipher",
+        "dtlsRecordsPassed", "dtlsRecordsDropped", "srtpErrors", "sendsDropped", "pacerQueue",
         "pacerOverflows", "historyPackets", "historyBytes", "lobbyDropped", "captureToSentMs", "ageS", "connectMs",
     ]
 
@@ -46,6 +47,10 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(field(json, "sendsDropped"), .int(3))
         XCTAssertEqual(field(json, "rtx"), .bool(true))
         XCTAssertEqual(field(json, "srtpErrors"), .int(0))
+        XCTAssertEqual(field(json, "dtlsCipher"), .string("ECDHE-ECDSA-AES128-GCM-SHA256"))
+        XCTAssertEqual(field(json, "ignoredDatagrams"), .int(0))
+        guard case .int(let passed)? = field(json, "dtlsRecordsPassed") else { return XCTFail("no DTLS records") }
+        XCTAssertGreaterThan(passed, 3, "the viewer's flights")
         XCTAssertEqual(field(json, "pair"), .null, "no ICE in memory")
         XCTAssertEqual(field(json, "endReason"), .null)
         guard case .object(let latency)? = field(json, "captureToSentMs") else { return XCTFail("no latency") }

@@ -78,8 +78,8 @@ final class StateMachineTests: XCTestCase {
         XCTAssertEqual(machine.receive([22, 254, 253], nowMicros: now + 2, wallClock: NTPTimestamp(rawValue: 0)).events, [])
     }
 
-    /// What is not DTLS or RTCP is counted and dropped; RTCP before SRTP is keyed is ignored; RTCP that does
-    /// not authenticate once keyed is an SRTP error, and the connection goes on.
+    /// What is not DTLS or RTCP is counted by kind and dropped; RTCP before SRTP is keyed too; RTCP that does
+    /// not authenticate once keyed is counted as such, and the connection goes on.
     func testGarbageAndForgedRTCPAreCountedNotFatal() throws {
         let (viewer, plan) = try answer()
         var machine = try machine(plan)
@@ -90,7 +90,10 @@ final class StateMachineTests: XCTestCase {
             XCTAssertEqual(machine.receive(datagram, nowMicros: 10, wallClock: NTPTimestamp(rawValue: 0)).events, [])
         }
         XCTAssertEqual(machine.counters.datagramsReceived, 5)
-        XCTAssertEqual(machine.counters.ignoredDatagrams, 5, "empty, STUN, RTP, RTCP before keys, unknown")
+        var dropped = DroppedDatagrams()
+        (dropped.unknown, dropped.stun, dropped.rtp, dropped.rtcpBeforeKeys) = (2, 1, 1, 1)
+        XCTAssertEqual(machine.counters.dropped, dropped, "empty and 200: unknown; STUN; RTP; RTCP before the keys")
+        XCTAssertEqual(machine.counters.dropped.total, 5)
         // Complete the handshake by hand.
         var now: UInt64 = 100
         var toUs = try viewer.start(nowMicros: now)
@@ -106,7 +109,8 @@ final class StateMachineTests: XCTestCase {
         var forged = rtcp + Array(repeating: 0xAB, count: 20)
         forged[1] = 200
         _ = machine.receive(forged, nowMicros: now, wallClock: NTPTimestamp(rawValue: 0))
-        XCTAssertEqual(machine.counters.srtpErrors, 1)
+        XCTAssertEqual(machine.counters.dropped.srtcpAuthenticationFailed, 1)
+        XCTAssertEqual(machine.counters.srtpErrors, 0, "ours only")
         XCTAssertEqual(machine.state, .connected)
         XCTAssertEqual(machine.srtpProfile, .aeadAES128GCM)
     }

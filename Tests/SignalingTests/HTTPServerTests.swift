@@ -115,7 +115,9 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "DELETE", path: location).status, 401)
         XCTAssertEqual(
             try RawHTTPClient.request(port: port, method: "DELETE", path: location, headers: [("Authorization", "Bearer s3cret")]).status, 200)
-        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/").status, 200)
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/").status, 401)
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/?token=s3cret").status, 200, "the link's query")
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/stats?token=nope").status, 401)
     }
 
     func testStatsHealthAndPage() throws {
@@ -274,5 +276,46 @@ final class HTTPServerTests: XCTestCase {
             XCTAssertEqual(where_, endpoint.description)
             XCTAssertTrue(reason.contains("in use"), reason)
         }
+    }
+}
+
+/// The limits that keep one client from taking the server: connections per address, header bytes.
+final class HTTPServerLimitTests: XCTestCase {
+    private var server: SignalingServer?
+
+    override func tearDown() { server?.stop() }
+
+    private func start(perAddress: UInt32) throws -> UInt16 {
+        var configuration = SignalingConfiguration(endpoint: HTTPEndpoint(host: "127.0.0.1", port: 0))
+        configuration.serverOptions.perAddressConnectionLimit = perAddress
+        configuration.serverOptions.idleTimeoutSeconds = 10
+        let started = try SignalingServer(
+            configuration: configuration, sessions: FakeSessions(), stats: { .null }, logger: Logger(component: "test", threshold: .error))
+        server = started
+        return started.port
+    }
+
+    func testOneAddressCannotHoldMoreThanItsShareOfConnections() throws {
+        let port = try start(perAddress: 4)
+        // Four silent connections (a slow client) from 127.0.0.1 take this address's share…
+        let held = try (0..<4).map { _ in try RawHTTPClient.connect(port: port) }
+        defer { held.forEach { close($0) } }
+        usleep(200_000)
+        // …so a fifth is closed at accept without an answer.
+        XCTAssertThrowsError(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 2)) { error in
+            print("http: fifth connection from one address: \(error)")
+        }
+        // Once they go, the address is served again.
+        held.forEach { close($0) }
+        usleep(300_000)
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz").status, 200)
+    }
+
+    func testHeadersPastTheMemoryLimitAreRefusedWith431() throws {
+        let port = try start(perAddress: 32)
+        let huge = String(repeating: "x", count: 40 * 1024)
+        let response = try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", headers: [("X-Filler", huge)])
+        XCTAssertEqual(response.status, 431)
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz").status, 200, "the server goes on")
     }
 }

@@ -105,7 +105,7 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(r.respond(to: HTTPRequest(method: "HEAD", path: "/healthz")).status, 200)
     }
 
-    func testTokenRequiredOnWHEPOnly() {
+    func testTokenRequiredOnWHEPThePageAndStats() {
         let sessions = FakeSessions()
         let r = router(token: "s3cret", sessions: sessions)
         let missing = r.respond(to: post(Offers.vp8))
@@ -121,10 +121,33 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(r.respond(to: post(Offers.vp8, type: "text/plain")).status, 401)
         XCTAssertEqual(r.respond(to: HTTPRequest(method: "DELETE", path: "/whep/s1")).status, 401)
         XCTAssertEqual(sessions.calls.count, 2)
-        // Preflights, the page, stats and health need no token.
+        // Preflights, health and the icon need no token; the page and stats need it, as a header or ?token=.
         XCTAssertEqual(r.respond(to: HTTPRequest(method: "OPTIONS", path: "/whep")).status, 204)
-        XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: "/")).status, 200)
-        XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: "/stats")).status, 200)
+        XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: "/healthz")).status, 200)
+        XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: "/favicon.ico")).status, 200)
+        for path in ["/", "/stats"] {
+            let bare = r.respond(to: HTTPRequest(method: "GET", path: path))
+            XCTAssertEqual(bare.status, 401, path)
+            XCTAssertEqual(bare.bodyText, "this call needs its viewer link, with ?token=…\n", path)
+            let wrong = r.respond(to: HTTPRequest(method: "GET", path: path, query: ["token": "s3cre"]))
+            XCTAssertEqual(wrong.status, 401, path)
+            XCTAssertEqual(wrong.bodyText, "wrong token: open the viewer link you were given\n", path)
+            XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: path, query: ["token": "s3cret"])).status, 200, path)
+            XCTAssertEqual(r.respond(to: HTTPRequest(method: "GET", path: path, headers: ["Authorization": "Bearer s3cret"])).status, 200, path)
+        }
+    }
+
+    /// CORS only where other origins need it (WHEP): the page and /stats are same-origin, so no other site
+    /// a viewer visits can read the stats (viewers' addresses) through the viewer's browser.
+    func testCORSOnlyOnWHEP() {
+        let r = router()
+        XCTAssertEqual(r.respond(to: post(Offers.vp8)).headers["Access-Control-Allow-Origin"], "*")
+        for path in ["/", "/stats", "/healthz", "/favicon.ico", "/nowhere"] {
+            let response = r.respond(to: HTTPRequest(method: "GET", path: path))
+            XCTAssertNil(response.headers["Access-Control-Allow-Origin"], path)
+            let preflight = r.respond(to: HTTPRequest(method: "OPTIONS", path: path))
+            XCTAssertNil(preflight.headers["Access-Control-Allow-Methods"], path)
+        }
     }
 
     func testBearerTokenComparison() {

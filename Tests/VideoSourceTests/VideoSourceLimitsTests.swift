@@ -224,7 +224,9 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
             client.send(picture)
             XCTAssertTrue(waitUntil(timeout: 3) { source.stats.decoded == index }, "sender \(index)")
         }
-        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.senders == count && !source.stats.screenConnected })
+        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.sendersTotal == count && !source.stats.screenConnected })
+        XCTAssertEqual(source.stats.senders, 0, "none connected now")
+        XCTAssertEqual(source.stats.connections, count)
         source.stop()
         func lines(_ level: String, _ text: String) -> Int { capture.all.filter { $0.hasPrefix(level) && $0.contains(text) }.count }
         for text in ["screen takes over", "screen left; falling back", "screen sender ended"] {
@@ -254,10 +256,13 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
                     client.send(FrameEncoder.encode(header: FrameHeader(contentLength: 64, bufferWidth: 8, bufferHeight: 8),
                                                     body: [UInt8](repeating: 0x33, count: 64)))
                 }
-                XCTAssertTrue(waitUntil(timeout: 2) { source.stats.senders == index }, "connection \(index)")
+                XCTAssertTrue(waitUntil(timeout: 2) { source.stats.connections == index }, "connection \(index)")
             }
             XCTAssertTrue(waitUntil(timeout: 2) { !source.stats.screenConnected }, "connection \(index) ended")
         }
+        // Only the connections that sent a (bad) frame count as senders; none is connected now.
+        XCTAssertEqual(source.stats.sendersTotal, count / 4)
+        XCTAssertEqual(source.stats.senders, 0)
         let framesBefore = sink.frames.count
         XCTAssertTrue(waitUntil(timeout: 3) { sink.frames.count >= framesBefore + 5 })
         XCTAssertEqual(source.activeSource, .testPattern)
@@ -334,7 +339,7 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
         let fifo = folder.path("fifo")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
         let empty = folder.path("empty.frames")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         let cases: [(String, String)] = [
             (folder.path(""), "Is a directory"),
             (fifo, "not a regular file (a FIFO)"),

@@ -231,7 +231,8 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
         // The socket still serves: a static screen sending a keepalive every 0.4 s stays for 2.5 s.
         let keepalive = try message(makeDesktop(width: 96, height: 64, variant: 4))
         let sender = try sender()
-        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.senders == 2 }, "connected")
+        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.connections == 2 }, "connected")
+        XCTAssertEqual(source.stats.sendersTotal, 0, "the silent one sent no complete frame")
         for _ in 0..<7 {
             sender.offer(keepalive)
             usleep(400_000)
@@ -239,7 +240,8 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
         XCTAssertEqual(source.stats.received, 7)
         XCTAssertEqual(source.stats.watchdogDrops, 1)
         XCTAssertTrue(source.stats.screenConnected)
-        XCTAssertEqual(source.stats.senders, 2)
+        XCTAssertEqual(source.stats.senders, 1, "one sender connected now")
+        XCTAssertEqual(source.stats.sendersTotal, 1)
         XCTAssertEqual(source.stats.dropped(.unchanged), 6, "keepalives repeat the picture")
         sender.close()
         source.stop()

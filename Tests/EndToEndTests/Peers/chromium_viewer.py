@@ -53,6 +53,10 @@ def main():
     parser.add_argument("--points", default="")
     parser.add_argument("--profile", required=True)
     parser.add_argument("--screenshot")
+    parser.add_argument("--insecure-https", action="store_true",
+                        help="accept the call's self-signed HTTPS certificate (--share/--https)")
+    parser.add_argument("--leave", action="store_true",
+                        help="leave the page as a person closing the tab would (pagehide) before quitting")
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
@@ -61,12 +65,15 @@ def main():
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument("--user-data-dir=" + args.profile)
+    if args.insecure_https:
+        options.add_argument("--ignore-certificate-errors")
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     result = {"error": None, "stats": None, "pixels": None, "screenshot": None}
     start = time.monotonic()
     try:
         driver.set_script_timeout(10)
         driver.get(args.url)
+        result["secureContext"] = driver.execute_script("return window.isSecureContext")
         stats = None
         while time.monotonic() - start < args.timeout:
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null")
@@ -83,6 +90,10 @@ def main():
         if args.screenshot:
             driver.save_screenshot(args.screenshot)
             result["screenshot"] = args.screenshot
+        if args.leave:
+            # A person closing the tab: the page gets pagehide (its WHEP DELETE), then the tab goes.
+            driver.get("about:blank")
+            time.sleep(1.0)
     except Exception as error:
         result["error"] = repr(error)
     finally:

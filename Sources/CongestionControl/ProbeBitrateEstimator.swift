@@ -1,0 +1,82 @@
+/// Measures what a probe cluster showed (libwebrtc's `ProbeBitrateEstimator`): from the feedback for the
+/// packets tagged with the cluster, the send rate (bytes after the first sent over first…last send) and
+/// the receive rate (bytes after the first received over first…last arrival).
+///
+/// A result needs ≥ 80 % of the cluster's packets and bytes received, both intervals in (0, 1 s], and a
+/// receive rate at most 2× the send rate (else the timing is broken). The result is min(send, receive);
+/// when the receive rate is below 90 % of the send rate the link saturated, and the result is 95 % of the
+/// receive rate.
+struct ProbeBitrateEstimator: Sendable {
+    static let minReceivedFraction = 0.8
+    static let maxIntervalMicros: Int64 = 1_000_000
+    static let maxValidRatio = 2.0
+    static let minRatioForUnsaturatedLink = 0.9
+    static let targetUtilization = 0.95
+    /// Clusters are forgotten this long after their first packet arrived.
+    static let historyMicros: Int64 = 1_000_000
+
+    private struct Aggregate: Sendable {
+        var firstSend: Int64
+        var lastSend: Int64
+        var lastSendSize: Int
+        var firstArrival: Int64
+        var lastArrival: Int64
+        var firstArrivalSize: Int
+        var bytes: Int
+        var packets: Int
+    }
+
+    private var clusters: [Int: Aggregate] = [:]
+    /// The last result, bits/s, until fetched.
+    private var pending: Double?
+
+    /// Adds one received result of `cluster`; returns the cluster's rate when it now has enough.
+    @discardableResult
+    mutating func add(_ result: PacketResult, cluster: ProbeCluster) -> Double? {
+        guard let arrival = result.arrivalMicros else { return nil }
+        forgetOld(nowArrival: arrival)
+        let send = result.sent.sendTimeMicros
+        let size = result.sent.sizeBytes
+        var aggregate = clusters[cluster.id] ?? Aggregate(
+            firstSend: send, lastSend: send, lastSendSize: size, firstArrival: arrival, lastArrival: arrival,
+            firstArrivalSize: size, bytes: 0, packets: 0)
+        if send < aggregate.firstSend { aggregate.firstSend = send }
+        if send >= aggregate.lastSend {
+            aggregate.lastSend = send
+            aggregate.lastSendSize = size
+        }
+        if arrival < aggregate.firstArrival {
+            aggregate.firstArrival = arrival
+            aggregate.firstArrivalSize = size
+        }
+        aggregate.lastArrival = max(aggregate.lastArrival, arrival)
+        aggregate.bytes += size
+        aggregate.packets += 1
+        clusters[cluster.id] = aggregate
+
+        guard Double(aggregate.packets) >= Self.minReceivedFraction * Double(cluster.minPackets),
+              Double(aggregate.bytes) >= Self.minReceivedFraction * Double(cluster.minBytes) else { return nil }
+        let sendInterval = aggregate.lastSend - aggregate.firstSend
+        let receiveInterval = aggregate.lastArrival - aggregate.firstArrival
+        guard sendInterval > 0, sendInterval <= Self.maxIntervalMicros, receiveInterval > 0,
+              receiveInterval <= Self.maxIntervalMicros else { return nil }
+        let sendRate = Units.bitsPerSecond(bytes: aggregate.bytes - aggregate.lastSendSize, micros: sendInterval)
+        let receiveRate = Units.bitsPerSecond(bytes: aggregate.bytes - aggregate.firstArrivalSize, micros: receiveInterval)
+        guard receiveRate <= Self.maxValidRatio * sendRate else { return nil }
+        var rate = min(sendRate, receiveRate)
+        if receiveRate < Self.minRatioForUnsaturatedLink * sendRate { rate = Self.targetUtilization * receiveRate }
+        pending = rate
+        return rate
+    }
+
+    /// The last result since the last fetch, bits/s.
+    mutating func fetchResult() -> Double? {
+        defer { pending = nil }
+        return pending
+    }
+
+    private mutating func forgetOld(nowArrival: Int64) {
+        guard clusters.count > 4 else { return }
+        clusters = clusters.filter { nowArrival - $0.value.firstArrival < Self.historyMicros }
+    }
+}

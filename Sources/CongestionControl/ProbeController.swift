@@ -1,0 +1,141 @@
+/// A request to the pacer: send at `bitsPerSecond` until at least `minPackets` packets and `minBytes`
+/// bytes went out, tagging each with `id` (media first, padding when the queue is empty), so the feedback
+/// shows what the path carries at that rate.
+public struct ProbeCluster: Sendable, Equatable {
+    public var id: Int
+    public var bitsPerSecond: Int
+    public var minPackets: Int
+    public var minBytes: Int
+    /// When it was requested, µs.
+    public var createdMicros: Int64
+
+    public init(id: Int, bitsPerSecond: Int, minPackets: Int, minBytes: Int, createdMicros: Int64) {
+        self.id = id
+        self.bitsPerSecond = bitsPerSecond
+        self.minPackets = minPackets
+        self.minBytes = minBytes
+        self.createdMicros = createdMicros
+    }
+}
+
+/// Decides when to probe (libwebrtc's `ProbeController`, draft-ietf-rmcat-gcc-02 leaves probing open):
+///
+/// - At start: two clusters at ``Configuration/firstScale`` (3×) and ``Configuration/secondScale`` (6×) the
+///   start rate ("exponential probing", as Chromium's sender log shows).
+/// - Further: while waiting for a result, an estimate above ``Configuration/furtherThreshold`` (0.7) × the
+///   highest rate probed asks for another cluster at ``Configuration/furtherScale`` (2×) that estimate.
+/// - After recovery: when the detector goes back to normal from under-use within
+///   ``Configuration/dropTimeoutMicros`` (5 s) of a large drop (the estimate fell below 66 % of what it was),
+///   one cluster at 85 % of the rate before the drop (at most every 5 s).
+/// - Periodic: while the estimate stays below 90 % of the max, a cluster at 2× the estimate every
+///   ``Configuration/periodicIntervalMicros`` (5 s) — libwebrtc probes like this only when the sender is
+///   application-limited; a greedy screen sender needs it too to find capacity that came back.
+/// Clusters never exceed the max bitrate; a wait of ``Configuration/resultTimeoutMicros`` (1 s) without a
+/// result ends the exponential phase.
+public struct ProbeController: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        public var firstScale = 3.0
+        public var secondScale = 6.0
+        public var furtherScale = 2.0
+        public var furtherThreshold = 0.7
+        /// A cluster lasts at least this long at its rate, µs (libwebrtc: 15 ms).
+        public var minDurationMicros: Int64 = 15_000
+        /// …and holds at least this many packets (libwebrtc: 5).
+        public var minPackets = 5
+        public var resultTimeoutMicros: Int64 = 1_000_000
+        public var dropThreshold = 0.66
+        public var dropTimeoutMicros: Int64 = 5_000_000
+        public var fractionAfterDrop = 0.85
+        public var minRecoveryIntervalMicros: Int64 = 5_000_000
+        /// 0 disables periodic probing.
+        public var periodicIntervalMicros: Int64 = 5_000_000
+        public var periodicScale = 2.0
+
+        public init() {}
+    }
+
+    private enum Phase: Sendable, Equatable {
+        case waitingForResult(minToProbeFurther: Double?)
+        case complete
+    }
+
+    public let configuration: Configuration
+    public private(set) var maxBitrate: Double
+    private var phase = Phase.complete
+    private var estimate: Double = 0
+    private var nextID = 1
+    private var lastProbeMicros: Int64 = .min / 2
+    private var lastDropMicros: Int64?
+    private var bitrateBeforeDrop: Double = 0
+    private var lastRecoveryProbeMicros: Int64 = .min / 2
+
+    public init(configuration: Configuration = .init(), maxBitrate: Double) {
+        self.configuration = configuration
+        self.maxBitrate = maxBitrate
+    }
+
+    /// The exponential probes for a session starting at `startBitrate`.
+    public mutating func start(startBitrate: Double, nowMicros: Int64) -> [ProbeCluster] {
+        estimate = startBitrate
+        return probe([configuration.firstScale * startBitrate, configuration.secondScale * startBitrate],
+                     nowMicros: nowMicros, further: true)
+    }
+
+    /// A new target: maybe probe further; remember large drops.
+    public mutating func onEstimate(_ bitsPerSecond: Double, nowMicros: Int64) -> [ProbeCluster] {
+        var clusters: [ProbeCluster] = []
+        if case .waitingForResult(let threshold?) = phase, bitsPerSecond > threshold {
+            clusters = probe([configuration.furtherScale * bitsPerSecond], nowMicros: nowMicros, further: true)
+        }
+        if bitsPerSecond < configuration.dropThreshold * estimate {
+            lastDropMicros = nowMicros
+            bitrateBeforeDrop = estimate
+        }
+        estimate = bitsPerSecond
+        return clusters
+    }
+
+    /// The detector went from under-use back to normal.
+    public mutating func onRecoveredFromOveruse(nowMicros: Int64) -> [ProbeCluster] {
+        guard phase == .complete, let lastDropMicros, nowMicros - lastDropMicros < configuration.dropTimeoutMicros,
+              nowMicros - lastRecoveryProbeMicros > configuration.minRecoveryIntervalMicros else { return [] }
+        let suggested = configuration.fractionAfterDrop * bitrateBeforeDrop
+        guard suggested * 0.95 > estimate else { return [] }
+        lastRecoveryProbeMicros = nowMicros
+        return probe([suggested], nowMicros: nowMicros, further: false)
+    }
+
+    /// Timeouts and periodic probes.
+    public mutating func onTick(nowMicros: Int64) -> [ProbeCluster] {
+        if case .waitingForResult = phase, nowMicros - lastProbeMicros > configuration.resultTimeoutMicros {
+            phase = .complete
+        }
+        guard phase == .complete, configuration.periodicIntervalMicros > 0, estimate > 0, estimate < 0.9 * maxBitrate,
+              nowMicros - lastProbeMicros >= configuration.periodicIntervalMicros else { return [] }
+        return probe([configuration.periodicScale * estimate], nowMicros: nowMicros, further: true)
+    }
+
+    public mutating func setMaxBitrate(_ bitsPerSecond: Double) { maxBitrate = bitsPerSecond }
+
+    private mutating func probe(_ rates: [Double], nowMicros: Int64, further: Bool) -> [ProbeCluster] {
+        var further = further
+        var clusters: [ProbeCluster] = []
+        for rate in rates {
+            var rate = rate
+            if rate >= maxBitrate {
+                rate = maxBitrate
+                further = false
+            }
+            // Nothing at or below the estimate, nor a second cluster at the same capped rate.
+            guard rate > estimate, rate > Double(clusters.last?.bitsPerSecond ?? 0) else { continue }
+            let bytes = Int(rate * Double(configuration.minDurationMicros) / Units.microsPerSecond / 8)
+            clusters.append(ProbeCluster(id: nextID, bitsPerSecond: Int(rate.rounded()), minPackets: configuration.minPackets,
+                                         minBytes: bytes, createdMicros: nowMicros))
+            nextID += 1
+        }
+        guard let highest = clusters.last else { return [] }
+        lastProbeMicros = nowMicros
+        phase = .waitingForResult(minToProbeFurther: further ? configuration.furtherThreshold * Double(highest.bitsPerSecond) : nil)
+        return clusters
+    }
+}

@@ -1,0 +1,208 @@
+import RTP
+
+/// Sender-side Google Congestion Control for one transport (draft-ietf-rmcat-gcc-02 as libwebrtc's
+/// `GoogCcNetworkController` practises it), as a sans-I/O value: the session reports packets sent, TWCC
+/// feedback, RTTs and ceilings with the current time (µs of a monotonic clock), and gets back
+/// ``CongestionUpdate``s to apply to the encoder and the ``PacerBudget``.
+///
+/// target = min(delay-based, loss-based, ceiling), clamped to ``Configuration/minBitsPerSecond`` …
+/// ``Configuration/maxBitsPerSecond``. Per feedback: results (``TransportFeedbackAdapter``) → acknowledged
+/// rate → probe results → delay-based (``DelayBasedEstimator``) → loss-based (``LossBasedController``) →
+/// probes (``ProbeController``). Per tick: probe timeouts and periodic probes, and a feedback timeout —
+/// sending without any feedback for ``Configuration/feedbackTimeoutMicros`` (3 s) lowers the target ×0.8
+/// per second, as libwebrtc does when feedback stops.
+///
+/// Calls per the session:
+/// - each RTP packet leaving the pacer: ``onPacketSent(sequenceNumber:sizeBytes:atMicros:probeClusterID:)``;
+/// - each TWCC feedback packet: ``onTransportFeedback(_:atMicros:)``;
+/// - each RTT from RTCP (RR/SR): ``onRoundTripTime(micros:)``;
+/// - REMB or an SFU cap: ``setCeiling(bitsPerSecond:atMicros:)``;
+/// - every 25–100 ms: ``onTick(atMicros:)``.
+public struct SendSideCongestionController: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        public var minBitsPerSecond: Int
+        public var startBitsPerSecond: Int
+        public var maxBitsPerSecond: Int
+        public var feedbackTimeoutMicros: Int64
+        public var probing: ProbeController.Configuration
+        /// The pacer's factor over the target (``PacerBudget/Configuration/pacingFactor``), for the stats.
+        public var pacingFactor: Double
+
+        public init(minBitsPerSecond: Int = 100_000, startBitsPerSecond: Int = 300_000, maxBitsPerSecond: Int = 3_000_000,
+                    feedbackTimeoutMicros: Int64 = 3_000_000, probing: ProbeController.Configuration = .init(),
+                    pacingFactor: Double = 2.5) {
+            self.minBitsPerSecond = minBitsPerSecond
+            self.startBitsPerSecond = startBitsPerSecond
+            self.maxBitsPerSecond = maxBitsPerSecond
+            self.feedbackTimeoutMicros = feedbackTimeoutMicros
+            self.probing = probing
+            self.pacingFactor = pacingFactor
+        }
+    }
+
+    public let configuration: Configuration
+    private var adapter = TransportFeedbackAdapter()
+    private var acknowledged = AcknowledgedBitrateEstimator()
+    private var probeEstimator = ProbeBitrateEstimator()
+    private var delayBased: DelayBasedEstimator
+    private var lossBased: LossBasedController
+    private var probeController: ProbeController
+    /// Clusters requested and not yet forgotten, by id.
+    private var clusters: [Int: ProbeCluster] = [:]
+    private var ceiling: Double?
+    private var roundTripMicros: Int64?
+    private var lastFeedbackMicros: Int64?
+    private var lastTimeoutMicros: Int64?
+    private var lastSendMicros: Int64?
+    private var firstSendMicros: Int64?
+    private(set) var probeClustersRequested = 0
+    private var probeResults = 0
+    private var lastProbeResult: Double?
+    /// The current target, bits/s.
+    public private(set) var targetBitsPerSecond: Int
+
+    /// Validates `configuration` (0 < min ≤ start ≤ max, timeout > 0).
+    public init(configuration: Configuration) throws(CongestionControlError) {
+        guard configuration.minBitsPerSecond > 0 else {
+            throw .invalidConfiguration("minBitsPerSecond", "must be above 0, is \(configuration.minBitsPerSecond)")
+        }
+        guard configuration.minBitsPerSecond <= configuration.startBitsPerSecond,
+              configuration.startBitsPerSecond <= configuration.maxBitsPerSecond else {
+            throw .invalidConfiguration("startBitsPerSecond", "must lie within min…max")
+        }
+        guard configuration.feedbackTimeoutMicros > 0 else {
+            throw .invalidConfiguration("feedbackTimeoutMicros", "must be above 0")
+        }
+        self.configuration = configuration
+        let (low, start, high) = (Double(configuration.minBitsPerSecond), Double(configuration.startBitsPerSecond),
+                                  Double(configuration.maxBitsPerSecond))
+        delayBased = DelayBasedEstimator(startBitrate: start, minBitrate: low, maxBitrate: high)
+        lossBased = LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high)
+        probeController = ProbeController(configuration: configuration.probing, maxBitrate: high)
+        targetBitsPerSecond = configuration.startBitsPerSecond
+    }
+
+    /// The first update: the start target and the initial probes (3× and 6× the start rate).
+    public mutating func start(atMicros now: Int64) -> CongestionUpdate {
+        let probes = probeController.start(startBitrate: Double(targetBitsPerSecond), nowMicros: now)
+        return update(changed: true, probes: probes)
+    }
+
+    /// An RTP packet left the pacer with transport-wide `sequenceNumber`.
+    public mutating func onPacketSent(sequenceNumber: UInt16, sizeBytes: Int, atMicros now: Int64, probeClusterID: Int? = nil) {
+        adapter.onPacketSent(sequenceNumber: sequenceNumber, sendTimeMicros: now, sizeBytes: sizeBytes, probeClusterID: probeClusterID)
+        lastSendMicros = now
+        if firstSendMicros == nil { firstSendMicros = now }
+    }
+
+    /// A TWCC feedback packet arrived at `now`.
+    public mutating func onTransportFeedback(_ feedback: RTCPTransportFeedback, atMicros now: Int64) -> CongestionUpdate {
+        let packets = adapter.adapt(feedback, receivedAtMicros: now)
+        lastFeedbackMicros = now
+        lastTimeoutMicros = nil
+        guard !packets.results.isEmpty else { return update(changed: false, probes: []) }
+        let received = packets.receivedByArrival
+        acknowledged.update(received)
+        for result in received {
+            guard let id = result.sent.probeClusterID, let cluster = clusters[id] else { continue }
+            probeEstimator.add(result, cluster: cluster)
+        }
+        var probe = probeEstimator.fetchResult()
+        if let result = probe {
+            probeResults += 1
+            lastProbeResult = result
+            // Lower than the estimate: no news (libwebrtc ignores such probes too; a probe that met cross
+            // traffic or a short queue must not drag the estimate down — over-use detection does that).
+            if result <= delayBased.bitrate { probe = nil }
+        }
+
+        let previousTarget = targetBitsPerSecond
+        let delay = delayBased.onFeedback(packets, acknowledgedBitsPerSecond: acknowledged.bitsPerSecond, probeBitsPerSecond: probe)
+        if delay.probe {
+            lossBased.set(delay.bitrate)
+            acknowledged.expectFastRateChange()
+        }
+        lossBased.onFeedback(lost: packets.lostCount, received: received.count, nowMicros: now)
+        let target = recomputeTarget()
+        var probes = probeController.onEstimate(target, nowMicros: now)
+        if delay.recoveredFromOveruse { probes += probeController.onRecoveredFromOveruse(nowMicros: now) }
+        return update(changed: targetBitsPerSecond != previousTarget, probes: probes)
+    }
+
+    /// An RTT measured from RTCP (RFC 3550 §6.4.1), µs.
+    public mutating func onRoundTripTime(micros: Int64) {
+        guard micros > 0 else { return }
+        roundTripMicros = micros
+        delayBased.setRoundTrip(micros: micros)
+        lossBased.roundTripMicros = micros
+    }
+
+    /// An external ceiling (REMB, an SFU's cap), bits/s; nil removes it.
+    public mutating func setCeiling(bitsPerSecond: Int?, atMicros now: Int64) -> CongestionUpdate {
+        ceiling = bitsPerSecond.map { Double(max($0, 0)) }
+        let previous = targetBitsPerSecond
+        recomputeTarget()
+        return update(changed: previous != targetBitsPerSecond, probes: [])
+    }
+
+    /// Periodic work: probe timeouts and periodic probes, the feedback timeout.
+    public mutating func onTick(atMicros now: Int64) -> CongestionUpdate {
+        let previous = targetBitsPerSecond
+        if let lastSendMicros, let reference = lastFeedbackMicros ?? firstSendMicros, lastSendMicros > reference,
+           now - reference > configuration.feedbackTimeoutMicros,
+           lastTimeoutMicros.map({ now - $0 >= 1_000_000 }) ?? true {
+            lastTimeoutMicros = now
+            lossBased.set(0.8 * Double(targetBitsPerSecond))
+            recomputeTarget()
+        }
+        let probes = probeController.onTick(nowMicros: now)
+        return update(changed: previous != targetBitsPerSecond, probes: probes)
+    }
+
+    /// The controller's state for `/stats`.
+    public var stats: CongestionControlStats {
+        let sample = delayBased.lastSample
+        return CongestionControlStats(
+            targetBitsPerSecond: targetBitsPerSecond, delayBasedBitsPerSecond: Int(delayBased.bitrate),
+            lossBasedBitsPerSecond: Int(lossBased.bitrate), acknowledgedBitsPerSecond: acknowledged.bitsPerSecond.map { Int($0) },
+            ceilingBitsPerSecond: ceiling.map { Int($0) },
+            pacingBitsPerSecond: Int(configuration.pacingFactor * Double(targetBitsPerSecond)),
+            delayTrend: sample?.trend ?? 0, modifiedDelayTrend: delayBased.detector.modifiedTrend,
+            delayThresholdMillis: delayBased.detector.threshold, usage: delayBased.usage,
+            rateControlState: delayBased.rateControl.state,
+            linkCapacityBitsPerSecond: delayBased.rateControl.linkCapacity.hasEstimate
+                ? Int(delayBased.rateControl.linkCapacity.estimate) : nil,
+            lossFraction: lossBased.lossFraction, roundTripMillis: roundTripMicros.map { Double($0) / 1000 },
+            bytesInFlight: adapter.history.bytesInFlight, feedbackPackets: adapter.counters.feedbackPackets,
+            feedbackPacketsMissed: adapter.counters.feedbackPacketsMissed, unknownPackets: adapter.counters.unknownPackets,
+            probeClustersRequested: probeClustersRequested, probeResults: probeResults,
+            lastProbeBitsPerSecond: lastProbeResult.map { Int($0) })
+    }
+
+    @discardableResult
+    private mutating func recomputeTarget() -> Double {
+        var limit = delayBased.bitrate
+        if let ceiling { limit = min(limit, ceiling) }
+        lossBased.cap(at: limit)
+        let target = min(limit, lossBased.bitrate)
+        targetBitsPerSecond = Int(min(max(target, Double(configuration.minBitsPerSecond)), Double(configuration.maxBitsPerSecond)))
+        return Double(targetBitsPerSecond)
+    }
+
+    private mutating func update(changed: Bool, probes: [ProbeCluster]) -> CongestionUpdate {
+        for cluster in probes { clusters[cluster.id] = cluster }
+        probeClustersRequested += probes.count
+        if clusters.count > 16, let oldest = clusters.keys.min() { clusters[oldest] = nil }
+        return CongestionUpdate(targetBitsPerSecond: targetBitsPerSecond, targetChanged: changed, probes: probes)
+    }
+}
+
+/// What the session should do after a controller call.
+public struct CongestionUpdate: Sendable, Equatable {
+    /// The target for the encoder and the pacer (``PacerBudget/setTarget(bitsPerSecond:)``), bits/s.
+    public var targetBitsPerSecond: Int
+    /// Whether the target differs from the one before this call.
+    public var targetChanged: Bool
+    /// Probe clusters to hand to ``PacerBudget/startProbes(_:)``.
+    public var probes: [ProbeCluster]
+}

@@ -1,0 +1,77 @@
+import Foundation
+import ScreencastSupport
+import Sharing
+import Synchronization
+import VideoSource
+
+/// `/stats`: what a person asks first (version, uptime, the viewer page), then the source's numbers with the
+/// viewers beside them; and the same as a few lines of text (`/stats?format=text`).
+enum CallStats {
+    /// The call's facts that are not counters.
+    final class About: Sendable {
+        /// When the call started, CLOCK_MONOTONIC microseconds.
+        let startedMicros = MonotonicClock.nowMicros()
+        /// `--max-viewers`.
+        let maxViewers: Int
+        /// The viewer page's URL without the token (set once the server listens).
+        let viewerURL = Mutex<String?>(nil)
+
+        init(maxViewers: Int) { self.maxViewers = maxViewers }
+
+        /// Seconds since the call started.
+        var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
+    }
+
+    static func json(source: VideoSource, viewers: ViewerHub, about: About) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("version", .string(ScreencastVersion.string)),
+            ("uptimeSeconds", .double((about.uptimeSeconds * 10).rounded() / 10)),
+            ("viewerURL", about.viewerURL.withLock { $0 }.map { .string($0) } ?? .null),
+            ("maxViewers", .number(about.maxViewers)),
+        ]
+        if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
+        fields.append(("viewers", viewers.json))
+        return .object(fields)
+    }
+
+    /// A short summary for people, from the JSON above (so both always agree):
+    ///
+    ///     screencast-call 0.4.0, up 1 h 02 min; viewer page http://127.0.0.1:8080/
+    ///     source: screen 1280x720, 28.4 fps, 1834 kbps (target 2211 kbps); agent connected
+    ///     viewers: 2 connected of 16 allowed; 1 ended recently
+    static func text(_ stats: JSONValue) -> String {
+        guard case .object(let top) = stats else { return "no stats\n" }
+        let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
+        func number(_ value: JSONValue?) -> Double? {
+            switch value {
+            case .int(let n)?: Double(n)
+            case .uint(let n)?: Double(n)
+            case .double(let n)?: n
+            default: nil
+            }
+        }
+        func string(_ value: JSONValue?) -> String? { if case .string(let s)? = value { s } else { nil } }
+        func object(_ value: JSONValue?) -> [String: JSONValue] {
+            if case .object(let o)? = value { Dictionary(o, uniquingKeysWith: { first, _ in first }) } else { [:] }
+        }
+        func count(_ value: JSONValue?) -> Int { if case .array(let a)? = value { a.count } else { 0 } }
+        var lines: [String] = []
+        let uptime = Int(number(fields["uptimeSeconds"]) ?? 0)
+        let up = uptime >= 3600 ? String(format: "%d h %02d min", uptime / 3600, uptime / 60 % 60)
+            : uptime >= 60 ? "\(uptime / 60) min \(uptime % 60) s" : "\(uptime) s"
+        lines.append("screencast-call \(string(fields["version"]) ?? "?"), up \(up)"
+            + (string(fields["viewerURL"]).map { "; viewer page \($0)" } ?? "; no viewer page"))
+        let screen = object(fields["screen"])
+        let agent = if case .bool(true)? = screen["connected"] { "agent connected" } else { "no agent connected" }
+        let size = "\(Int(number(fields["width"]) ?? 0))x\(Int(number(fields["height"]) ?? 0))"
+        lines.append("source: \(string(fields["source"]) ?? "none") \(size), "
+            + String(format: "%.1f fps, %.0f kbps", number(fields["fps"]) ?? 0, number(fields["kbps"]) ?? 0)
+            + (number(fields["bitrateKbps"]).map { " (target \(Int($0)) kbps)" } ?? "") + "; \(agent)")
+        let viewers = object(fields["viewers"])
+        let connected = Int(number(viewers["connected"]) ?? 0)
+        let connecting = Int(number(viewers["count"]) ?? 0) - connected
+        lines.append("viewers: \(connected) connected" + (connecting > 0 ? ", \(connecting) connecting" : "")
+            + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+import Signaling
+import DTLS
+
+/// `--share` and `--https`: the self-signed HTTPS identity, the fresh token, and the viewer links printed for
+/// the sharer (one per address of this machine, since the page listens beyond loopback).
+enum ShareLinks {
+    /// 24 random bytes as 32 base64url characters (RFC 4648 §5): 192 bits, safe in a URL query as it is.
+    static func freshToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+    }
+
+    /// A new ECDSA P-256 key and self-signed certificate (`CN=screencast`, ±30 days) as PEM for the HTTPS server,
+    /// with its SHA-256 fingerprint.
+    /// - Throws: ``DTLSError`` when OpenSSL cannot make or encode them.
+    static func makeIdentity() throws -> TLSIdentity {
+        let certificate = try DTLSCertificate.generate(commonName: "screencast", validityDays: 30)
+        return TLSIdentity(
+            certificatePEM: try certificate.certificatePEM(), privateKeyPEM: try certificate.privateKeyPEM(),
+            fingerprint: certificate.fingerprint.value)
+    }
+
+    /// The addresses viewers on other machines can use: every up, non-loopback interface address (IPv4
+    /// first, then IPv6 without link-local ones), from `getifaddrs`. When the server is bound to one address,
+    /// only that one.
+    static func reachableHosts(boundTo host: String) -> [String] {
+        if host != "0.0.0.0", host != "::" { return [host] }
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var v4: [String] = []
+        var v6: [String] = []
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            let flags = Int32(entry.pointee.ifa_flags)
+            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0, let address = entry.pointee.ifa_addr else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            switch Int32(address.pointee.sa_family) {
+            case AF_INET:
+                var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                guard inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count)) != nil else { continue }
+                v4.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            case AF_INET6 where host == "::":
+                var ipv6 = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                guard inet_ntop(AF_INET6, &ipv6, &text, socklen_t(text.count)) != nil else { continue }
+                let literal = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if !literal.lowercased().hasPrefix("fe80") { v6.append("[\(literal)]") }
+            default:
+                continue
+            }
+        }
+        return Array(Set(v4)).sorted() + Array(Set(v6)).sorted()
+    }
+
+    /// The lines printed at start: the links (token included), the fingerprint, and what the browser will say.
+    static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
+        let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
+        var lines = ["", "  Sharing beyond this machine. Viewer link\(hosts.count == 1 ? "" : "s") (anyone with a link can watch):"]
+        if hosts.isEmpty { lines.append("    (no address besides loopback: \(scheme)://127.0.0.1:\(port)\(query))") }
+        for host in hosts { lines.append("    \(scheme)://\(host):\(port)\(query)") }
+        if let fingerprint {
+            lines.append("  HTTPS certificate (self-signed, made now) SHA-256:")
+            lines.append("    \(fingerprint)")
+            lines.append("  The browser warns about it once: compare the fingerprint, then proceed.")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A QR code of `link` for the terminal, from Debian's `qrencode` (`-t UTF8`), or nil when it is not installed
+    /// or fails.
+    static func qrCode(_ link: String) -> String? {
+        let tool = "/usr/bin/qrencode"
+        guard FileManager.default.isExecutableFile(atPath: tool) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = ["-t", "UTF8", "-m", "2", link]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, !data.isEmpty else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

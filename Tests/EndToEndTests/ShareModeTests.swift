@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `screencast-call --share`: HTTPS with a self-signed certificate made at start (the printed fingerprint is
+/// the one served), a fresh token carried by the printed link, and Chromium watching through that link in a
+/// secure context; the sharer's log names each viewer joining and leaving, and a tab closed is a leave, not a
+/// failure. In a loopback-only namespace (`--http 127.0.0.1:0` keeps the page there too).
+final class ShareModeTests: XCTestCase {
+    func testChromiumWatchesThroughThePrintedHTTPSLink() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ShareModeTests/testChromiumWatchesThroughThePrintedHTTPSLink", timeout: 150)
+        }
+        let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
+        guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        let call = try CallUnderTest(["--share", "--source", "testpattern", "--pattern-size", "640x360"])
+        defer { call.stop() }
+
+        // The banner: one link (the page is bound to 127.0.0.1) with a 32-character token, and the fingerprint.
+        let deadline = Date().addingTimeInterval(5)
+        while !call.printed.contains(where: { $0.contains("SHA-256") }), Date() < deadline { usleep(50_000) }
+        let printed = call.printed
+        let link = try XCTUnwrap(printed.first { $0.hasPrefix("    https://") }?.trimmingCharacters(in: .whitespaces), "\(printed)")
+        XCTAssertTrue(link.hasPrefix("https://127.0.0.1:\(call.port)/?token="), link)
+        let token = String(link.split(separator: "=").last ?? "")
+        XCTAssertEqual(token.count, 32, link)
+        XCTAssertTrue(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }, token)
+        let index = try XCTUnwrap(printed.firstIndex { $0.contains("SHA-256") })
+        let fingerprint = printed[index + 1].trimmingCharacters(in: .whitespaces)
+        XCTAssertEqual(fingerprint.count, 32 * 3 - 1, fingerprint)
+
+        // The certificate served is the one printed; plain HTTP is not served; WHEP needs the token.
+        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)", "--token", token], timeout: 30)
+        XCTAssertEqual(probe["sha256"] as? String, fingerprint)
+        XCTAssertEqual(probe["pageStatus"] as? Int, 200)
+        XCTAssertEqual(probe["pageWithoutToken"] as? Int, 401, "the page needs the link's token")
+        XCTAssertEqual(probe["whepWithoutToken"] as? Int, 401)
+        XCTAssertEqual(probe["plainHTTP"] as? String, "refused")
+
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        let browser = try PythonPeer(
+            EndToEnd.systemPython, "chromium_viewer.py",
+            ["--url", link, "--profile", profile + "/profile", "--frames", "30", "--timeout", "40", "--insecure-https", "--leave"],
+            environment: ["HOME": profile, "TMPDIR": profile])
+        let report = try browser.finish(timeout: 120)
+        XCTAssertNil(report["error"] as? String, "\(report)")
+        XCTAssertEqual(report["secureContext"] as? Bool, true, "the page runs in a secure context")
+        let stats = try XCTUnwrap(report["stats"] as? [String: Any], "\(report)")
+        XCTAssertGreaterThanOrEqual(stats["framesDecoded"] as? Int ?? 0, 30)
+        XCTAssertEqual(report["videoWidth"] as? Int, 640)
+
+        // Who watched, for the sharer: joined with the address, then left (the page's DELETE), not lost.
+        XCTAssertNotNil(call.waitForLine("viewer left", timeout: 10), call.log)
+        let joined = try XCTUnwrap(call.waitForLine("viewer joined", timeout: 1), call.log)
+        XCTAssertTrue(joined.hasPrefix("info "), joined)
+        XCTAssertTrue(joined.contains("address=127.0.0.1"), joined)
+        let left = try XCTUnwrap(call.waitForLine("viewer left", timeout: 1))
+        XCTAssertTrue(left.hasPrefix("info "), left)
+        XCTAssertNil(call.waitForLine("viewer lost", timeout: 0), call.log)
+    }
+}
