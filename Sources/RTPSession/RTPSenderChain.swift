@@ -130,11 +130,14 @@ public struct RTPSenderChain: Sendable {
             statistics.rtcpIgnored += 1
             return SenderOutcome()
         }
-        return receive(packets, nowMicros: now, arrival: arrival)
+        return receive(packets, compound: compound, nowMicros: now, arrival: arrival)
     }
 
-    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed.
-    public mutating func receive(_ packets: [RTCPPacket], nowMicros now: UInt64, arrival: NTPTimestamp) -> SenderOutcome {
+    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where a
+    /// ``transportFeedback`` slot's transport-cc feedback is read from (RTCPPacket does not carry it).
+    public mutating func receive(
+        _ packets: [RTCPPacket], compound: [UInt8]? = nil, nowMicros now: UInt64, arrival: NTPTimestamp
+    ) -> SenderOutcome {
         var context = FeedbackContext(nowMicros: now, arrival: arrival, link: reports.statistics.link)
         for packet in packets {
             reports.receive(packet, context: &context)
@@ -147,6 +150,15 @@ public struct RTPSenderChain: Sendable {
             remb.receive(packet, context: &context)
             transportFeedback?.receive(packet, context: &context)
             if case .goodbye = packet { context.outcome.goodbye = true }
+        }
+        if transportFeedback != nil, let compound {
+            do {
+                for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
+                    transportFeedback?.receive(transportFeedback: feedback, context: &context)
+                }
+            } catch {
+                context.ignored += 1  // a malformed transport-cc packet; the compound's others have acted
+            }
         }
         statistics.rtcpIgnored += context.ignored
         for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
