@@ -366,7 +366,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
         counters.datagramsOut += output.datagrams.count
         for datagram in output.datagrams { counters.bytesOut += datagram.count }
         if !isEnded {
-            output.deadlineMicros = [dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)].compactMap { $0 }.min()
+            output.deadlineMicros = RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now))
         }
         return output
     }

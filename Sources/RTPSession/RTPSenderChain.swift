@@ -210,8 +210,15 @@ public struct RTPSenderChain: Sendable {
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        [pacer.nextSendMicros(nowMicros: now), reports.nextDeadlineMicros, lobby.nextRequestMicros, transportFeedback?.nextDeadlineMicros]
-            .compactMap { $0 }.min()
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, transportFeedback?.nextDeadlineMicros)
+        return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
+    }
+
+    /// The earlier of two optional times, without an array (this runs on every pacer tick).
+    public static func earlier(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     /// The peer is gone: drops what waits in the pacer and stops reporting.
