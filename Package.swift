@@ -40,10 +40,21 @@ let package = Package(
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
         .target(name: "CongestionSimulation", dependencies: ["CongestionControl", "RTP"]),
-        .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
-        .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
+        // The WebRTC layer, one module per job: RTPSession (sender features) and SDP are pure; ICE runs
+        // libnice; DTLS (OpenSSL) and SRTP (libsrtp2) turn bytes into bytes; PeerConnection ties them up.
+        .target(name: "RTPSession", dependencies: ["RTP", "ScreencastSupport"]),
+        .target(name: "SDP"),
+        .target(name: "ICE", dependencies: ["SDP", "ScreencastSupport", "CNice"]),
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "DTLS", dependencies: ["SDP", "SRTP", "COpenSSL"]),
+        .target(
+            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
+        ),
+        .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]),
+        .target(
+            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]
+        ),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -52,7 +63,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC", "FrameCrypto"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -60,11 +71,11 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "WebRTC", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["RTP", "Media"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
         .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
@@ -91,18 +102,29 @@ let package = Package(
             name: "CongestionControlTests", dependencies: ["CongestionControl", "CongestionSimulation", "RTP", "TestSupport"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "WebRTC", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "TestSupport"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP", "TestSupport"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SDP", "SRTP", "RTP", "TestSupport"]),
+        .testTarget(
+            name: "PeerConnectionTests",
+            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport"]
+        ),
         .testTarget(
             name: "VideoSourceTests",
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
             name: "SharingTests",
-            dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]),
+            dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]
+        ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
+            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
         .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),

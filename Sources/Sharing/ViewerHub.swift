@@ -3,8 +3,11 @@ import Media
 public import ScreencastSupport
 public import Signaling
 import Synchronization
+public import DTLS
+public import ICE
+import PeerConnection
+public import RTPSession
 public import VideoSource
-public import WebRTC
 
 /// What the hub needs of the shared encoder (`VideoSource` has both).
 public protocol SharedEncoderControl: Sendable {
@@ -86,8 +89,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     private let logger: Logger
     private let state: Mutex<State>
 
-    /// - Throws: ``WebRTCError`` when our DTLS certificate cannot be made.
-    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(WebRTCError) {
+    /// - Throws: ``DTLSError`` when our DTLS certificate cannot be made.
+    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(DTLSError) {
         self.configuration = configuration
         self.encoder = encoder
         self.logger = logger
@@ -102,7 +105,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// A WHEP POST (draft-ietf-wish-whep, in the shape of WHIP's RFC 9725 §4.2): answers the viewer's SDP offer with a new `PeerConnection` (recvonly
     /// VP8 video; ICE, DTLS-SRTP) and registers it. Returns the session id and the SDP answer.
     /// - Throws: `SignalingError.unavailable` at `maxViewers` (pending answers count) or once the call is
-    ///   ending; `.sdp` when the offer cannot be answered.
+    ///   ending; `.refused` or `.internalFailure` when the offer cannot be answered (``SignalingError/init(_:)``).
     public func createSession(offer: String) throws(SignalingError) -> WHEPSession {
         let admitted = state.withLock { s -> Bool in
             guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
@@ -124,7 +127,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 $0.pending -= 1
                 $0.sessionsRefused += 1
             }
-            throw .sdp(error)
+            throw SignalingError(error)
         }
         let kept = state.withLock { s -> Bool in
             s.pending -= 1
@@ -139,13 +142,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     /// A WHEP PATCH (trickle ICE, RFC 8840; RFC 9725 §4.3's shape): adds the fragment's remote candidates to
     /// the session's peer. Returns no answer fragment (our candidates are all in the answer).
-    /// - Throws: `SignalingError.unknownSession`, or `.sdp` for a fragment that does not parse.
+    /// - Throws: `SignalingError.unknownSession`, or `.refused` for a fragment that does not parse.
     public func updateSession(id: String, fragment: String) throws(SignalingError) -> String? {
         guard let peer = state.withLock({ $0.peers[id] }) else { throw .unknownSession(id) }
         do {
             try peer.applyTrickle(fragment: fragment)
         } catch {
-            throw .sdp(error)
+            throw SignalingError(error)
         }
         return nil
     }

@@ -5,7 +5,7 @@ import Media
 import ScreencastSupport
 import Signaling
 import VideoSource
-import WebRTC
+import ICE
 
 /// The parsed command line of `screencast-call`.
 struct CallOptions {

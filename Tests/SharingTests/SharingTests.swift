@@ -3,7 +3,10 @@ import ScreencastSupport
 import Sharing
 import Signaling
 import Synchronization
-import WebRTC
+import DTLS
+import ICE
+import PeerConnection
+import SDP
 import XCTest
 
 /// The encoder follows the lowest viewer's REMB estimate, clamped to the configured range.
@@ -59,6 +62,26 @@ final class ViewerHubRefusalTests: XCTestCase {
             XCTAssertEqual((error as? SignalingError)?.httpStatus, 404)
         }
         XCTAssertFalse(hub.deleteSession(id: "nope"))
+    }
+
+    /// What the WebRTC layer says becomes a WHEP status: the description's fault 4xx, ours 500.
+    func testPeerConnectionErrorsBecomeWHEPStatuses() {
+        XCTAssertEqual(SignalingError(SDPError.offerHasNoVP8Video).httpStatus, 422)
+        XCTAssertEqual(SignalingError(SDPError.offerWithoutFingerprint).httpStatus, 422)
+        XCTAssertEqual(SignalingError(SDPError.notText).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.badLine(line: 1, text: "x", reason: "y")).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.badAttribute(line: 3, name: "candidate", reason: "y")).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.tooLarge(bytes: 2, limit: 1)).httpStatus, 413)
+        XCTAssertEqual(SignalingError(SDPError.invalidConfiguration("no cert")).httpStatus, 500)
+        XCTAssertEqual(SignalingError(.ice(.badRemoteCandidate("candidate:x", reason: "libnice"))).httpStatus, 422)
+        XCTAssertEqual(SignalingError(.ice(.gatheringFailed(reason: "no address"))).httpStatus, 500)
+        XCTAssertEqual(SignalingError(.dtls(.certificate("RAND_bytes"))).httpStatus, 500)
+        XCTAssertEqual(SignalingError(PeerConnectionError.invalidConfiguration("RTP sender")).httpStatus, 500)
+        XCTAssertEqual(
+            SignalingError(SDPError.offerHasNoVP8Video), .refused(.unanswerable, reason: "the offer has no video m-line with VP8"))
+        XCTAssertEqual(
+            SignalingError(.ice(.gatheringFailed(reason: "no address"))),
+            .internalFailure("ICE candidate gathering failed: no address"))
     }
 
     func testFullOrEndedCallAnswers503() throws {
