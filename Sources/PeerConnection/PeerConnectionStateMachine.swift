@@ -297,14 +297,16 @@ public struct PeerConnectionStateMachine: ~Copyable {
             return
         }
         let packets: [RTCPPacket]
+        let feedback: [RTCPTransportFeedback]
         do {
             packets = try RTCPPacket.parseCompound(packet)
+            feedback = try RTCPTransportFeedback.packets(inCompound: packet)
         } catch {
             counters.dropped.rtcpMalformed += 1
             return
         }
         counters.rtcpPackets += 1
-        apply(rtp.receive(packets, nowMicros: now, arrival: wallClock), &output, now)
+        apply(rtp.receive(packets, transportFeedback: feedback, nowMicros: now, arrival: wallClock), &output, now)
     }
 
     /// Carries out what the sender chain asked for: RTCP to send, a keyframe, the REMB estimate, goodbye.
@@ -324,6 +326,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
         }
         if let reason = outcome.keyframeRequest { output.events.append(.keyframeNeeded(reason: reason.rawValue)) }
         if let bitrate = outcome.estimatedBitrate { output.events.append(.estimatedBitrate(bitrate)) }
+        if let target = outcome.targetBitrate { output.events.append(.targetBitrate(target)) }
         if outcome.goodbye { end("RTCP BYE from the peer", failed: false, &output) }
     }
 

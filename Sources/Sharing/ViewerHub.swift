@@ -208,7 +208,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             state.withLock { $0.keyframeRequests += 1 }
             logger.debug("keyframe requested", ["peer": id, "reason": reason])
             encoder.requestKeyframe()
-        case .estimatedBitrate(let bitsPerSecond):
+        case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
+            // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC): the same input.
             let decision = state.withLock { s in
                 s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
             }
