@@ -67,7 +67,8 @@ extension RTPSenderChain {
         /// estimator's limits); nil: none (REMB, if any, is only reported).
         public var transportWideCC: TransportWideCongestionControl.Configuration?
         /// With congestion control: a delta frame is dropped (and the lobby waits for a keyframe) while the
-        /// pacer holds more media than this many µs of the target rate; keyframes are always queued.
+        /// pacer holds more than this many µs of the target rate besides keyframe packets; keyframes are
+        /// always queued.
         public var thinningQueueMicros: UInt64
 
         public init(

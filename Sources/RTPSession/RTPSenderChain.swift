@@ -126,7 +126,7 @@ public struct RTPSenderChain: Sendable {
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
         nack?.packetized(packetized)
-        if pacer.enqueue(media: packetized.packets) {
+        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe) {
             latency.packetized(packetized)
             transportFeedback?.packetized(packetized)
         } else {
@@ -234,10 +234,11 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// media at the target rate.
+    /// the target rate besides keyframe packets (a keyframe leaving is no reason to ask for another one).
     var isOverThinningBudget: Bool {
         guard let target = congestion?.controller.targetBitsPerSecond else { return false }
-        return Double(pacer.queuedBytes) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
+        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
+        return Double(waiting) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
     }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,

@@ -165,28 +165,56 @@ final class TransportWideCongestionControlTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(chain.report.congestion?.roundTripMillis), 40, accuracy: 0.1)
     }
 
-    /// With congestion control, a delta frame that finds more than 1 s of the target waiting is dropped and the
-    /// lobby waits for a keyframe (asked for once); keyframes are always queued. Without it, nothing is thinned.
+    /// With congestion control, a delta frame that finds more than 1 s of the target (300 kbit/s: 37.5 kB)
+    /// waiting besides keyframe packets is dropped and the lobby waits for a keyframe (asked for once);
+    /// keyframes are always queued, and a keyframe still leaving does not count. Without it, nothing is thinned.
     func testThinningToTheEstimate() throws {
         for twcc in [true, false] {
             var chain = try chain(twcc: twcc)
             _ = chain.start(nowMicros: 0, sendsMedia: true)
-            _ = try chain.send(frame(40_000, keyframe: true, at: 0), nowMicros: 0)  // > 300 kbit/s x 1 s = 37.5 kB
-            let first = try chain.send(frame(1_000, keyframe: false, at: 33_000), nowMicros: 33_000)
-            let second = try chain.send(frame(1_000, keyframe: false, at: 66_000), nowMicros: 66_000)
-            _ = try chain.send(frame(20_000, keyframe: true, at: 99_000), nowMicros: 99_000)
+            _ = try chain.send(frame(40_000, keyframe: true, at: 0), nowMicros: 0)
+            XCTAssertEqual(chain.pacer.queuedKeyframeBytes, chain.pacer.queuedBytes)
+            var outcomes: [SenderOutcome] = []
+            for index in 1...5 {  // 5 x 9 kB of deltas behind the 40 kB keyframe: the 5th finds 36 kB + headers
+                let at = UInt64(index) * 33_000
+                outcomes.append(try chain.send(frame(9_000, keyframe: false, at: at), nowMicros: at))
+            }
+            let after = try chain.send(frame(1_000, keyframe: false, at: 198_000), nowMicros: 198_000)
+            _ = try chain.send(frame(20_000, keyframe: true, at: 231_000), nowMicros: 231_000)
             let report = chain.report
             if twcc {
-                XCTAssertEqual(first.keyframeRequest, .thinned)
-                XCTAssertNil(second.keyframeRequest, "asked once; the lobby waits")
+                XCTAssertEqual(outcomes.map(\.keyframeRequest), [nil, nil, nil, nil, nil], "the keyframe's 40 kB do not count")
+                XCTAssertEqual(after.keyframeRequest, .thinned, "45 kB of deltas waiting: thinned")
                 XCTAssertEqual(report.chain.framesThinned, 1)
-                XCTAssertEqual(report.lobbyDropped, 1)
-                XCTAssertEqual(report.stream.framesSent, 2, "both keyframes queued")
+                XCTAssertEqual(report.stream.framesSent, 8 - 1, "every frame but the thinned one; the second keyframe queued")
+                XCTAssertEqual(report.keyframes.plisReceived, 0)
             } else {
                 XCTAssertEqual(report.chain.framesThinned, 0)
-                XCTAssertEqual(report.stream.framesSent, 4)
+                XCTAssertEqual(report.stream.framesSent, 8)
             }
+            var now: UInt64 = 300_000
+            while !chain.pacer.isEmpty, now < 60_000_000 {
+                _ = chain.release(nowMicros: now)
+                now += 5_000
+            }
+            XCTAssertEqual(chain.pacer.queuedKeyframeBytes, 0)
+            XCTAssertEqual(chain.pacer.queuedBytes, 0)
         }
+    }
+
+    /// After thinning, the deltas before the next keyframe are dropped by the lobby, not counted as thinned.
+    func testAfterThinningTheLobbyWaits() throws {
+        var chain = try chain()
+        _ = chain.start(nowMicros: 0, sendsMedia: true)
+        _ = try chain.send(frame(1_000, keyframe: true, at: 0), nowMicros: 0)
+        for index in 1...6 { _ = try chain.send(frame(9_000, keyframe: false, at: UInt64(index) * 33_000), nowMicros: UInt64(index) * 33_000) }
+        XCTAssertEqual(chain.report.chain.framesThinned, 1)
+        let dropped = chain.report.lobbyDropped
+        let next = try chain.send(frame(1_000, keyframe: false, at: 300_000), nowMicros: 300_000)
+        XCTAssertNil(next.keyframeRequest, "the lobby asked already")
+        XCTAssertEqual(chain.report.lobbyDropped, dropped + 1)
+        XCTAssertEqual(chain.report.chain.framesThinned, 1)
+        XCTAssertEqual(chain.report.lobbyState, "waiting")
     }
 
     /// TWCC feedback without a negotiated controller is counted as ignored.
