@@ -51,8 +51,9 @@ let package = Package(
             name: "PeerConnection", dependencies: ["RTP", "RTPSession", "CongestionControl", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
         ),
         .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
+        .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
         .target(
-            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport"]
+            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]
         ),
 
         // MARK: Executables (thin: parse options, validate, run)
@@ -62,7 +63,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -70,11 +71,12 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB", "CongestionSimulation"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
+        .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
@@ -88,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "CaptureTests",
             dependencies: [
-                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
             ]
         ),
         .testTarget(
@@ -117,13 +119,15 @@ let package = Package(
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
-            name: "SharingTests", dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]
+            name: "SharingTests",
+            dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
+        .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),
         .testTarget(
             name: "CallTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]

@@ -141,21 +141,19 @@ public struct RTPSenderChain: Sendable {
     /// every feature sees every packet, in order. Retransmissions go into the pacer, ahead of media.
     public mutating func receiveRTCP(_ compound: [UInt8], nowMicros now: UInt64, arrival: NTPTimestamp) -> SenderOutcome {
         let packets: [RTCPPacket]
-        let feedback: [RTCPTransportFeedback]
         do {
             packets = try RTCPPacket.parseCompound(compound)
-            feedback = try RTCPTransportFeedback.packets(inCompound: compound)
         } catch {
             statistics.rtcpIgnored += 1
             return SenderOutcome()
         }
-        return receive(packets, transportFeedback: feedback, nowMicros: now, arrival: arrival)
+        return receive(packets, compound: compound, nowMicros: now, arrival: arrival)
     }
 
-    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `transportFeedback` are the compound's
-    /// TWCC packets (``RTP/RTCPTransportFeedback/packets(inCompound:)``), read after the others.
+    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where a
+    /// ``transportFeedback`` slot's transport-cc feedback is read from (RTCPPacket does not carry it).
     public mutating func receive(
-        _ packets: [RTCPPacket], transportFeedback: [RTCPTransportFeedback] = [], nowMicros now: UInt64, arrival: NTPTimestamp
+        _ packets: [RTCPPacket], compound: [UInt8]? = nil, nowMicros now: UInt64, arrival: NTPTimestamp
     ) -> SenderOutcome {
         var context = FeedbackContext(nowMicros: now, arrival: arrival, link: reports.statistics.link)
         for packet in packets {
@@ -171,10 +169,15 @@ public struct RTPSenderChain: Sendable {
             self.transportFeedback?.receive(packet, context: &context)
             if case .goodbye = packet { context.outcome.goodbye = true }
         }
-        if congestion != nil {
-            for feedback in transportFeedback { congestion!.receive(feedback: feedback, context: &context) }
-        } else {
-            context.ignored += transportFeedback.count
+        if transportFeedback != nil || congestion != nil, let compound {
+            do {
+                for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
+                    congestion?.receive(transportFeedback: feedback, context: &context)
+                    transportFeedback?.receive(transportFeedback: feedback, context: &context)
+                }
+            } catch {
+                context.ignored += 1  // a malformed transport-cc packet; the compound's others have acted
+            }
         }
         statistics.rtcpIgnored += context.ignored
         for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
@@ -244,9 +247,16 @@ public struct RTPSenderChain: Sendable {
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        [pacer.nextSendMicros(nowMicros: now), reports.nextDeadlineMicros, lobby.nextRequestMicros, transportFeedback?.nextDeadlineMicros,
-         congestion?.nextDeadlineMicros]
-            .compactMap { $0 }.min()
+        let slots = RTPSenderChain.earlier(transportFeedback?.nextDeadlineMicros, congestion?.nextDeadlineMicros)
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, slots)
+        return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
+    }
+
+    /// The earlier of two optional times, without an array (this runs on every pacer tick).
+    public static func earlier(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     /// The peer is gone: drops what waits in the pacer and stops reporting.

@@ -121,7 +121,7 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
     }
 
     /// One TWCC feedback packet (RTPFB FMT 15) from the peer.
-    public mutating func receive(feedback: RTCPTransportFeedback, context: inout FeedbackContext) {
+    public mutating func receive(transportFeedback feedback: RTCPTransportFeedback, context: inout FeedbackContext) {
         statistics.feedbackPackets += 1
         let update = controller.onTransportFeedback(feedback, atMicros: Int64(context.nowMicros))
         apply(update, &context.outcome)

@@ -5,7 +5,7 @@ public import Signaling
 import Synchronization
 public import DTLS
 public import ICE
-public import PeerConnection
+import PeerConnection
 public import RTPSession
 public import VideoSource
 

@@ -22,7 +22,7 @@ enum CallStats {
         var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
     }
 
-    static func json(source: VideoSource, viewers: ViewerHub, about: About) -> JSONValue {
+    static func json(source: VideoSource, viewers: ViewerHub, e2ee: EncryptingSink? = nil, about: About) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
             ("uptimeSeconds", .double((about.uptimeSeconds * 10).rounded() / 10)),
@@ -31,6 +31,7 @@ enum CallStats {
         ]
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
         fields.append(("viewers", viewers.json))
+        fields.append(("e2ee", e2ee?.json ?? EncryptingSink.disabledJSON))
         return .object(fields)
     }
 
@@ -38,7 +39,7 @@ enum CallStats {
     ///
     ///     screencast-call 0.4.0, up 1 h 02 min; viewer page http://127.0.0.1:8080/
     ///     source: screen 1280x720, 28.4 fps, 1834 kbps (target 2211 kbps); agent connected
-    ///     viewers: 2 connected of 16 allowed; 1 ended recently
+    ///     viewers: 2 connected of 16 allowed; 1 ended recently; end-to-end encrypted, key index 0
     static func text(_ stats: JSONValue) -> String {
         guard case .object(let top) = stats else { return "no stats\n" }
         let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
@@ -71,7 +72,8 @@ enum CallStats {
         let connected = Int(number(viewers["connected"]) ?? 0)
         let connecting = Int(number(viewers["count"]) ?? 0) - connected
         lines.append("viewers: \(connected) connected" + (connecting > 0 ? ", \(connecting) connecting" : "")
-            + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently")
+            + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently"
+            + (number(object(fields["e2ee"])["keyIndex"]).map { "; end-to-end encrypted, key index \(Int($0))" } ?? ""))
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -217,7 +217,7 @@ final class TransportWideCongestionControlTests: XCTestCase {
         XCTAssertEqual(chain.report.lobbyState, "waiting")
     }
 
-    /// TWCC feedback without a negotiated controller is counted as ignored.
+    /// TWCC feedback without a negotiated controller (and no slot) is not even parsed.
     func testFeedbackWithoutControllerIsIgnored() throws {
         var chain = try chain(twcc: false)
         _ = chain.start(nowMicros: 0, sendsMedia: true)
@@ -225,7 +225,17 @@ final class TransportWideCongestionControlTests: XCTestCase {
         generator.record(sequenceNumber: 1, arrivalMicros: 1_000)
         let compound = try XCTUnwrap(generator.flush(nowMicros: 2_000).first).serialized()
         _ = chain.receiveRTCP(compound, nowMicros: 3_000, arrival: Session.anyArrival)
-        XCTAssertEqual(chain.statistics.rtcpIgnored, 1)
+        XCTAssertEqual(chain.statistics.rtcpIgnored, 0)
         XCTAssertNil(chain.report.congestion)
+        // With a controller, a malformed transport-cc packet is counted and the compound's other packets act.
+        var twcc = try self.chain()
+        _ = twcc.start(nowMicros: 0, sendsMedia: true)
+        var damaged = compound
+        damaged[15] = 0xFF  // status count 0xFF..: the chunks no longer cover it
+        let remb = try Session.compound([.estimatedBitrate(RTCPRemb(senderSSRC: 7, bitrate: 200_000, ssrcs: [Session.ssrc]))])
+        let outcome = twcc.receiveRTCP(remb + damaged, nowMicros: 3_000, arrival: Session.anyArrival)
+        XCTAssertEqual(twcc.statistics.rtcpIgnored, 1)
+        XCTAssertEqual(outcome.estimatedBitrate, 200_000)
+        XCTAssertEqual(twcc.report.congestion?.feedbackPackets, 0)
     }
 }
