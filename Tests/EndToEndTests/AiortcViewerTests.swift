@@ -55,6 +55,7 @@ final class AiortcViewerTests: XCTestCase {
         let peer = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--seconds", "4", "--save-last", saved])
         Thread.sleep(forTimeInterval: 3)
         let during = try call.viewers()
+        let text = try HTTP.request("GET", port: call.port, path: "/stats?format=text").text
         let report = try peer.finish(timeout: 60)
         let viewer = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first, "\(report)")
         print("e2e: aiortc test-pattern viewer \(viewer)")
@@ -84,6 +85,16 @@ final class AiortcViewerTests: XCTestCase {
         XCTAssertEqual(stats["lobby"] as? String, "open")
         XCTAssertGreaterThan(stats["framesSent"] as? Int ?? 0, 30)
         XCTAssertGreaterThan(stats["bytesSent"] as? Int ?? 0, 10_000)
+        // The viewer's current rate for people: bytes over time, so it agrees with bytesSent and its age.
+        let kbps = try XCTUnwrap(stats["kbps"] as? Double, "each viewer's current bitrate")
+        let average = Double(stats["bytesSent"] as? Int ?? 0) * 8 / 1000 / max(0.001, stats["ageS"] as? Double ?? 0)
+        // (An earlier /stats read starts a window, so the rate is recent, not the life average: within half.)
+        XCTAssertEqual(kbps, average, accuracy: max(1, average * 0.5), "the current rate against the life average")
+        let id = String((stats["id"] as? String ?? "?").prefix(8))
+        let line = text.split(separator: "\n").first { $0.hasPrefix("  viewer \(id) from 127.0.0.1:") }
+        XCTAssertNotNil(line, "the text summary names the viewer with its address:\n\(text)")
+        XCTAssertTrue(line?.contains(": connected, ") ?? false, "\(line ?? "-")")
+        XCTAssertTrue(line?.contains(" kbps") ?? false, "\(line ?? "-")")
         XCTAssertGreaterThanOrEqual(stats["senderReports"] as? Int ?? 0, 1)
         XCTAssertGreaterThanOrEqual(stats["receiverReports"] as? Int ?? 0, 1)
         XCTAssertNotNil(stats["rttMs"] as? Double, "RTT from a Receiver Report answering our SR")
