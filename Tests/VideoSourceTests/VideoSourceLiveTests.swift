@@ -251,7 +251,9 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
         XCTAssertTrue(source.stats.screenConnected)
         XCTAssertEqual(source.stats.senders, 1, "one sender connected now")
         XCTAssertEqual(source.stats.sendersTotal, 1)
-        XCTAssertEqual(source.stats.dropped(.unchanged), 6, "keepalives repeat the picture")
+        // The encoder thread takes the last keepalive after it is counted received (a loaded machine: later).
+        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.dropped(.unchanged) == 6 },
+                      "keepalives repeat the picture: \(source.stats.dropped(.unchanged)) unchanged")
         sender.close()
         source.stop()
         XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath.string), "socket file removed")
