@@ -274,6 +274,10 @@ public enum ViewerPage {
           document.getElementById("fullscreen").addEventListener("click", toggleFullscreen);
           video.addEventListener("dblclick", toggleFullscreen);
           document.addEventListener("keydown", (event) => {
+            // Typing (a key into the e2ee field) is not a shortcut.
+            const target = event.target;
+            if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+            if (event.ctrlKey || event.metaKey || event.altKey) return;
             if (event.key === "f") toggleFullscreen();
             else if (event.key === "p" && document.pictureInPictureEnabled) togglePictureInPicture();
           });

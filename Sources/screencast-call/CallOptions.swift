@@ -83,8 +83,8 @@ struct CallOptions {
                                    made at start (its SHA-256 fingerprint is logged and printed)
           --share                  share with other machines in one step: --https, --http 0.0.0.0:8443 (unless
                                    --http is given), a fresh random token (unless --token is given); prints a
-                                   viewer link per address of this machine (and a QR code when qrencode is
-                                   installed), then a line per viewer joining and leaving
+                                   viewer link per address it listens on (IPv4 ones with 0.0.0.0; a QR code
+                                   when qrencode is installed), then a line per viewer joining and leaving
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
                                    every address libnice finds, which skips loopback)
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
