@@ -16,7 +16,8 @@ public enum VideoAnswerBuilder {
     /// Builds the answer and reports what was negotiated.
     /// - Throws: ``WebRTCError/offerHasNoVP8Video`` (no usable video), ``WebRTCError/offerWithoutRTCPMux(mid:)``,
     ///   ``WebRTCError/unsupportedProfile(_:)``, ``WebRTCError/offerWithoutICECredentials``,
-    ///   ``WebRTCError/offerWithoutFingerprint``, ``WebRTCError/unsupportedSetup(_:)`` — all peer errors (4xx) —
+    ///   ``WebRTCError/offerWithoutFingerprint``, ``WebRTCError/unsupportedFingerprintHash(_:)``,
+    ///   ``WebRTCError/unsupportedSetup(_:)`` — all peer errors (4xx) —
     ///   or ``WebRTCError/invalidConfiguration(_:)`` for bad local parameters.
     public static func answer(
         _ offer: SessionDescription, local: LocalMediaParameters

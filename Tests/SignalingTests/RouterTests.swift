@@ -58,6 +58,7 @@ final class RouterTests: XCTestCase {
     func testErrorStatusMapping() {
         XCTAssertEqual(SignalingError.sdp(.offerHasNoVP8Video).httpStatus, 422)
         XCTAssertEqual(SignalingError.sdp(.offerWithoutFingerprint).httpStatus, 422)
+        XCTAssertEqual(SignalingError.sdp(.unsupportedFingerprintHash(["sha-3-256"])).httpStatus, 422)  // was a 500 (issue 13)
         XCTAssertEqual(SignalingError.sdp(.sdpNotText).httpStatus, 400)
         XCTAssertEqual(SignalingError.sdp(.sdpBadLine(line: 1, text: "x", reason: "y")).httpStatus, 400)
         XCTAssertEqual(SignalingError.sdp(.sdpTooLarge(bytes: 2, limit: 1)).httpStatus, 413)
