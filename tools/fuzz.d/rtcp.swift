@@ -7,7 +7,7 @@
 //   bits 3–4: the sender's SSRC is 0x3a5e91c7 (the seeds' media SSRC), 0x7b1f002d, 0 or 0xffffffff.
 // Before each record the sender packetizes one frame (history to NACK).
 // Properties: parsing ends in packets or a typed RTPError; parsed packets serialise without error and
-// parse back to the same packets; handling never traps, retransmits only packets it sent (the originals, or
+// parse back to the same packets (a REMB bitrate rounded to what its 18-bit mantissa holds); handling never traps, retransmits only packets it sent (the originals, or
 // RTX packets that unwrap to them), at most two copies per NACKed sequence number, asks for a keyframe only
 // for a PLI or FIR naming our SSRC, reports the REMB it read; the history stays within its limits.
 import RTP
@@ -66,11 +66,20 @@ private func roundTrip(_ compound: [UInt8]) -> [RTCPPacket]? {
     }
     do {
         let reparsed = try RTCPPacket.parseCompound(again)
-        check(reparsed == packets, "RTCP changed on re-serialisation: \(packets) → \(reparsed)")
+        check(reparsed == packets.map(representable), "RTCP changed on re-serialisation: \(packets) → \(reparsed)")
     } catch {
         violated("our serialisation \(again) of \(packets) does not parse: \(error)")
     }
     return packets
+}
+
+/// The packet as its serialisation can carry it: a REMB bitrate rounded down to 18 bits of mantissa (a parsed
+/// one beyond 64 bits reads as UInt64.max, documented on RTCPRemb.bitrate).
+private func representable(_ packet: RTCPPacket) -> RTCPPacket {
+    guard case .estimatedBitrate(var remb) = packet else { return packet }
+    let (exponent, mantissa) = RTCPRemb.encode(bitrate: remb.bitrate)
+    remb.bitrate = UInt64(mantissa) << exponent
+    return .estimatedBitrate(remb)
 }
 
 private func checkOutcome(

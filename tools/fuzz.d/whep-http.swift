@@ -13,7 +13,7 @@
 // request: malformed, unanswerable or oversized offers are 4xx); every 4xx says why in its body; every
 // response carries CORS and no CR, LF or NUL in a header; a 201 has its Location and an answer that parses;
 // 405 has Allow, 401 WWW-Authenticate; with a token, nothing reaches the provider unauthorised; every log
-// line (debug level) is one line.
+// line (debug level) is one line without control bytes.
 import RTP
 import ScreencastSupport
 @testable import Signaling
@@ -187,7 +187,7 @@ func fuzzOne(_ bytes: [UInt8]) {
     guard let wire = WireRequest(input.rest()) else { return }
     let sessions = Sessions(mode: (flags >> 1) & 3, sessionExists: flags & 16 != 0)
     let output = LogOutput { line in
-        check(!line.utf8.contains(0x0A) && !line.utf8.contains(0x0D), "a log line holds a line break: \(Array(line.utf8))")
+        check(!line.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "a log line holds a control byte: \(Array(line.utf8))")
     }
     var configuration = SignalingConfiguration(token: flags & 1 != 0 ? BearerToken(token) : nil)
     configuration.sourceFramesPerSecond = 30
