@@ -26,14 +26,17 @@ private let knownSession = "fuzz-session-1"
 /// The session side. @unchecked Sendable: libFuzzer runs one input at a time on one thread and each input
 /// makes its own provider; nothing is shared across threads.
 private final class Sessions: WHEPSessionProvider, @unchecked Sendable {
-    let mode: UInt8
-    let sessionExists: Bool
+    var mode: UInt8 = 0
+    var sessionExists = false
     var calls = 0
     var failed = false
 
-    init(mode: UInt8, sessionExists: Bool) {
+    /// Ready for the next input.
+    func reset(mode: UInt8, sessionExists: Bool) {
         self.mode = mode
         self.sessionExists = sessionExists
+        calls = 0
+        failed = false
     }
 
     func createSession(offer: String) throws(SignalingError) -> WHEPSession {
@@ -181,22 +184,29 @@ extension Character {
     }
 }
 
+/// One provider for every input (reset each time), and one router per configuration (token, text stats):
+/// building the routes renders the viewer page, which would otherwise dominate every run.
+private let sessions = Sessions()
+private let routers: [HTTPRouter] = (0..<4).map { variant in
+    var configuration = SignalingConfiguration(token: variant & 1 != 0 ? BearerToken(token) : nil)
+    configuration.sourceFramesPerSecond = 30
+    let stats: @Sendable () -> JSONValue = { .object([("viewers", 1), ("version", "fuzz")]) }
+    var statsText: (@Sendable () -> String)?
+    if variant & 2 == 0 { statsText = { "fuzz stats\n" } }
+    let output = LogOutput { line in
+        check(!line.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "a log line holds a control byte: \(Array(line.utf8))")
+    }
+    let logger = Logger(component: "fuzz", threshold: .debug, output: output)
+    return HTTPRouter(routes: SignalingServer.routes(
+        configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, logger: logger))
+}
+
 func fuzzOne(_ bytes: [UInt8]) {
     var input = FuzzInput(bytes)
     let flags = input.byte()
     guard let wire = WireRequest(input.rest()) else { return }
-    let sessions = Sessions(mode: (flags >> 1) & 3, sessionExists: flags & 16 != 0)
-    let output = LogOutput { line in
-        check(!line.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "a log line holds a control byte: \(Array(line.utf8))")
-    }
-    var configuration = SignalingConfiguration(token: flags & 1 != 0 ? BearerToken(token) : nil)
-    configuration.sourceFramesPerSecond = 30
-    let stats: @Sendable () -> JSONValue = { .object([("viewers", 1), ("version", "fuzz")]) }
-    var statsText: (@Sendable () -> String)?
-    if flags & 8 == 0 { statsText = { "fuzz stats\n" } }
-    let logger = Logger(component: "fuzz", threshold: .debug, output: output)
-    let router = HTTPRouter(routes: SignalingServer.routes(
-        configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, logger: logger))
+    sessions.reset(mode: (flags >> 1) & 3, sessionExists: flags & 16 != 0)
+    let router = routers[Int(flags & 1) | (flags & 8 != 0 ? 2 : 0)]
 
     // ServerCore.access: the header stage, then the body (413 when it outgrows the route's limit).
     let response: HTTPResponse
@@ -208,7 +218,7 @@ func fuzzOne(_ bytes: [UInt8]) {
 
     let request = wire.request
     let status = response.status
-    let context = "\(request.method) \(request.path) → \(status) \(response.bodyText.prefix(200))"
+    var context: String { "\(request.method) \(request.path) → \(status) \(response.bodyText.prefix(200))" }
     check((200...599).contains(status), "status \(status): \(context)")
     if status >= 500 { check(sessions.failed, "a 5xx for a request the provider did not fail: \(context)") }
     if status >= 400 { check(!response.body.isEmpty, "a \(status) without a reason: \(context)") }
