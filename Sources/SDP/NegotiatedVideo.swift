@@ -29,6 +29,10 @@ public struct RemoteTransport: Sendable, Equatable {
         guard let fingerprints = all.lazy.map(\.fingerprints).first(where: { !$0.isEmpty }) else {
             throw .offerWithoutFingerprint
         }
+        // Refused here, as the peer's fault (422), not later by the DTLS configuration as ours.
+        guard !Fingerprint.strongest(of: fingerprints).isEmpty else {
+            throw .unsupportedFingerprintHash(fingerprints.map(\.algorithm))
+        }
         iceUfrag = ufrag
         icePwd = pwd
         iceLite = offer.attributes.contains(.iceLite)

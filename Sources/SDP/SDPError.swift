@@ -31,6 +31,9 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
     case offerWithoutICECredentials
     /// No `a=fingerprint` for the chosen m-line (media or session level).
     case offerWithoutFingerprint
+    /// Every `a=fingerprint` for the chosen m-line names a hash function we do not check (RFC 8122 §5; we
+    /// check sha-1 … sha-512): the hash function names as offered.
+    case unsupportedFingerprintHash([String])
     /// `a=setup` with a role we cannot answer (`holdconn`, or an offer's `passive` when building an
     /// answer's counterpart fails).
     case unsupportedSetup(String)
@@ -70,6 +73,8 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedProfile(let profile): "unsupported media profile \(profile)"
         case .offerWithoutICECredentials: "the offer lacks a=ice-ufrag/a=ice-pwd"
         case .offerWithoutFingerprint: "the offer lacks a=fingerprint"
+        case .unsupportedFingerprintHash(let names):
+            "the offer's a=fingerprint uses no hash function we check (sha-1 … sha-512): \(names.joined(separator: ", "))"
         case .unsupportedSetup(let role): "unsupported a=setup:\(role)"
         case .invalidConfiguration(let reason): "invalid local configuration: \(reason)"
         }

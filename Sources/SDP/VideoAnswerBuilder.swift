@@ -20,7 +20,8 @@ public enum VideoAnswerBuilder {
     /// Builds the answer and reports what was negotiated.
     /// - Throws: ``SDPError/offerHasNoVP8Video`` (no usable video), ``SDPError/offerWithoutRTCPMux(mid:)``,
     ///   ``SDPError/unsupportedProfile(_:)``, ``SDPError/offerWithoutICECredentials``,
-    ///   ``SDPError/offerWithoutFingerprint``, ``SDPError/unsupportedSetup(_:)`` — all peer errors (4xx) —
+    ///   ``SDPError/offerWithoutFingerprint``, ``SDPError/unsupportedFingerprintHash(_:)``,
+    ///   ``SDPError/unsupportedSetup(_:)`` — all peer errors (4xx) —
     ///   or ``SDPError/invalidConfiguration(_:)`` for bad local parameters.
     public static func answer(
         _ offer: SessionDescription, local: LocalMediaParameters

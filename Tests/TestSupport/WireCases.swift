@@ -17,6 +17,14 @@ public enum TestPaths {
     /// `Protocol/golden`: the golden streams of the wire spec.
     public static var golden: URL { packageRoot.appendingPathComponent("Protocol/golden") }
 
+    /// The inputs `tools/fuzz` found for `target` (`Tests/Fixtures/fuzz/TARGET/`), sorted by name; each is
+    /// replayed by the fuzz target and checked by a regression test of its module.
+    public static func fuzzRegressions(_ target: String) throws -> [URL] {
+        let folder = packageRoot.appendingPathComponent("Tests/Fixtures/fuzz/\(target)")
+        return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
     /// The folder holding the built products (the test bundle sits beside the executables).
     public static var productsDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

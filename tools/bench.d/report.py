@@ -4,6 +4,8 @@ import os
 import shlex
 
 NOTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
+# The Fuzzing section (tools/fuzz's figures, hand-recorded), kept when this file is re-rendered.
+FUZZING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz.d", "results.md")
 
 
 def median(values):
@@ -350,6 +352,9 @@ def markdown(results):
         out.append(_cmd(scale["command"], [(os.getcwd() + "/", "")]))
     out += ["```", ""]
     out += network_markdown(results.get("network"))
+    if os.path.exists(FUZZING):
+        with open(FUZZING) as f:
+            out.append(f.read().rstrip() + "\n")
     if os.path.exists(NOTES):
         with open(NOTES) as f:
             out.append(f.read().rstrip() + "\n")
