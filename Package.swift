@@ -24,6 +24,7 @@ let package = Package(
             name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
             providers: [.apt(["libnice-dev"])]
         ),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
@@ -53,6 +54,11 @@ let package = Package(
         .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
         .target(
             name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport"]
+        ),
+        // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
+        .target(
+            name: "Publishing",
+            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
         ),
 
         // MARK: Executables (thin: parse options, validate, run)
@@ -118,6 +124,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SharingTests", dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "PublishingTests",
+            dependencies: ["Publishing", "PeerConnection", "Signaling", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -34,6 +34,8 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `a=setup` with a role we cannot answer (`holdconn`, or an offer's `passive` when building an
     /// answer's counterpart fails).
     case unsupportedSetup(String)
+    /// A remote answer to our offer that we cannot use (why, in words; ``VideoAnswerReader``).
+    case answerRefused(String)
 
     // MARK: Ours
 
@@ -71,6 +73,7 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .offerWithoutICECredentials: "the offer lacks a=ice-ufrag/a=ice-pwd"
         case .offerWithoutFingerprint: "the offer lacks a=fingerprint"
         case .unsupportedSetup(let role): "unsupported a=setup:\(role)"
+        case .answerRefused(let reason): "unusable answer: \(reason)"
         case .invalidConfiguration(let reason): "invalid local configuration: \(reason)"
         }
     }
