@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "PeerConnection", "Signaling", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"]
+            dependencies: ["Publishing", "PeerConnection", "Signaling", "Media", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -5,8 +5,17 @@ public struct HTTPClientResponse: Sendable {
     public var head: HTTPResponseHead
     public var body: [UInt8]
 
-    /// The body as text (lossy UTF-8), cut to `limit` characters: for error messages.
-    public func bodyText(limit: Int = 512) -> String { String(decoding: body.prefix(limit), as: UTF8.self) }
+    public init(url: String, status: Int, head: HTTPResponseHead, body: [UInt8]) {
+        self.url = url
+        self.status = status
+        self.head = head
+        self.body = body
+    }
+
+    /// The body as text (lossy UTF-8), cut to `limit` bytes, surrounding white space trimmed: for error messages.
+    public func bodyText(limit: Int = 512) -> String {
+        String(decoding: body.prefix(limit), as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+    }
 }
 
 /// Blocking HTTP requests over libcurl (``CurlEasy``, one handle per request), following 307/308

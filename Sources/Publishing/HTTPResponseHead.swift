@@ -101,11 +101,12 @@ public struct HTTPResponseHead: Sendable, Equatable {
 }
 
 extension StringProtocol {
-    /// Drops leading and trailing characters of `set`.
+    /// Drops leading and trailing Unicode scalars of `set` (scalars, so "\r\n" is two of them).
     func trimmingCharacters(in set: String) -> String {
-        var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice.removeFirst() }
-        while let last = slice.last, set.contains(last) { slice.removeLast() }
-        return String(slice)
+        let drop = Set(set.unicodeScalars)
+        var scalars = Substring(self).unicodeScalars[...]
+        while let first = scalars.first, drop.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, drop.contains(last) { scalars.removeLast() }
+        return String(String.UnicodeScalarView(scalars))
     }
 }

@@ -30,7 +30,8 @@ public struct WHIPSession: Sendable, Equatable {
         }
         let links: [WebLink]
         do { links = try WebLink.parse(response.head.values("Link")) } catch {
-            throw .whipProtocol(url: response.url, reason: HTTPClient.reason(error))
+            guard case .whipProtocol(_, let reason) = error else { throw error }
+            throw .whipProtocol(url: response.url, reason: reason)
         }
         self.url = url
         self.answer = answer

@@ -122,3 +122,41 @@ final class HTTPParsingTests: XCTestCase {
         XCTAssertEqual(schedule.reconnects, 10)
     }
 }
+
+/// What a WHIP server's answer to the POST must hold (RFC 9725 §4.2), each breach named.
+final class WHIPSessionTests: XCTestCase {
+    func response(_ head: String, body: String = "v=0\r\n") throws -> HTTPClientResponse {
+        let parsed = try HTTPResponseHead.parse(Array((head + "\r\n\r\n").utf8))
+        return HTTPClientResponse(url: "http://h/whip/ep", status: parsed.status, head: parsed, body: Array(body.utf8))
+    }
+
+    func testACreatedSessionResolvesItsLocationAndKeepsETagAndLinks() throws {
+        let session = try WHIPSession(created: response(
+            "HTTP/1.1 201 Created\r\nContent-Type: application/sdp; charset=utf-8\r\nLocation: r/1\r\nETag: \"e1\"\r\n"
+                + "Link: <stun:h:3478>; rel=\"ice-server\""))
+        XCTAssertEqual(session.url, "http://h/whip/r/1")
+        XCTAssertEqual(session.etag, "\"e1\"")
+        XCTAssertEqual(session.answer, "v=0\r\n")
+        XCTAssertEqual(session.iceServers.stun.map(\.host), ["h"])
+    }
+
+    func testBreachesAreNamed() throws {
+        let cases: [(PublishingError, String, String)] = [
+            (.httpStatus(method: "POST", url: "http://h/whip/ep", status: 200, body: "v=0"), "HTTP/1.1 200 OK\r\nContent-Type: application/sdp\r\nLocation: r", "v=0\r\n"),
+            (.whipProtocol(url: "http://h/whip/ep", reason: "201 without a Location header"), "HTTP/1.1 201 Created\r\nContent-Type: application/sdp", "v=0\r\n"),
+            (.whipProtocol(url: "http://h/whip/ep", reason: "the answer's Content-Type is text/plain, not application/sdp"),
+             "HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nLocation: r", "v=0\r\n"),
+            (.whipProtocol(url: "http://h/whip/ep", reason: "the answer's Content-Type is absent, not application/sdp"),
+             "HTTP/1.1 201 Created\r\nLocation: r", "v=0\r\n"),
+            (.whipProtocol(url: "http://h/whip/ep", reason: "the answer is empty or not UTF-8"),
+             "HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: r", ""),
+            (.whipProtocol(url: "http://h/whip/ep", reason: "Link header: a link must start with <URI>"),
+             "HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: r\r\nLink: stun:h", "v=0\r\n"),
+        ]
+        for (expected, head, body) in cases {
+            XCTAssertThrowsError(try WHIPSession(created: response(head, body: body))) { error in
+                XCTAssertEqual(error as? PublishingError, expected)
+            }
+        }
+    }
+}
