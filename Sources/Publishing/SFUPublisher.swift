@@ -62,6 +62,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         var lastReason: String?
         var ceiling: UInt64?
         var attempt = 0
+        /// ICE servers the last WHIP session offered (RFC 9725 §4.6), used from the next attempt on.
+        var offeredICEServers: WHIPICEServers?
     }
 
     private let transport: any SFUTransport
@@ -157,10 +159,19 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     /// One session: offer, answer, connect, wait for its end, close it.
     private func publishOnce(attempt: Int) throws(PublishingError) {
         state.withLock { $0.leg = .connecting }
+        var configuration = self.configuration
+        if let offered = state.withLock({ $0.offeredICEServers }) {
+            if configuration.ice.stunServer == nil { configuration.ice.stunServer = offered.stun.first }
+            configuration.ice.turnServers += offered.turn.filter { !configuration.ice.turnServers.contains($0) }
+        }
         let offerer: PeerConnection.Offerer
         do { offerer = try PeerConnection.Offerer(configuration: configuration, logger: logger) } catch { throw .peer(error) }
         let logger = self.logger
         let opened = try transport.open(offer: offerer.offer) { line in logger.info("sfu", ["server": line]) }
+        if let session = opened.session as? WHIPSession {
+            for skipped in session.iceServers.skipped { logger.warning("sfu ice server link skipped", ["link": skipped]) }
+            state.withLock { $0.offeredICEServers = session.iceServers }
+        }
         defer {
             do { try transport.close(opened.session) } catch {
                 logger.warning("sfu session close failed", ["reason": error])
