@@ -5,6 +5,7 @@ import ScreencastSupport
 import Signaling
 import VideoSource
 import ICE
+import Publishing
 
 /// The parsed command line of `screencast-call`.
 struct CallOptions {
@@ -27,6 +28,8 @@ struct CallOptions {
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
+    /// `--whip` / `--janus`: the SFU leg (nil: none).
+    var sfu: (any SFUTransport)?
 
     static let usage = """
         Usage: screencast-call [options]
@@ -84,6 +87,7 @@ struct CallOptions {
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
                                    the highest is --bitrate, or the default for the picture size
+        \(SFUOptions.usage)
 
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
         Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
@@ -93,12 +97,12 @@ struct CallOptions {
     init(_ words: [String]) throws(UsageError) {
         let arguments = try CommandLineArguments(
             words,
-            options: [
+            options: Set([
                 "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
-            ],
-            flags: ["exit-when-source-ends", "https", "share"])
+            ]).union(SFUOptions.valueOptions),
+            flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -223,6 +227,7 @@ struct CallOptions {
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }
+        sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
     }
 
     /// Dotted IPv4 or an IPv6 literal.

@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import ScreencastSupport
 import Sharing
 import Synchronization
@@ -22,7 +23,7 @@ enum CallStats {
         var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
     }
 
-    static func json(source: VideoSource, viewers: ViewerHub, about: About) -> JSONValue {
+    static func json(source: VideoSource, viewers: ViewerHub, about: About, sfu: SFUPublisher? = nil) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
             ("uptimeSeconds", .double((about.uptimeSeconds * 10).rounded() / 10)),
@@ -31,6 +32,7 @@ enum CallStats {
         ]
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
         fields.append(("viewers", viewers.json))
+        if let sfu { fields.append(("sfu", SFUOptions.json(sfu))) }
         return .object(fields)
     }
 
@@ -72,6 +74,11 @@ enum CallStats {
         let connecting = Int(number(viewers["count"]) ?? 0) - connected
         lines.append("viewers: \(connected) connected" + (connecting > 0 ? ", \(connecting) connecting" : "")
             + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently")
+        let sfu = object(fields["sfu"])
+        if let state = string(sfu["state"]) {
+            lines.append("sfu: \(state) at \(string(sfu["server"]) ?? "?"), \(Int(number(sfu["reconnects"]) ?? 0)) reconnects"
+                + (string(sfu["lastReason"]).map { "; last: \($0)" } ?? ""))
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

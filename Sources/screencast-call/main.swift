@@ -1,4 +1,7 @@
 import Dispatch
+import DTLS
+import PeerConnection
+import Publishing
 import Foundation
 import Media
 import ScreencastSupport
@@ -72,11 +75,22 @@ struct CallRun {
                 configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond),
             encoder: source, logger: logger.named("viewers"))
         source.addSink(viewers)
+        let sfu = try options.sfu.map { transport in
+            var ice = options.ice
+            ice.role = .controlling
+            return SFUPublisher(
+                transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
+                logger: logger.named("sfu"),
+                hooks: .init(requestKeyframe: { source.requestKeyframe() }))
+        }
+        if let sfu { source.addSink(sfu) }
         try source.start()
+        sfu?.start()
         let server: SignalingServer?
         do {
-            server = try startServer(viewers: viewers, source: source)
+            server = try startServer(viewers: viewers, source: source, sfu: sfu)
         } catch {
+            sfu?.stop()
             source.stop()
             throw error
         }
@@ -89,6 +103,7 @@ struct CallRun {
         logger.info("stopping", ["reason": reason.withLock { $0 } ?? "-"])
         server?.stop()
         viewers.closeAll(reason: "the call is stopping")
+        sfu?.stop()
         source.stop()
         reporter.report(final: true)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
@@ -101,15 +116,15 @@ struct CallRun {
 
     /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal, on the default
     /// address as on one given with `--http`: a user who starts a call expects its page.
-    private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
+    private func startServer(viewers: ViewerHub, source: VideoSource, sfu: SFUPublisher?) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
-        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about) }
-        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about)) }
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about, sfu: sfu) }
+        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about, sfu: sfu)) }
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
