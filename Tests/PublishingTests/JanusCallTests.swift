@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import TestSupport
 import XCTest
 
@@ -40,8 +41,8 @@ final class JanusCallTests: XCTestCase {
         defer { janus.stop() }
         try janus.start()
         let call = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
-            "--source", "testpattern", "--pattern-size", "320x240", "--http", "off", "--stats-interval", "0",
-            "--socket", janus.folder.appendingPathComponent("agent.sock").path, "--ice-address", "127.0.0.2",
+            "--source", "testpattern", "--pattern-size", "320x240", "--http", "127.0.0.1:18080", "--stats-interval", "0",
+            "--socket", janus.folder.appendingPathComponent("agent.sock").path, "--ice-address", "127.0.0.2", "--ice-address", "127.0.0.1",
             "--janus", JanusHarness.apiURL, "--janus-room", String(room), "--janus-create-room", "--janus-display", "e2e",
         ])
         defer { _ = ProcessRunner.terminate(call) }
@@ -57,6 +58,15 @@ final class JanusCallTests: XCTestCase {
         XCTAssertEqual(first.height, 240)
         print("janus: subscriber decoded \(first.frames) frames, first after \(first.firstFrameMs ?? -1) ms")
 
+        let beforeKill = try stats()
+        XCTAssertEqual(beforeKill["state"] as? String, "published")
+        XCTAssertGreaterThanOrEqual(beforeKill["plisReceived"] as? Int ?? 0, 1, "Janus asked for a keyframe for the subscriber")
+
+        // A local WHEP viewer watches straight from the call while Janus dies and comes back.
+        let output = Pipe()
+        let viewer = try ProcessRunner.start(Self.python, [Self.whepViewer.path, "--url", "http://127.0.0.1:18080/whep", "--seconds", "22"], stdout: output)
+        defer { _ = ProcessRunner.terminate(viewer) }
+        usleep(1_000_000)
         janus.kill()
         usleep(1_000_000)
         try janus.start()
@@ -71,5 +81,25 @@ final class JanusCallTests: XCTestCase {
         XCTAssertNil(again.error)
         XCTAssertGreaterThan(again.frames, 30)
         XCTAssertEqual(again.width, 320)
+        let after = try stats()
+        XCTAssertGreaterThanOrEqual(after["reconnects"] as? Int ?? 0, 1)
+        XCTAssertNotNil(after["lastReason"] as? String)
+
+        XCTAssertFalse(ProcessRunner.wait(for: viewer, timeout: 30), "the WHEP viewer ends by itself")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let local = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data((text.split(separator: "\n").last ?? "").utf8)) as? [String: Any])?["viewers"] as? [[String: Any]])
+        print("janus: the local WHEP viewer meanwhile: \(local.first?["frames"] ?? "-") frames, largest gap \(local.first?["maxGapMs"] ?? "-") ms")
+        XCTAssertGreaterThan(local.first?["frames"] as? Int ?? 0, 500, "≈ 30 fps for 20 s")
+        XCTAssertEqual(local.first?["gapsOver500"] as? Int, 0, "no gap over 500 ms while the SFU leg failed and came back")
+    }
+
+    static let whepViewer = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/whep_viewer.py")
+
+    /// The call's `/stats` "sfu" object.
+    func stats() throws -> [String: Any] {
+        let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")
+        let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try XCTUnwrap(json?["sfu"] as? [String: Any], "no sfu in /stats")
     }
 }
