@@ -71,4 +71,23 @@ public enum JanusMessage {
         }
         return nil
     }
+
+    /// Why a long-poll result says our publishing ended (`hangup` or `detached` for `handle`, a Janus
+    /// error such as 458 when the session timed out), or nil when it does not.
+    public static func endOfSession(inEvents bytes: [UInt8], handle: UInt64) throws(PublishingError) -> String? {
+        let parsed: Any
+        do { parsed = try JSONSerialization.jsonObject(with: Data(bytes)) } catch {
+            throw .janusProtocol("the events are not JSON: \(String(decoding: bytes.prefix(120), as: UTF8.self))")
+        }
+        let events = (parsed as? [[String: Any]]) ?? (parsed as? [String: Any]).map { [$0] } ?? []
+        for event in events {
+            guard let kind = event["janus"] as? String else { continue }
+            do { try check(event, kind: kind) } catch .videoRoom { continue } catch { return "\(error)" }
+            let sender = (event["sender"] as? NSNumber)?.uint64Value
+            if (kind == "hangup" || kind == "detached"), sender == handle {
+                return "Janus \(kind): \(event["reason"] as? String ?? "no reason given")"
+            }
+        }
+        return nil
+    }
 }

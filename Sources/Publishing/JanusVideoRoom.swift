@@ -56,7 +56,9 @@ public struct JanusVideoRoom: SFUTransport {
 
     // MARK: SFUTransport
 
-    public func open(offer: String, log: @Sendable (String) -> Void) throws(PublishingError) -> (answer: String, session: any Sendable) {
+    public func open(
+        offer: String, log: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable (String) -> Void
+    ) throws(PublishingError) -> (answer: String, session: any Sendable) {
         let sessionID = try JanusMessage.id(post(options.url, "create"))
         do {
             let handle = try JanusMessage.id(post("\(options.url)/\(sessionID)", "attach", ["plugin": "janus.plugin.videoroom"]))
@@ -67,7 +69,8 @@ public struct JanusVideoRoom: SFUTransport {
             _ = try message(session, join, jsep: ["type": "offer", "sdp": offer])
             let answer = try waitForAnswer(session)
             log("Janus session \(sessionID), handle \(handle), room \(options.room)")
-            startKeepalive(session)
+            startKeepalive(session, lost: lost)
+            startWatching(session, lost: lost)
             return (answer, session)
         } catch {
             _ = try? post("\(options.url)/\(sessionID)", "destroy")
@@ -118,13 +121,39 @@ public struct JanusVideoRoom: SFUTransport {
 
     /// A `keepalive` every period until the session is closed; failures are the session's end (the peer's
     /// ICE consent then fails too, and the publisher reconnects).
-    private func startKeepalive(_ session: Session) {
+    private func startKeepalive(_ session: Session, lost: @escaping @Sendable (String) -> Void) {
         let url = "\(options.url)/\(session.id)"
         let period = options.keepaliveMillis
         let transport = self
         Thread.detachNewThread {
             while session.wake.wait(timeout: .now() + .milliseconds(period)) == .timedOut, !session.stopped.withLock({ $0 }) {
-                _ = try? transport.post(url, "keepalive")
+                do { _ = try transport.post(url, "keepalive") } catch {
+                    if !session.stopped.withLock({ $0 }) { lost("Janus keepalive failed: \(error)") }
+                    return
+                }
+            }
+        }
+    }
+
+    /// Long-polls the session's events while it is open: a refused poll (Janus killed), a Janus error (458:
+    /// the session timed out) or a `hangup`/`detached` for our handle ends the leg at once.
+    private func startWatching(_ session: Session, lost: @escaping @Sendable (String) -> Void) {
+        let url = "\(options.url)/\(session.id)"
+        let http = self.http
+        Thread.detachNewThread {
+            while !session.stopped.withLock({ $0 }) {
+                let reason: String?
+                do {
+                    let response = try http.request("GET", "\(url)?maxev=5&rid=\(UInt64(Date().timeIntervalSince1970 * 1000))", timeoutMillis: 40_000)
+                    reason = response.status == 200 ? try JanusMessage.endOfSession(inEvents: response.body, handle: session.handle)
+                        : "Janus long poll: HTTP \(response.status)"
+                } catch {
+                    reason = "Janus unreachable or session gone: \(error)"
+                }
+                if let reason {
+                    if !session.stopped.withLock({ $0 }) { lost(reason) }
+                    return
+                }
             }
         }
     }

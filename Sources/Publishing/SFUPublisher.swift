@@ -167,7 +167,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         let offerer: PeerConnection.Offerer
         do { offerer = try PeerConnection.Offerer(configuration: configuration, logger: logger) } catch { throw .peer(error) }
         let logger = self.logger
-        let opened = try transport.open(offer: offerer.offer) { line in logger.info("sfu", ["server": line]) }
+        let opened = try transport.open(
+            offer: offerer.offer, log: { line in logger.info("sfu", ["server": line]) },
+            lost: { [weak self] reason in self?.lost(reason) })
         if let session = opened.session as? WHIPSession {
             for skipped in session.iceServers.skipped { logger.warning("sfu ice server link skipped", ["link": skipped]) }
             state.withLock { $0.offeredICEServers = session.iceServers }
@@ -198,6 +200,18 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         if let reason { logger.warning("sfu leg dropped", ["server": transport.server, "reason": reason]) }
     }
 
+    /// The server ended the session (Janus killed, its session timed out, a hangup): drop the leg now
+    /// rather than wait for ICE consent to fail.
+    private func lost(_ reason: String) {
+        let current = state.withLock { s -> Bool in
+            guard !s.stopping, s.peer != nil else { return false }
+            s.lastReason = reason
+            s.leg = .reconnecting
+            return true
+        }
+        if current { wake.signal() }
+    }
+
     /// The peer's events, on its queue.
     private func handle(_ event: PeerConnection.Event) {
         switch event {
@@ -213,11 +227,14 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             state.withLock { $0.ceiling = bitrate }
             hooks.bitrateCeiling(bitrate)
         case .closed(let reason, _):
-            state.withLock { s in
+            // Only the current leg's end counts: a leg already dropped (lost, stop) closes with our own reason.
+            let current = state.withLock { s -> Bool in
+                guard s.peer != nil else { return false }
                 s.lastReason = reason
                 if !s.stopping { s.leg = .reconnecting }
+                return true
             }
-            wake.signal()
+            if current { wake.signal() }
         }
     }
 }

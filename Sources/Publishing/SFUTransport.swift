@@ -3,20 +3,27 @@
 public protocol SFUTransport: Sendable {
     /// Where we publish (for logs and `/stats`): the endpoint URL, with the room for Janus.
     var server: String { get }
-    /// Opens a session with `offer`; returns the SDP answer and a handle for ``close(_:)``.
-    func open(offer: String, log: @Sendable (String) -> Void) throws(PublishingError) -> (answer: String, session: any Sendable)
+    /// Opens a session with `offer`; returns the SDP answer and a handle for ``close(_:)``. `lost` is
+    /// called (at most once, from any thread) when the server side of the session is seen to end before
+    /// the media does: Janus killed (its long poll refused), the session timed out (458), a hangup.
+    func open(
+        offer: String, log: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable (String) -> Void
+    ) throws(PublishingError) -> (answer: String, session: any Sendable)
     /// Ends a session opened by ``open(offer:log:)`` (best effort: errors are the caller's to log).
     func close(_ session: any Sendable) throws(PublishingError)
 }
 
-/// WHIP as an ``SFUTransport``: POST the offer, DELETE the session.
+/// WHIP as an ``SFUTransport``: POST the offer, DELETE the session. WHIP has no event channel: a
+/// server that goes away is noticed by ICE consent and DTLS.
 public struct WHIPTransport: SFUTransport {
     public let client: WHIPClient
     public var server: String { client.endpoint }
 
     public init(client: WHIPClient) { self.client = client }
 
-    public func open(offer: String, log: @Sendable (String) -> Void) throws(PublishingError) -> (answer: String, session: any Sendable) {
+    public func open(
+        offer: String, log: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable (String) -> Void
+    ) throws(PublishingError) -> (answer: String, session: any Sendable) {
         let session = try client.publish(offer: offer)
         log("WHIP session \(session.url) (ICE servers from Link: \(session.iceServers.stun.count) STUN, \(session.iceServers.turn.count) TURN)")
         return (session.answer, session)
