@@ -96,7 +96,8 @@ struct CallRun {
         }
 
         let reporter = StatsReporter(
-            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount })
+            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount },
+            sfu: { sfu.map { "\($0.stats.state.rawValue)/\($0.stats.reconnects)" } ?? "-" })
         let timer = reporter.schedule(every: options.statsIntervalSeconds)
         finished.wait()
         timer?.cancel()
