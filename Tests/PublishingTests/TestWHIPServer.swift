@@ -22,6 +22,8 @@ final class TestWHIPServer: @unchecked Sendable {
         var connected = 0
         /// Status and body to answer the next POSTs with instead of a session (nil: answer normally).
         var failWith: (Int, String)?
+        /// A 201 with this body instead of our answer (a garbage answer, one without VP8, …).
+        var answerOverride: String?
     }
 
     /// The sessions and counts, shared with the route handlers.
@@ -52,6 +54,9 @@ final class TestWHIPServer: @unchecked Sendable {
                     return (s.failWith, s.posts)
                 }
                 if let (status, body) = failure { return .text(status, body) }
+                if let body = state.withLock({ $0.answerOverride }) {
+                    return HTTPResponse(status: 201, headers: ["Content-Type": "application/sdp", "Location": "ingest/resources/x"], body: Array(body.utf8))
+                }
                 let id = "s\(number)"
                 do {
                     let peer = try PeerConnection.answering(

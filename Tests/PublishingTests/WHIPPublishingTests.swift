@@ -128,4 +128,25 @@ final class WHIPPublishingTests: XCTestCase {
             XCTAssertEqual(error as? PublishingError, .invalidConfiguration("--whip needs an http:// or https:// URL, not 'ftp://x'"))
         }
     }
+
+    /// A garbage answer and an answer without VP8: the SDP error in words, not retried (the same server
+    /// would answer the same), and the session is DELETEd.
+    func testUnusableAnswersAreClearErrors() throws {
+        let server = try TestWHIPServer()
+        defer { server.stop() }
+        let cases = [
+            ("hello", "SDP"),
+            ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\n"
+                + "a=rtcp-mux\r\na=recvonly\r\na=rtpmap:96 H264/90000\r\n", "unusable answer: the answer has no VP8/90000 format"),
+        ]
+        for (index, (answer, reason)) in cases.enumerated() {
+            server.state.withLock { $0.answerOverride = answer }
+            let publisher = try publisher(server, keyframes: Counter())
+            publisher.start()
+            waitFor(10, "failed") { publisher.stats.state == SFUPublisher.LegState.failed }
+            XCTAssertTrue(publisher.stats.lastReason?.hasPrefix(reason) == true, publisher.stats.lastReason ?? "-")
+            publisher.stop()
+            XCTAssertEqual(server.state.withLock { $0.deletes.count }, index + 1, "the session was deleted")
+        }
+    }
 }
