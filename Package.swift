@@ -52,8 +52,9 @@ let package = Package(
             name: "PeerConnection", dependencies: ["RTP", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
         ),
         .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
+        .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
         .target(
-            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport"]
+            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]
         ),
         // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
         .target(
@@ -68,7 +69,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "PeerConnection", "Publishing"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto", "PeerConnection", "Publishing"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -76,11 +77,12 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB", "CongestionSimulation"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "ICE", "DTLS", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
+        .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "CaptureTests",
             dependencies: [
-                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
             ]
         ),
         .testTarget(
@@ -123,7 +125,8 @@ let package = Package(
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
-            name: "SharingTests", dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]
+            name: "SharingTests",
+            dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]
         ),
         .testTarget(
             name: "PublishingTests",
@@ -132,9 +135,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
+        .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),
         .testTarget(
             name: "CallTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]

@@ -13,6 +13,10 @@ internal import CVPX
 /// - Bitrate and quantizer range change at run time through `vpx_codec_enc_config_set`, without
 ///   re-creating anything.
 /// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase.
+/// - Colours: BT.601 limited range pictures only (``YCbCrColorSpace/bt601Limited``). VP8 has no range flag
+///   (RFC 6386 §9.2 names BT.601) and every decoder (Chromium, libvpx, ffmpeg, GStreamer) shows its samples
+///   as limited range, so a full-range picture is refused with `MediaError.wrongColorSpace` instead of being
+///   shown with stretched contrast and saturation.
 ///
 /// Blocking: `encode` runs libvpx synchronously (milliseconds per frame); call it on a thread of its own.
 /// One thread at a time: an encoder is not `Sendable`.
@@ -64,7 +68,8 @@ public final class VP8Encoder {
     /// Encodes one frame.
     ///
     /// - Parameters:
-    ///   - frame: the picture; a size other than `settings.width`×`height` re-creates the encoder first.
+    ///   - frame: the picture, BT.601 limited range (what VP8 means: the bitstream has no range flag and
+    ///     every decoder reads it so); a size other than `settings.width`×`height` re-creates the encoder first.
     ///   - forceKeyframe: encode a keyframe (`VPX_EFLAG_FORCE_KF`).
     ///   - quantizerCeiling: for this frame, cap the worst quantizer at this value (clamped to
     ///     `settings.minQuantizer…maxQuantizer`), as idle refinement does to re-encode a static picture
@@ -72,12 +77,17 @@ public final class VP8Encoder {
     ///     quantizer of interframes by at most 12 of its 128 steps per frame whatever the cap, so a
     ///     picture refines over several frames (measured: 480×272 text from q47 to q12 in six).
     /// - Returns: the VP8 frame, or nil when libvpx dropped it (rate control after an overshoot).
-    /// - Throws: `MediaError.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
+    /// - Throws: `MediaError.wrongColorSpace` for a picture not in BT.601 limited range (nothing is encoded;
+    ///   convert it first with ``I420Buffer/convertToLimitedRange()``), `.invalidArgument` for an empty
+    ///   picture, `.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
     public func encode(
         _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil
     ) throws(MediaError) -> EncodedFrame? {
         guard frame.width > 0, frame.height > 0 else {
             throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) picture")
+        }
+        guard frame.picture.colorSpace == .bt601Limited else {
+            throw .wrongColorSpace(operation: "VP8 encoding", expected: .bt601Limited, got: frame.picture.colorSpace)
         }
         if frame.width != settings.width || frame.height != settings.height {
             try resize(width: frame.width, height: frame.height, bitrateKbps: settings.bitrateKbps)

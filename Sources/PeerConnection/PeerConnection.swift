@@ -1,7 +1,7 @@
 import Dispatch
-public import DTLS
+import DTLS
 import Glibc
-public import ICE
+import ICE
 public import RTP
 public import RTPSession
 public import ScreencastSupport

@@ -304,7 +304,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
             return
         }
         counters.rtcpPackets += 1
-        apply(rtp.receive(packets, nowMicros: now, arrival: wallClock), &output, now)
+        apply(rtp.receive(packets, compound: packet, nowMicros: now, arrival: wallClock), &output, now)
     }
 
     /// Carries out what the sender chain asked for: RTCP to send, a keyframe, the REMB estimate, goodbye.
@@ -366,7 +366,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
         counters.datagramsOut += output.datagrams.count
         for datagram in output.datagrams { counters.bytesOut += datagram.count }
         if !isEnded {
-            output.deadlineMicros = [dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)].compactMap { $0 }.min()
+            output.deadlineMicros = RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now))
         }
         return output
     }

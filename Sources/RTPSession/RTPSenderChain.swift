@@ -130,11 +130,14 @@ public struct RTPSenderChain: Sendable {
             statistics.rtcpIgnored += 1
             return SenderOutcome()
         }
-        return receive(packets, nowMicros: now, arrival: arrival)
+        return receive(packets, compound: compound, nowMicros: now, arrival: arrival)
     }
 
-    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed.
-    public mutating func receive(_ packets: [RTCPPacket], nowMicros now: UInt64, arrival: NTPTimestamp) -> SenderOutcome {
+    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where a
+    /// ``transportFeedback`` slot's transport-cc feedback is read from (RTCPPacket does not carry it).
+    public mutating func receive(
+        _ packets: [RTCPPacket], compound: [UInt8]? = nil, nowMicros now: UInt64, arrival: NTPTimestamp
+    ) -> SenderOutcome {
         var context = FeedbackContext(nowMicros: now, arrival: arrival, link: reports.statistics.link)
         for packet in packets {
             reports.receive(packet, context: &context)
@@ -147,6 +150,15 @@ public struct RTPSenderChain: Sendable {
             remb.receive(packet, context: &context)
             transportFeedback?.receive(packet, context: &context)
             if case .goodbye = packet { context.outcome.goodbye = true }
+        }
+        if transportFeedback != nil, let compound {
+            do {
+                for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
+                    transportFeedback?.receive(transportFeedback: feedback, context: &context)
+                }
+            } catch {
+                context.ignored += 1  // a malformed transport-cc packet; the compound's others have acted
+            }
         }
         statistics.rtcpIgnored += context.ignored
         for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
@@ -198,8 +210,15 @@ public struct RTPSenderChain: Sendable {
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        [pacer.nextSendMicros(nowMicros: now), reports.nextDeadlineMicros, lobby.nextRequestMicros, transportFeedback?.nextDeadlineMicros]
-            .compactMap { $0 }.min()
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, transportFeedback?.nextDeadlineMicros)
+        return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
+    }
+
+    /// The earlier of two optional times, without an array (this runs on every pacer tick).
+    public static func earlier(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     /// The peer is gone: drops what waits in the pacer and stops reporting.

@@ -8,13 +8,19 @@ public import RTP
 ///   frame ─▶ lobby ─▶ packetize ─┬─▶ packetized(_:)      NACK history · send latency · slot
 ///                                └─▶ pacer ── release ─▶ willSend(_:kind:nowMicros:)   slot (TWCC number) · send latency
 ///   RTCP ─▶ parse ─▶ for each packet, in order: receive(_:context:)
-///                    sender reports (RTT, loss) ─▶ NACK/RTX responder ─▶ PLI/FIR ─▶ REMB ─▶ slot (TWCC feedback)
+///                    sender reports (RTT, loss) ─▶ NACK/RTX responder ─▶ PLI/FIR ─▶ REMB ─▶ slot
+///        └─▶ transport-cc feedback (RTPFB FMT 15), parsed only for a slot: receive(transportFeedback:context:)
 ///   timer ─▶ handleTimer(context:)   Sender Reports · slot;   nextDeadlineMicros: when to be called again
 /// ```
 ///
 /// Every method has a default that does nothing, so a feature implements only what it uses. The slot is
 /// ``RTPSenderChain/transportFeedback``: where transport-wide congestion control (the `CongestionControl`
-/// module) numbers each packet as it leaves and reads the peer's feedback about them.
+/// module) numbers each packet as it leaves and reads the peer's feedback about them. Its
+/// `SendSideCongestionController` maps onto the hooks: `willSend` stamps the transport-wide sequence number
+/// and calls `onPacketSent`; `receive(transportFeedback:context:)` calls `onTransportFeedback`; `receive`
+/// takes the RTT of `context.link` (`onRoundTripTime`) and REMB as a ceiling; the target goes into
+/// `context.outcome.targetBitrate` (which then paces the chain); `handleTimer`/`nextDeadlineMicros` run its
+/// `onTick`.
 public protocol RTPSenderFeature: Sendable {
     /// A frame's media packets were made, in order, before they enter the pacer.
     mutating func packetized(_ frame: PacketizedFrame)
@@ -23,6 +29,9 @@ public protocol RTPSenderFeature: Sendable {
     mutating func willSend(_ packet: inout RTPPacket, kind: PacketKind, nowMicros: UInt64)
     /// One packet of an RTCP compound from the peer, in the order they came (RFC 3550 §6.1).
     mutating func receive(_ packet: RTCPPacket, context: inout FeedbackContext)
+    /// One transport-wide CC feedback packet of the compound (draft-holmer-rmcat-transport-wide-cc-extensions-01
+    /// §3.1), after the compound's other packets.
+    mutating func receive(transportFeedback: RTCPTransportFeedback, context: inout FeedbackContext)
     /// Runs what is due by `context.nowMicros`.
     mutating func handleTimer(context: inout TimerContext)
     /// When ``handleTimer(context:)`` is next due; nil when nothing is scheduled.
@@ -33,6 +42,7 @@ extension RTPSenderFeature {
     public mutating func packetized(_ frame: PacketizedFrame) {}
     public mutating func willSend(_ packet: inout RTPPacket, kind: PacketKind, nowMicros: UInt64) {}
     public mutating func receive(_ packet: RTCPPacket, context: inout FeedbackContext) {}
+    public mutating func receive(transportFeedback: RTCPTransportFeedback, context: inout FeedbackContext) {}
     public mutating func handleTimer(context: inout TimerContext) {}
     public var nextDeadlineMicros: UInt64? { nil }
 }

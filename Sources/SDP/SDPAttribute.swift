@@ -63,7 +63,11 @@ public enum SDPAttribute: Sendable, Equatable {
                 throw .badAttribute(line: line, name: String(name), reason: "characters outside ALPHA / DIGIT / + /")
             }
             self = name == "ice-ufrag" ? .iceUfrag(text) : .icePwd(text)
-        case "ice-options": self = .iceOptions(try required().split(separator: " ").map(String.init))
+        case "ice-options":
+            let options = try required().split(separator: " ").map(String.init)
+            // Only spaces would print back as `a=ice-options:`, which has no value.
+            guard !options.isEmpty else { throw .badAttribute(line: line, name: "ice-options", reason: "no options") }
+            self = .iceOptions(options)
         case "ice-lite" where value == nil: self = .iceLite
         case "fingerprint": self = .fingerprint(try Fingerprint(value: required(), line: line))
         case "setup":

@@ -5,7 +5,7 @@ public import Signaling
 import Synchronization
 public import DTLS
 public import ICE
-public import PeerConnection
+import PeerConnection
 public import RTPSession
 public import VideoSource
 
@@ -71,6 +71,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var peers: [String: PeerConnection] = [:]
         /// Viewers that connected and have not ended yet (a DELETE takes a peer out of `peers` first).
         var watching: [String: PeerConnection] = [:]
+        /// Each viewer's current send rate, for `/stats`.
+        var sendRates = SendRateMeter()
         var pending = 0
         var endedEarly: Set<String> = []
         var recentlyEnded: [Ended] = []
@@ -264,6 +266,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     public var json: JSONValue {
         let (peers, s) = state.withLock { s in (Array(s.peers.values), s) }
         let snapshots = peers.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
+        let now = MonotonicClock.nowMicros()
+        let rates = state.withLock { s in
+            s.sendRates.keep(only: Set(snapshots.map(\.id)))
+            return snapshots.map { snapshot in
+                s.sendRates.kbps(id: snapshot.id, bytes: snapshot.bytesSent, ageMicros: UInt64(snapshot.ageSeconds * 1e6), nowMicros: now)
+            }
+        }
         let applied: JSONValue
         switch s.follower.applied {
         case .set(let kbps): applied = .number(kbps)
@@ -280,7 +289,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
                 ("changes", .number(s.bitrateChanges)),
             ])),
-            ("peers", .array(snapshots.map(\.json))),
+            ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
+                guard case .object(var fields) = snapshot.json else { return snapshot.json }
+                fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
+                return .object(fields)
+            })),
             ("ended", .array(s.recentlyEnded.map { ended in
                 .object([("id", .string(ended.id)), ("reason", .string(ended.reason)), ("failed", .bool(ended.failed))])
             })),

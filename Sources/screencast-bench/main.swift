@@ -15,8 +15,11 @@ let usage = """
       jpeg-decode   JPEG → I420 at 1920x1080 and 3840x2160 (synthetic q80 4:2:0), and each --content dump
       jpeg-encode   BGRX → JPEG q80 4:2:0 and 4:4:4 (the agent's path) and I420 → JPEG, synthetic pictures
       rotation      I420 rotation by 90° and 180° with libyuv at 1920x1080 and 3840x2160
+      range         BT.601 full → limited range in place (the call's conversion after a JPEG decode) at
+                    1920x1080 and 3840x2160, with the alternatives: a Swift table loop, libyuv ARGBPolynomial
       vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
       vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
+      frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key derivation
       shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
 
     Options:
@@ -46,7 +49,7 @@ func main() throws -> Int32 {
         guard let eq = spec.firstIndex(of: "="), eq != spec.startIndex else { throw UsageError("--content wants NAME=DUMP, got '\(spec)'") }
         dumps.append((String(spec[..<eq]), try DumpFrames(path: String(spec[spec.index(after: eq)...]))))
     }
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "vp8-unchanged", "vp8", "shm-capture"]
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture"]
     var stages = arguments.strings("stage")
     if stages.isEmpty {
         stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) }
@@ -65,8 +68,10 @@ func main() throws -> Int32 {
         case "jpeg-decode": measured = try JPEGStages.decode(runs: runs, dumps: dumps)
         case "jpeg-encode": measured = try JPEGStages.encodeBGRX(runs: runs) + JPEGStages.encodeI420(runs: runs)
         case "rotation": measured = try RotationStage.measure(runs: runs)
+        case "range": measured = try RangeStage.measure(runs: runs)
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
         case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
+        case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
         default: measured = []
         }

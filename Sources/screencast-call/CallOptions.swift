@@ -1,3 +1,4 @@
+import FrameCrypto
 import FrameSocket
 import Glibc
 import Media
@@ -30,6 +31,8 @@ struct CallOptions {
     var minimumBitrateKbps: Int
     /// `--whip` / `--janus`: the SFU leg (nil: none).
     var sfu: (any SFUTransport)?
+    /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
+    var e2ee: E2EEOptions?
 
     static let usage = """
         Usage: screencast-call [options]
@@ -89,7 +92,18 @@ struct CallOptions {
                                    the highest is --bitrate, or the default for the picture size
         \(SFUOptions.usage)
 
+        End-to-end encryption (only viewers with the passphrase see the picture; see README):
+          --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
+                                   format, AES-128-GCM, key = PBKDF2 of the passphrase): FILE holds the
+                                   passphrase on one line and must not be accessible to group or others
+                                   (chmod 600). Viewers give it to the page as #key=PASSPHRASE or type it in.
+                                   The --record-ivf file keeps the clear frames.
+          --e2ee-salt S            the key derivation's ratchet salt (default LKFrameEncryptionKey)
+          --e2ee-key-index N       the first key index, 0-15 (default 0)
+
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
+        SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
+        (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
         written completely, …), 64 bad usage.
         """
@@ -101,6 +115,7 @@ struct CallOptions {
                 "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
@@ -227,6 +242,7 @@ struct CallOptions {
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }
+        e2ee = try E2EEOptions(arguments)
         sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
     }
 
@@ -256,5 +272,28 @@ struct CallOptions {
         } catch {
             throw UsageError("--turn: \(error)")
         }
+    }
+}
+
+/// `--e2ee-key-file FILE [--e2ee-salt S] [--e2ee-key-index N]`. The passphrase itself is read later
+/// (``E2EEKeyFile``), never taken from the command line.
+struct E2EEOptions {
+    var keyFile: String
+    var salt: String
+    var keyIndex: Int
+
+    /// nil when `--e2ee-key-file` is absent (then the other two are refused).
+    init?(_ arguments: CommandLineArguments) throws(UsageError) {
+        guard let file = arguments.string("e2ee-key-file") else {
+            for name in ["e2ee-salt", "e2ee-key-index"] where arguments.string(name) != nil {
+                throw UsageError("--\(name) needs --e2ee-key-file")
+            }
+            return nil
+        }
+        guard !file.isEmpty else { throw UsageError("--e2ee-key-file needs a file name") }
+        keyFile = file
+        salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
+        guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
+        keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
     }
 }

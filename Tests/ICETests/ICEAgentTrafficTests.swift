@@ -54,6 +54,20 @@ final class ICEAgentTrafficTests: XCTestCase {
         XCTAssertEqual(pair.offerer.statistics.datagramsDropped, 0)
     }
 
+    /// ICE carries datagrams whole, whatever their size (the layers above keep to 1200 bytes, but nothing
+    /// here cuts or splits): 1500, 9000 and 60 000 bytes arrive as sent.
+    func testLargeDatagramsArriveWhole() throws {
+        let pair = try ICETestPair()
+        defer { pair.close() }
+        try pair.exchangeEverything()
+        try pair.waitUntilBothReady()
+        let datagrams = [1500, 9000, 60_000].map { size in (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ size) } }
+        for datagram in datagrams { XCTAssertEqual(pair.offerer.send(datagram), .sent) }
+        XCTAssertTrue(pair.answererLog.wait(seconds: 3) { $0.datagrams.count >= 3 })
+        XCTAssertEqual(pair.answererLog.datagrams.map(\.count), [1500, 9000, 60_000])
+        XCTAssertEqual(pair.answererLog.datagrams, datagrams)
+    }
+
     /// Credentials first, candidates later (trickle ICE, RFC 8838): with none on either side nothing
     /// connects; once the answerer's candidates are trickled to the offerer, its checks connect the pair, and
     /// each side's selected pair names the other's address and port.

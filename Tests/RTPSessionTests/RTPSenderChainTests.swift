@@ -204,3 +204,41 @@ final class RTPSenderChainTests: XCTestCase {
         XCTAssertEqual(first, try run())
     }
 }
+
+/// The chain's configuration and its lobby over a long wait, on the injected clock.
+final class RTPSenderChainTimingTests: XCTestCase {
+    func testDefaults() {
+        let configuration = RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "c")
+        XCTAssertEqual(configuration.maxPacketSize, 1200)
+        XCTAssertEqual(configuration.senderReportIntervalMicros, 1_000_000)
+        XCTAssertEqual(configuration.keyframeRetryMicros, 1_000_000)
+        XCTAssertEqual(configuration.pacingFactor, 2.5)
+        XCTAssertEqual(configuration.feedback, .all)
+        XCTAssertEqual(configuration.duplicateRetransmissionsAboveLoss, 0.02)
+        XCTAssertEqual(configuration.historyMinimumMilliseconds, 1000)
+        XCTAssertEqual(configuration.historyPackets, 2048)
+        XCTAssertEqual(configuration.historyBytes, 2 << 20)
+        XCTAssertEqual(configuration.pacer, PacerQueue.Configuration())
+        XCTAssertNil(configuration.rtx)
+    }
+
+    /// A viewer whose keyframe never comes is asked for one every retry interval (here 400 ms), and no more
+    /// often however often the timer runs; the first keyframe ends the asking.
+    func testTheLobbyAsksAgainAtItsInterval() throws {
+        var chain = try RTPSenderChain(configuration: .init(ssrc: 1, payloadType: 96, cname: "c", keyframeRetryMicros: 400_000))
+        var asked: [UInt64] = []
+        if chain.start(nowMicros: 0, sendsMedia: true).keyframeRequest != nil { asked.append(0) }
+        for now in stride(from: UInt64(50_000), through: 2_000_000, by: 50_000) {
+            if chain.handleTimer(nowMicros: now, ntp: NTPTimestamp(rawValue: 0)).keyframeRequest != nil { asked.append(now) }
+            if now == 1_250_000 { _ = try chain.send(OutgoingVideoFrame(bytes: [0x51, 1], isKeyframe: false, captureMicros: now), nowMicros: now) }
+        }
+        XCTAssertEqual(asked, [0, 400_000, 800_000, 1_200_000, 1_600_000, 2_000_000], "an interframe does not help")
+        XCTAssertEqual(chain.report.chain.keyframeRequests, 6)
+        _ = try chain.send(OutgoingVideoFrame(bytes: [0x50, 1], isKeyframe: true, captureMicros: 2_010_000), nowMicros: 2_010_000)
+        for now in stride(from: UInt64(2_050_000), through: 4_000_000, by: 50_000) {
+            XCTAssertNil(chain.handleTimer(nowMicros: now, ntp: NTPTimestamp(rawValue: 0)).keyframeRequest, "\(now)")
+        }
+        XCTAssertEqual(chain.report.lobbyWaitMicros, 2_010_000)
+        XCTAssertEqual(chain.report.lobbyDropped, 1)
+    }
+}

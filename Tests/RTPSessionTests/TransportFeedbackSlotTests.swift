@@ -30,6 +30,13 @@ final class TransportFeedbackSlotTests: XCTestCase {
             if case .receiverReport = packet { context.outcome.targetBitrate = target }
         }
 
+        var feedback: [RTCPTransportFeedback] = []
+
+        mutating func receive(transportFeedback: RTCPTransportFeedback, context: inout FeedbackContext) {
+            feedback.append(transportFeedback)
+            context.outcome.targetBitrate = 300_000
+        }
+
         mutating func handleTimer(context: inout TimerContext) {
             timerRuns += 1
             deadline = nil
@@ -95,6 +102,39 @@ final class TransportFeedbackSlotTests: XCTestCase {
         XCTAssertEqual(Double(last - 20_000) / 1_000_000, (60_816.0 - 13_118) * 8 / 1_000_000, accuracy: 0.01)
         chain.setTargetBitrate(2_000_000, nowMicros: now)
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 5_000_000)
+    }
+}
+
+extension TransportFeedbackSlotTests {
+    /// Transport-cc feedback (RTPFB FMT 15) in a compound after a Receiver Report reaches the slot typed,
+    /// after the report acted; a malformed one is counted and the rest of the compound still acts; without
+    /// a slot the feedback is not even parsed.
+    func testTransportFeedbackReachesTheSlot() throws {
+        let feedback = try RTCPTransportFeedback(
+            senderSSRC: 7, mediaSSRC: Session.ssrc, baseSequenceNumber: 65_534, referenceTime: 100, feedbackPacketCount: 3,
+            statuses: [.received(delta: 4), .notReceived, .received(delta: 300)])
+        let report = try Session.compound([Session.receiverReport(fractionLost: 26)])
+        var chain = try chain()
+        _ = chain.start(nowMicros: 0, sendsMedia: true)
+        let outcome = chain.receiveRTCP(report + (try feedback.serialized()), nowMicros: 1_000, arrival: Session.anyArrival)
+        XCTAssertEqual(numbering(chain).feedback, [feedback])
+        XCTAssertEqual(outcome.targetBitrate, 300_000)
+        XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 750_000)
+        XCTAssertEqual(chain.report.reports.receiverReports, 1)
+        XCTAssertEqual(chain.statistics.rtcpIgnored, 0)
+
+        var broken = try feedback.serialized()
+        broken[14] = 0  // packet status count 0
+        broken[15] = 0
+        _ = chain.receiveRTCP(report + broken, nowMicros: 2_000, arrival: Session.anyArrival)
+        XCTAssertEqual(numbering(chain).feedback.count, 1)
+        XCTAssertEqual(chain.report.reports.receiverReports, 2, "the report still counts")
+        XCTAssertEqual(chain.statistics.rtcpIgnored, 1)
+
+        var plain = try RTPSenderChain(configuration: .init(ssrc: Session.ssrc, payloadType: 96, cname: "c"))
+        _ = plain.start(nowMicros: 0, sendsMedia: true)
+        XCTAssertNil(plain.receiveRTCP(report + broken, nowMicros: 1_000, arrival: Session.anyArrival).targetBitrate)
+        XCTAssertEqual(plain.statistics.rtcpIgnored, 0, "no slot: transport-cc is not read")
     }
 }
 

@@ -84,6 +84,7 @@ final class SDPAttributeTests: XCTestCase {
             ("a=mid:a b", "mid", "not a token"),
             ("a=mid:", "mid", "no value"),
             ("a=group:", "group", "no value"),
+            ("a=ice-options:  ", "ice-options", "no options"),
             ("a=ice-pwd:pass word", "ice-pwd", "characters outside ALPHA / DIGIT / + /"),
             ("a=ice-ufrag:ab-c", "ice-ufrag", "characters outside ALPHA / DIGIT / + /"),
             ("a=fingerprint:sha-256", "fingerprint", "expected '<hash> <hex:hex:…>'"),

@@ -150,3 +150,43 @@ final class SessionDescriptionTests: XCTestCase {
         assertThrowsSDPError(try SDPParser(maxBytes: session.count).parse(session), .tooLarge(bytes: session.utf8.count, limit: session.count))
     }
 }
+
+/// The parser at the byte level: what counts as text, where a description may end, what a first line must be.
+final class SDPBytesTests: XCTestCase {
+    static let session = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
+
+    func testTextRules() throws {
+        // UTF-8 that does not decode, wherever it is, is not text; valid multi-byte text is.
+        var bytes = Array((Self.session + "a=x-note:caf").utf8)
+        bytes += [0xC3]  // a lead byte without its continuation
+        bytes += Array("\r\n".utf8)
+        assertThrowsSDPError(try SDPParser().parse(bytes), .notText)
+        XCTAssertEqual(try SDPParser().parse(Array((Self.session + "a=x-note:café\r\n").utf8)).attributes,
+                       [.other(name: "x-note", value: "café")])
+        // NUL anywhere is not text, even in an attribute value.
+        assertThrowsSDPError(try SDPParser().parse(Self.session + "a=x:\u{0}\r\n"), .notText)
+        // A byte-order mark is not a line type.
+        assertThrowsSDPError(try SDPParser().parse("\u{FEFF}" + Self.session),
+                             .badLine(line: 1, text: "\u{FEFF}v=0", reason: "not <type>=<value>"))
+        // Upper-case line types are not SDP's.
+        assertThrowsSDPError(try SDPParser().parse("V=0\r\n"), .badLine(line: 1, text: "V=0", reason: "not <type>=<value>"))
+    }
+
+    func testWhereADescriptionMayEnd() throws {
+        // The last line needs no line end; a lone CR line is blank; trailing blank lines are nothing.
+        let unterminated = String(Self.session.dropLast())  // "\r\n" is one Character
+        XCTAssertEqual(try SessionDescription(parsing: unterminated).timing, ["0 0"])
+        XCTAssertEqual(try SessionDescription(parsing: Self.session + "\r\n\r\n\n").serialized(), Self.session)
+        XCTAssertEqual(try SessionDescription(parsing: "v=0\r\n\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0").serialized(), Self.session)
+        // A line of one character is not a line.
+        assertThrowsSDPError(try SessionDescription(parsing: Self.session + "a\r\n"), .badLine(line: 5, text: "a", reason: "not <type>=<value>"))
+        // Before v=, a known line type says v= is missing; an unknown one is a bad line.
+        assertThrowsSDPError(try SessionDescription(parsing: "s=-\r\nv=0\r\n"), .missingLine("v=", section: "session"))
+        assertThrowsSDPError(try SessionDescription(parsing: "y=1\r\n"), .badLine(line: 1, text: "y=1", reason: "unknown line type"))
+        // Session-level repeats are refused where they appear.
+        assertThrowsSDPError(try SessionDescription(parsing: Self.session.replacingOccurrences(of: "s=-", with: "s=-\r\ns=again")),
+                             .unexpectedLine(line: 4, text: "s=again"))
+        assertThrowsSDPError(try SessionDescription(parsing: Self.session + "o=- 2 2 IN IP4 0.0.0.0\r\n"),
+                             .unexpectedLine(line: 5, text: "o=- 2 2 IN IP4 0.0.0.0"))
+    }
+}

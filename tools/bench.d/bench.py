@@ -243,7 +243,7 @@ def delta(after, before, keys):
 
 def phase_micro(cfg, results):
     log("micro: stages without display")
-    stages = ["parse-1080p", "parse-tiny", "jpeg-encode", "rotation", "vp8-unchanged"]
+    stages = ["parse-1080p", "parse-tiny", "jpeg-encode", "rotation", "range", "vp8-unchanged", "frame-crypto"]
     micro = run_bench_json(sum((["--stage", s] for s in stages), []) + ["--repeat", str(cfg["repeat"])])
     dumps = {}
     for width, height in cfg["sizes"]:

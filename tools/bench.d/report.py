@@ -330,7 +330,7 @@ def markdown(results):
             "tools/bench.d/xscene.py",
             "# micro-benchmarks",
             ".build/release/screencast-bench --json --repeat %s --stage parse-1080p --stage parse-tiny --stage jpeg-encode "
-            "--stage rotation --stage vp8-unchanged" % results["settings"]["repeat"],
+            "--stage rotation --stage range --stage vp8-unchanged" % results["settings"]["repeat"],
             ".build/release/screencast-agent --display :N --output CONTENT-1080p.frames --fps 30 --duration %s --stats-interval 0 "
             "--log-level warn" % results["settings"]["record_seconds"],
             ".build/release/screencast-bench --json --stage shm-capture --display :N --repeat %s" % results["settings"]["repeat"],

@@ -1,15 +1,15 @@
-import CXCB
+public import CXCB
 import Foundation
 import Media
 
 /// A small X client for tests: paints known pixels on the root window (as its background, so they stay),
 /// creates and moves plain windows, and reads the cursor image. One xcb connection, closed in `deinit`.
-final class XTestClient {
+public final class XTestClient {
     private let connection: OpaquePointer
-    let root: xcb_window_t
+    public let root: xcb_window_t
     private let rootVisual: xcb_visualid_t
 
-    init(display: String) throws {
+    public init(display: String) throws {
         var screenNumber: Int32 = 0
         guard let connection = xcb_connect(display, &screenNumber), xcb_connection_has_error(connection) == 0 else {
             throw XServerError(message: "test client cannot connect to \(display)")
@@ -24,12 +24,12 @@ final class XTestClient {
     deinit { xcb_disconnect(connection) }
 
     /// Waits until the server has handled every request sent so far.
-    func sync() {
+    public func sync() {
         free(xcb_get_input_focus_reply(connection, xcb_get_input_focus(connection), nil))
     }
 
     /// Makes `image` the root window's background (top-left aligned) and repaints the root.
-    func setRootBackground(_ image: BGRXImage) {
+    public func setRootBackground(_ image: BGRXImage) {
         let pixmap = xcb_generate_id(connection)
         xcb_create_pixmap(connection, 24, pixmap, root, UInt16(image.width), UInt16(image.height))
         let gc = xcb_generate_id(connection)
@@ -56,7 +56,7 @@ final class XTestClient {
     }
 
     /// Fills the root window with one colour (`0xRRGGBB`).
-    func setRootColor(_ rgb: UInt32) {
+    public func setRootColor(_ rgb: UInt32) {
         var value = rgb
         xcb_change_window_attributes(connection, root, UInt32(XCB_CW_BACK_PIXEL.rawValue), &value)
         xcb_clear_area(connection, 0, root, 0, 0, 0, 0)
@@ -64,7 +64,7 @@ final class XTestClient {
     }
 
     /// Creates and maps a plain window of one colour (no window manager: it appears exactly there).
-    func createWindow(x: Int, y: Int, width: Int, height: Int, color: UInt32) -> xcb_window_t {
+    public func createWindow(x: Int, y: Int, width: Int, height: Int, color: UInt32) -> xcb_window_t {
         let window = xcb_generate_id(connection)
         var values: [UInt32] = [color, 1]  // BACK_PIXEL, OVERRIDE_REDIRECT
         xcb_create_window(
@@ -77,14 +77,14 @@ final class XTestClient {
     }
 
     /// Moves a window.
-    func move(_ window: xcb_window_t, x: Int, y: Int) {
+    public func move(_ window: xcb_window_t, x: Int, y: Int) {
         var values: [UInt32] = [UInt32(bitPattern: Int32(x)), UInt32(bitPattern: Int32(y))]
         xcb_configure_window(connection, window, UInt16(XCB_CONFIG_WINDOW_X.rawValue | XCB_CONFIG_WINDOW_Y.rawValue), &values)
         sync()
     }
 
     /// The current cursor: size, hotspot and premultiplied ARGB pixels (XFIXES).
-    func cursorImage() -> (width: Int, height: Int, xhot: Int, yhot: Int, pixels: [UInt32]) {
+    public func cursorImage() -> (width: Int, height: Int, xhot: Int, yhot: Int, pixels: [UInt32]) {
         free(xcb_xfixes_query_version_reply(connection, xcb_xfixes_query_version(connection, 5, 0), nil))
         guard let reply = xcb_xfixes_get_cursor_image_reply(connection, xcb_xfixes_get_cursor_image(connection), nil) else {
             return (0, 0, 0, 0, [])
@@ -96,7 +96,7 @@ final class XTestClient {
     }
 
     /// The pointer position on the root window.
-    func pointer() -> (x: Int, y: Int) {
+    public func pointer() -> (x: Int, y: Int) {
         guard let reply = xcb_query_pointer_reply(connection, xcb_query_pointer(connection, root), nil) else { return (-1, -1) }
         defer { free(reply) }
         return (Int(reply.pointee.root_x), Int(reply.pointee.root_y))

@@ -8,21 +8,21 @@ import XCTest
 /// The server picks a free display number itself and tells it through `-displayfd` (its stdout here), so no
 /// test assumes `:99` is free. `-noreset` keeps the root background when the last client leaves. Stopped
 /// (SIGTERM, then SIGKILL) by ``stop()`` or `deinit`.
-final class XServerProcess {
-    enum Kind: String {
+public final class XServerProcess {
+    public enum Kind: String {
         case xvfb = "Xvfb"
         case xvnc = "Xvnc"
     }
 
-    let kind: Kind
+    public let kind: Kind
     /// `:N`.
-    let display: String
-    let process: Process
+    public let display: String
+    public let process: Process
     /// X clients started with ``spawn(_:_:)``, ended by ``stop()``.
     private var clients: [Process] = []
 
     /// Starts the server with a `width`×`height`×24 screen and waits (up to 10 s) for its display number.
-    init(_ kind: Kind, width: Int = 320, height: Int = 240) throws {
+    public init(_ kind: Kind, width: Int = 320, height: Int = 240) throws {
         let executable = "/usr/bin/\(kind.rawValue)"
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw XCTSkip("\(executable) is not installed (tools/setup installs it)")
@@ -62,7 +62,7 @@ final class XServerProcess {
     deinit { stop() }
 
     /// SIGTERM, then SIGKILL after 3 s; waits for the exit. Idempotent.
-    func stop() {
+    public func stop() {
         for client in clients where client.isRunning {
             kill(client.processIdentifier, SIGKILL)
             client.waitUntilExit()
@@ -77,14 +77,14 @@ final class XServerProcess {
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
-    func crash() {
+    public func crash() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     /// Starts an X client (`xterm`, …) on this display in the background; it is killed by ``stop()``.
-    func spawn(_ tool: String, _ arguments: [String]) throws {
+    public func spawn(_ tool: String, _ arguments: [String]) throws {
         let path = "/usr/bin/\(tool)"
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("\(path) is not installed") }
         let process = Process()
@@ -101,7 +101,7 @@ final class XServerProcess {
 
     /// Runs an X client tool (`xrandr`, `xdotool`, …) against this display; fails the test on a non-zero exit.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    public func run(_ tool: String, _ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let path = "/usr/bin/\(tool)"
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("\(path) is not installed") }
         let process = Process()
@@ -122,7 +122,8 @@ final class XServerProcess {
     }
 }
 
-struct XServerError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+public struct XServerError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
 }
