@@ -43,13 +43,13 @@ let package = Package(
         .target(name: "CongestionSimulation", dependencies: ["CongestionControl", "RTP"]),
         // The WebRTC layer, one module per job: RTPSession (sender features) and SDP are pure; ICE runs
         // libnice; DTLS (OpenSSL) and SRTP (libsrtp2) turn bytes into bytes; PeerConnection ties them up.
-        .target(name: "RTPSession", dependencies: ["RTP", "ScreencastSupport"]),
+        .target(name: "RTPSession", dependencies: ["RTP", "CongestionControl", "ScreencastSupport"]),
         .target(name: "SDP"),
         .target(name: "ICE", dependencies: ["SDP", "ScreencastSupport", "CNice"]),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
         .target(name: "DTLS", dependencies: ["SDP", "SRTP", "COpenSSL"]),
         .target(
-            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
+            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "CongestionControl", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
         ),
         .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
@@ -108,7 +108,7 @@ let package = Package(
             name: "CongestionControlTests", dependencies: ["CongestionControl", "CongestionSimulation", "RTP", "TestSupport"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "TestSupport"]),
+        .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "CongestionControl", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP", "TestSupport"]),

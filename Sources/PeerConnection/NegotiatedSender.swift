@@ -13,7 +13,11 @@ extension RTPSenderChain.Configuration {
             timestampOffset: UInt32.random(in: 0...UInt32.max, using: &generator),
             initialSequenceNumber: UInt16.random(in: 0...0x7FFF, using: &generator),
             initialPictureID: UInt16.random(in: 0...0x7FFF, using: &generator),
-            initialRTXSequenceNumber: UInt16.random(in: 0...0x7FFF, using: &generator), feedback: Feedback(negotiated.feedback))
+            initialRTXSequenceNumber: UInt16.random(in: 0...0x7FFF, using: &generator), feedback: Feedback(negotiated.feedback),
+            transportWideCC: negotiated.transportWideCCExtensionID.map { id in
+                TransportWideCongestionControl.Configuration(
+                    extensionID: id, initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &generator))
+            })
     }
 }
 

@@ -56,6 +56,8 @@ extension PeerConnection {
         case keyframeNeeded(reason: String)
         /// The peer's REMB estimate, bits per second.
         case estimatedBitrate(UInt64)
+        /// The congestion controller's new target for this peer (transport-wide CC), bits per second.
+        case targetBitrate(UInt64)
         /// The peer is gone; nothing follows.
         case closed(reason: String, failed: Bool)
     }

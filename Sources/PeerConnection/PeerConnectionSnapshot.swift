@@ -124,6 +124,7 @@ extension PeerConnection {
                 ("historyPackets", .number(sender.historyPackets)),
                 ("historyBytes", .number(sender.historyBytes)),
                 ("lobbyDropped", .number(sender.lobbyDropped)),
+                ("congestion", sender.congestionJSON),
                 ("captureToSentMs", sender.latency.json),
                 ("ageS", optional(ageSeconds)),
                 ("connectMs", optional(connectMillis)),

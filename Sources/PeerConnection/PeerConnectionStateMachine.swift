@@ -324,6 +324,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
         }
         if let reason = outcome.keyframeRequest { output.events.append(.keyframeNeeded(reason: reason.rawValue)) }
         if let bitrate = outcome.estimatedBitrate { output.events.append(.estimatedBitrate(bitrate)) }
+        if let target = outcome.targetBitrate { output.events.append(.targetBitrate(target)) }
         if outcome.goodbye { end("RTCP BYE from the peer", failed: false, &output) }
     }
 

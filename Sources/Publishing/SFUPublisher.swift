@@ -223,6 +223,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             logger.info("sfu published", ["server": transport.server])
         case .keyframeNeeded:
             hooks.requestKeyframe()
+        case .targetBitrate:
+            // Transport-wide CC is not offered to the SFU (yet): REMB is the leg's only rate signal.
+            break
         case .estimatedBitrate(let bitrate):
             state.withLock { $0.ceiling = bitrate }
             hooks.bitrateCeiling(bitrate)

@@ -43,10 +43,13 @@ public struct PacerQueue: Sendable {
         public var kind: PacketKind
         /// Its serialized size, bytes.
         public var size: Int
+        /// Part of a keyframe (counted in ``PacerQueue/queuedKeyframeBytes``).
+        public var keyframe: Bool
 
-        public init(rtp: RTPPacket, kind: PacketKind) {
+        public init(rtp: RTPPacket, kind: PacketKind, keyframe: Bool = false) {
             self.rtp = rtp
             self.kind = kind
+            self.keyframe = keyframe
             size = rtp.serializedSize
         }
     }
@@ -62,6 +65,9 @@ public struct PacerQueue: Sendable {
     private var debtTime: UInt64 = 0
     /// Bytes waiting.
     public private(set) var queuedBytes = 0
+    /// Of ``queuedBytes``, those of keyframe packets (a keyframe is never thinned: what counts against a
+    /// congestion budget is the rest).
+    public private(set) var queuedKeyframeBytes = 0
     /// Times the queue overflowed and was emptied.
     public private(set) var overflows = 0
     /// Packets released so far.
@@ -75,8 +81,9 @@ public struct PacerQueue: Sendable {
     public var count: Int { (retransmissions.count - retransmissionHead) + (media.count - mediaHead) }
     public var isEmpty: Bool { count == 0 }
 
-    /// Queues a frame's packets (in order). Returns false, and empties the queue, when they do not fit.
-    public mutating func enqueue(media packets: [RTPPacket]) -> Bool {
+    /// Queues a frame's packets (in order), of a keyframe or not. Returns false, and empties the queue, when
+    /// they do not fit.
+    public mutating func enqueue(media packets: [RTPPacket], keyframe: Bool = false) -> Bool {
         let size = packets.reduce(0) { $0 + $1.serializedSize }
         guard queuedBytes + size <= configuration.maxQueuedBytes else {
             removeAll()
@@ -84,8 +91,9 @@ public struct PacerQueue: Sendable {
             return false
         }
         compact()
-        for packet in packets { media.append(Packet(rtp: packet, kind: .media)) }
+        for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe)) }
         queuedBytes += size
+        if keyframe { queuedKeyframeBytes += size }
         return true
     }
 
@@ -123,6 +131,7 @@ public struct PacerQueue: Sendable {
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
             debtBytes += Double(packet.size)
             queuedBytes -= packet.size
+            if packet.keyframe { queuedKeyframeBytes -= packet.size }
             out.append(packet)
         }
         packetsReleased += out.count
@@ -137,6 +146,7 @@ public struct PacerQueue: Sendable {
         retransmissionHead = 0
         mediaHead = 0
         queuedBytes = 0
+        queuedKeyframeBytes = 0
     }
 
     private func drained(at now: UInt64) -> Double {

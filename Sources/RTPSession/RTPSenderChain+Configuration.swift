@@ -63,6 +63,13 @@ extension RTPSenderChain {
         /// Once a target rate is set (``RTPSenderChain/setTargetBitrate(_:nowMicros:)``), the pacer runs at this
         /// multiple of it (libwebrtc paces at 2.5 × the target).
         public var pacingFactor: Double
+        /// Transport-wide congestion control when the answer negotiated it (the extension ID and the
+        /// estimator's limits); nil: none (REMB, if any, is only reported).
+        public var transportWideCC: TransportWideCongestionControl.Configuration?
+        /// With congestion control: a delta frame is dropped (and the lobby waits for a keyframe) while the
+        /// pacer holds more than this many µs of the target rate besides keyframe packets; keyframes are
+        /// always queued.
+        public var thinningQueueMicros: UInt64
 
         public init(
             ssrc: UInt32, payloadType: UInt8, rtx: RTXStream? = nil, cname: String, timestampOffset: UInt32 = 0,
@@ -72,7 +79,8 @@ extension RTPSenderChain {
             historyPackets: Int = RTPPacketHistory.defaultCapacity, historyBytes: Int = RTPPacketHistory.defaultMaxBytes,
             feedback: Feedback = .all, duplicateRetransmissionsAboveLoss: Double? = 0.02,
             senderReportIntervalMicros: UInt64 = 1_000_000, keyframeRetryMicros: UInt64 = 1_000_000,
-            pacer: PacerQueue.Configuration = .init(), pacingFactor: Double = 2.5
+            pacer: PacerQueue.Configuration = .init(), pacingFactor: Double = 2.5,
+            transportWideCC: TransportWideCongestionControl.Configuration? = nil, thinningQueueMicros: UInt64 = 1_000_000
         ) {
             self.ssrc = ssrc
             self.payloadType = payloadType
@@ -92,6 +100,8 @@ extension RTPSenderChain {
             self.keyframeRetryMicros = keyframeRetryMicros
             self.pacer = pacer
             self.pacingFactor = pacingFactor
+            self.transportWideCC = transportWideCC
+            self.thinningQueueMicros = thinningQueueMicros
         }
     }
 }

@@ -1,3 +1,5 @@
+public import CongestionControl
+
 extension RTPSenderChain {
     /// Every feature's counters at one moment, for `/stats`.
     public struct Report: Sendable {
@@ -22,6 +24,12 @@ extension RTPSenderChain {
         public var latency: SendLatency
         /// RTX was negotiated.
         public var rtx: Bool
+        /// Transport-wide congestion control (target, acknowledged rate, delay trend, loss, state, ceiling,
+        /// pacing rate) and its counters; nil when not negotiated.
+        public var congestion: CongestionControlStats?
+        public var congestionCounters: TransportWideCongestionControl.Statistics?
+        /// The pacer's rate now, bits per second.
+        public var pacingBitsPerSecond: Int
     }
 
     /// The counters now.
@@ -31,6 +39,7 @@ extension RTPSenderChain {
             keyframes: keyframes.statistics, remb: remb.statistics, chain: statistics, lobbyState: lobby.stateName,
             lobbyWaitMicros: lobby.lastWaitMicros, lobbyDropped: lobby.framesDropped, pacerQueuedPackets: pacer.count,
             pacerOverflows: pacer.overflows, historyPackets: nack?.historyPacketCount ?? 0, historyBytes: nack?.historyByteCount ?? 0,
-            latency: latency, rtx: configuration.rtx != nil)
+            latency: latency, rtx: configuration.rtx != nil, congestion: congestion?.stats,
+            congestionCounters: congestion?.statistics, pacingBitsPerSecond: pacer.configuration.rateBitsPerSecond)
     }
 }

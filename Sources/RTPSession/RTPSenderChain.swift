@@ -26,6 +26,8 @@ public struct RTPSenderChain: Sendable {
         public var keyframeRequests = 0
         /// Packets the pacer let go that could not be serialized (a header extension a slot made invalid).
         public var unsendablePackets = 0
+        /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
+        public var framesThinned = 0
 
         public init() {}
     }
@@ -54,6 +56,8 @@ public struct RTPSenderChain: Sendable {
     public private(set) var remb: REMBReader
     public private(set) var latency = SendLatency()
     public private(set) var pacer: PacerQueue
+    /// Transport-wide congestion control (numbering, feedback, GCC) when negotiated.
+    public private(set) var congestion: TransportWideCongestionControl?
     /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
     public var transportFeedback: (any RTPSenderFeature)?
     private var sendsMedia = false
@@ -79,6 +83,7 @@ public struct RTPSenderChain: Sendable {
         remb = REMBReader(ssrc: configuration.ssrc)
         lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
         pacer = PacerQueue(configuration: configuration.pacer)
+        if let twcc = configuration.transportWideCC { congestion = try TransportWideCongestionControl(configuration: twcc) }
     }
 
     // MARK: Events
@@ -89,6 +94,10 @@ public struct RTPSenderChain: Sendable {
         var outcome = SenderOutcome()
         self.sendsMedia = sendsMedia
         reports.start(nowMicros: now)
+        if congestion != nil, let target = congestion?.start(nowMicros: now) {
+            outcome.targetBitrate = target
+            setTargetBitrate(target, nowMicros: now)
+        }
         if sendsMedia {
             lobby.enter(nowMicros: now)
             outcome.requestKeyframe(.newViewer)
@@ -103,13 +112,21 @@ public struct RTPSenderChain: Sendable {
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
-        guard sendsMedia, lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return outcome }
+        guard sendsMedia else { return outcome }
+        if !frame.isKeyframe, isOverThinningBudget, lobby.isOpen {
+            // The estimate cannot carry this frame: thin, never a growing queue. The next keyframe resumes.
+            statistics.framesThinned += 1
+            if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
+            finish(&outcome, now)
+            return outcome
+        }
+        guard lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return outcome }
         if frame.isKeyframe, let wait = lobby.lastWaitMicros, stream.statistics.keyframesSent == 0 {
             outcome.firstKeyframeWaitMicros = wait
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
         nack?.packetized(packetized)
-        if pacer.enqueue(media: packetized.packets) {
+        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe) {
             latency.packetized(packetized)
             transportFeedback?.packetized(packetized)
         } else {
@@ -148,12 +165,14 @@ public struct RTPSenderChain: Sendable {
             }
             keyframes.receive(packet, context: &context)
             remb.receive(packet, context: &context)
-            transportFeedback?.receive(packet, context: &context)
+            congestion?.receive(packet, context: &context)
+            self.transportFeedback?.receive(packet, context: &context)
             if case .goodbye = packet { context.outcome.goodbye = true }
         }
-        if transportFeedback != nil, let compound {
+        if transportFeedback != nil || congestion != nil, let compound {
             do {
                 for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
+                    congestion?.receive(transportFeedback: feedback, context: &context)
                     transportFeedback?.receive(transportFeedback: feedback, context: &context)
                 }
             } catch {
@@ -172,6 +191,7 @@ public struct RTPSenderChain: Sendable {
     public mutating func handleTimer(nowMicros now: UInt64, ntp: NTPTimestamp) -> SenderOutcome {
         var context = TimerContext(nowMicros: now, ntp: ntp, stream: stream.statistics)
         reports.handleTimer(context: &context)
+        congestion?.handleTimer(context: &context)
         transportFeedback?.handleTimer(context: &context)
         if lobby.keyframeRequestDue(nowMicros: now) { context.outcome.requestKeyframe(.stillWaiting) }
         if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
@@ -187,6 +207,7 @@ public struct RTPSenderChain: Sendable {
         var out: [OutgoingPacket] = []
         out.reserveCapacity(released.count)
         for var packet in released {
+            congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
             transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
             var bytes: [UInt8] = []
             bytes.reserveCapacity(packet.rtp.serializedSize + trailer)
@@ -207,10 +228,27 @@ public struct RTPSenderChain: Sendable {
         pacer.setRate(bitsPerSecond: Int(min(rate, Double(Int.max / 2))), nowMicros: now)
     }
 
+    /// An SFU's cap on this peer (a ceiling for congestion control beside REMB), bits per second; nil
+    /// removes it. Returns the new target when it changed (the pacer already follows it).
+    public mutating func setCap(bitsPerSecond: UInt64?, nowMicros now: UInt64) -> UInt64? {
+        guard congestion != nil, let target = congestion!.setCap(bitsPerSecond: bitsPerSecond, nowMicros: now) else { return nil }
+        setTargetBitrate(target, nowMicros: now)
+        return target
+    }
+
+    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
+    /// the target rate besides keyframe packets (a keyframe leaving is no reason to ask for another one).
+    var isOverThinningBudget: Bool {
+        guard let target = congestion?.controller.targetBitsPerSecond else { return false }
+        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
+        return Double(waiting) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
+    }
+
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, transportFeedback?.nextDeadlineMicros)
+        let slots = RTPSenderChain.earlier(transportFeedback?.nextDeadlineMicros, congestion?.nextDeadlineMicros)
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, slots)
         return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
     }
 

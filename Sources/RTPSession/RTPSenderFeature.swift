@@ -97,6 +97,8 @@ public enum KeyframeReason: String, Sendable, Equatable {
     case pacerOverflow = "pacer overflow"
     /// The lobby's last request went unanswered for its retry interval.
     case stillWaiting = "still waiting for a keyframe"
+    /// Delta frames were thinned: the pacer held more than the congestion estimate carries.
+    case thinned = "frames thinned to the estimate"
 }
 
 /// What the chain asks its owner to do after an event (the retransmissions it already queued in the pacer).

@@ -55,23 +55,30 @@ public struct NegotiatedVideo: Sendable, Equatable {
         public var fullIntraRequest: Bool
         /// `goog-remb`.
         public var estimatedBitrate: Bool
+        /// `transport-cc` (draft-holmer-rmcat-transport-wide-cc-extensions-01 §4): answered only together with
+        /// the transport-wide sequence number extension (``NegotiatedVideo/transportWideCCExtensionID``).
+        public var transportWideCC: Bool
 
-        public init(nack: Bool, pictureLossIndication: Bool, fullIntraRequest: Bool, estimatedBitrate: Bool) {
+        public init(nack: Bool, pictureLossIndication: Bool, fullIntraRequest: Bool, estimatedBitrate: Bool,
+                    transportWideCC: Bool = false) {
             self.nack = nack
             self.pictureLossIndication = pictureLossIndication
             self.fullIntraRequest = fullIntraRequest
             self.estimatedBitrate = estimatedBitrate
+            self.transportWideCC = transportWideCC
         }
 
+        /// Every feedback but `transport-cc` (which needs its header extension beside it).
         public static let all = Feedback(nack: true, pictureLossIndication: true, fullIntraRequest: true, estimatedBitrate: true)
 
-        /// `a=rtcp-fb` lines in the order `nack`, `nack pli`, `ccm fir`, `goog-remb`.
+        /// `a=rtcp-fb` lines in the order `nack`, `nack pli`, `ccm fir`, `goog-remb`, `transport-cc`.
         func attributes(payloadType: UInt8) -> [SDPAttribute] {
             var lines: [RTCPFeedbackAttribute] = []
             if nack { lines.append(.init(payloadType: payloadType, type: "nack")) }
             if pictureLossIndication { lines.append(.init(payloadType: payloadType, type: "nack", parameter: "pli")) }
             if fullIntraRequest { lines.append(.init(payloadType: payloadType, type: "ccm", parameter: "fir")) }
             if estimatedBitrate { lines.append(.init(payloadType: payloadType, type: "goog-remb")) }
+            if transportWideCC { lines.append(.init(payloadType: payloadType, type: "transport-cc")) }
             return lines.map(SDPAttribute.rtcpFeedback)
         }
     }
@@ -92,4 +99,8 @@ public struct NegotiatedVideo: Sendable, Equatable {
     public var reducedSizeRTCP: Bool
     public var dtlsRole: DTLSRole
     public var remote: RemoteTransport
+    /// The one-byte header extension ID (1…14, RFC 8285 §4.2) of the transport-wide sequence number
+    /// (`a=extmap:<id> http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`), when the
+    /// offer had it and `transport-cc` feedback for VP8; nil: no TWCC (REMB only).
+    public var transportWideCCExtensionID: UInt8?
 }

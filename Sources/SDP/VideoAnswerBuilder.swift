@@ -5,6 +5,10 @@
 /// - direction `sendonly`, or `inactive` when the offer does not receive (`sendonly`/`inactive`);
 /// - VP8 with the offer's payload type, and RTX (`rtx/90000`, `apt=<VP8>`) when the offer has it;
 /// - of `nack`, `nack pli`, `ccm fir`, `goog-remb`, those the offer lists for VP8 (or for `*`);
+/// - transport-wide congestion control when the offer has both `transport-cc` for VP8 and the
+///   `a=extmap` of draft-holmer-rmcat-transport-wide-cc-extensions-01 with a one-byte ID (1…14): the
+///   extmap with the offer's ID and `a=rtcp-fb:<vp8> transport-cc` (Chromium then sends TWCC feedback and
+///   no REMB); otherwise neither (aiortc: REMB only);
 /// - our SSRCs and CNAME (`a=ssrc-group:FID` with RTX), `a=msid`, the offer's `a=mid`;
 /// - `a=rtcp-mux` (required in the offer), `a=rtcp-rsize` when offered;
 /// - our ICE credentials, fingerprint and `a=setup` (`passive` for `actpass`/`active`, `active` for `passive`),
@@ -42,11 +46,14 @@ public enum VideoAnswerBuilder {
                 && offered.formatParameters(String(map.payloadType))?.parameter("apt") == String(vp8.payloadType)
         }
         let offeredFeedback = offered.feedback(payloadType: vp8.payloadType)
-        let feedback = NegotiatedVideo.Feedback(
+        var feedback = NegotiatedVideo.Feedback(
             nack: offeredFeedback.contains { $0.matches(payloadType: vp8.payloadType, type: "nack", parameter: nil) },
             pictureLossIndication: offeredFeedback.contains { $0.matches(payloadType: vp8.payloadType, type: "nack", parameter: "pli") },
             fullIntraRequest: offeredFeedback.contains { $0.matches(payloadType: vp8.payloadType, type: "ccm", parameter: "fir") },
-            estimatedBitrate: offeredFeedback.contains { $0.matches(payloadType: vp8.payloadType, type: "goog-remb", parameter: nil) })
+            estimatedBitrate: offeredFeedback.contains { $0.matches(payloadType: vp8.payloadType, type: "goog-remb", parameter: nil) },
+            transportWideCC: false)
+        let twccID = transportWideCCExtensionID(offered, feedback: offeredFeedback, vp8: vp8.payloadType)
+        feedback.transportWideCC = twccID != nil
         let direction = offered.direction.answerForSender
         let bundled = offer.bundleGroup.flatMap { group in offered.mid.flatMap { group.mids.contains($0) ? $0 : nil } }
 
@@ -61,6 +68,7 @@ public enum VideoAnswerBuilder {
         if let (stream, track) = local.mediaStreamID { attributes.append(.other(name: "msid", value: "\(stream) \(track)")) }
         attributes.append(.rtcpMux)
         if offered.hasReducedSizeRTCP { attributes.append(.rtcpReducedSize) }
+        if let twccID { attributes.append(.extmap(ExtensionMap(id: twccID, uri: transportWideCCURI))) }
         attributes.append(.rtpmap(RTPMap(payloadType: vp8.payloadType, encodingName: "VP8", clockRate: 90_000)))
         attributes += feedback.attributes(payloadType: vp8.payloadType)
         if let rtx {
@@ -78,8 +86,24 @@ public enum VideoAnswerBuilder {
         let video = NegotiatedVideo(
             mid: offered.mid, mediaIndex: index, direction: direction, vp8PayloadType: vp8.payloadType,
             rtxPayloadType: rtx?.payloadType, feedback: feedback, reducedSizeRTCP: offered.hasReducedSizeRTCP,
-            dtlsRole: setup == .active ? .client : .server, remote: remote)
+            dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID)
         return (answer, video)
+    }
+
+    /// The URI of the transport-wide sequence number extension (draft-holmer-rmcat-transport-wide-cc-extensions-01 §2).
+    public static let transportWideCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
+    /// The offer's ID for the transport-wide sequence number when it also asks for `transport-cc` on VP8 and
+    /// the ID fits the one-byte form we write (1…14, RFC 8285 §4.2) and the direction lets us send it.
+    static func transportWideCCExtensionID(
+        _ offered: MediaDescription, feedback: [RTCPFeedbackAttribute], vp8: UInt8
+    ) -> UInt8? {
+        guard feedback.contains(where: { $0.matches(payloadType: vp8, type: "transport-cc", parameter: nil) }) else { return nil }
+        let map = offered.extensionMaps.first { map in
+            map.uri == transportWideCCURI && (1...14).contains(map.id) && (map.direction ?? .sendrecv) != .sendonly
+                && map.direction != .inactive
+        }
+        return map?.id
     }
 
     /// The index and VP8 map of the first video section with a non-zero port that offers VP8/90000.

@@ -15,14 +15,21 @@ public enum VideoOfferBuilder {
     ///   - vp8PayloadType: dynamic payload type for VP8 (96…127, default 96).
     ///   - rtxPayloadType: dynamic payload type for RTX (default 97); nil offers no RTX.
     ///   - mid: the media section's mid (default "0").
+    ///   - transportWideCCExtensionID: offers transport-wide congestion control with this one-byte extension ID
+    ///     (1…14): `a=extmap:<id>` of draft-holmer-rmcat-transport-wide-cc-extensions-01 and
+    ///     `a=rtcp-fb:<vp8> transport-cc`; nil (the default) offers neither.
     public static func offer(
-        local: LocalMediaParameters, vp8PayloadType: UInt8 = 96, rtxPayloadType: UInt8? = 97, mid: String = "0"
+        local: LocalMediaParameters, vp8PayloadType: UInt8 = 96, rtxPayloadType: UInt8? = 97, mid: String = "0",
+        transportWideCCExtensionID: UInt8? = nil
     ) throws(SDPError) -> SessionDescription {
         try local.validate()
         guard (96...127).contains(vp8PayloadType), rtxPayloadType.map({ (96...127).contains($0) && $0 != vp8PayloadType }) ?? true else {
             throw .invalidConfiguration("payload types must be distinct and within 96…127")
         }
         guard !mid.isEmpty, mid.allSatisfy(\.isTokenChar) else { throw .invalidConfiguration("mid must be a token") }
+        guard transportWideCCExtensionID.map({ (1...14).contains($0) }) ?? true else {
+            throw .invalidConfiguration("the transport-wide-cc extension ID must be within 1…14")
+        }
         let (port, connection) = local.defaultAddress
         var section = MediaDescription(
             kind: "video", port: port, proto: "UDP/TLS/RTP/SAVPF",
@@ -31,8 +38,13 @@ public enum VideoOfferBuilder {
         attributes += [.mid(mid), .direction(.sendonly)]
         if let (stream, track) = local.mediaStreamID { attributes.append(.other(name: "msid", value: "\(stream) \(track)")) }
         attributes += [.rtcpMux, .rtcpReducedSize]
+        if let id = transportWideCCExtensionID {
+            attributes.append(.extmap(ExtensionMap(id: id, uri: VideoAnswerBuilder.transportWideCCURI)))
+        }
         attributes.append(.rtpmap(RTPMap(payloadType: vp8PayloadType, encodingName: "VP8", clockRate: 90_000)))
-        attributes += NegotiatedVideo.Feedback.all.attributes(payloadType: vp8PayloadType)
+        var feedback = NegotiatedVideo.Feedback.all
+        feedback.transportWideCC = transportWideCCExtensionID != nil
+        attributes += feedback.attributes(payloadType: vp8PayloadType)
         if let rtxPayloadType {
             attributes.append(.rtpmap(RTPMap(payloadType: rtxPayloadType, encodingName: "rtx", clockRate: 90_000)))
             attributes.append(.fmtp(FormatParameters(format: String(rtxPayloadType), text: "apt=\(vp8PayloadType)")))

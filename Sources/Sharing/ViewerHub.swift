@@ -210,9 +210,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             state.withLock { $0.keyframeRequests += 1 }
             logger.debug("keyframe requested", ["peer": id, "reason": reason])
             encoder.requestKeyframe()
-        case .estimatedBitrate(let bitsPerSecond):
+        case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
+            // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
+            let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
             let decision = state.withLock { s in
-                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
+                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source)
             }
             apply(decision, peer: id)
         case .closed(let reason, let failed):

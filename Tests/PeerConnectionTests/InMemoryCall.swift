@@ -19,6 +19,10 @@ final class InMemoryCall {
         var lossToViewer = 0.0
         var lossToSender = 0.0
         var lossFromMicros: UInt64 = 0
+        /// A bottleneck towards the viewer (bits per second; nil: none) with a drop-tail queue of
+        /// `queueBytes` (tbf's `limit`): datagrams leave one after the other at the rate, then the delay.
+        var rateToViewer: Double?
+        var queueBytes = 30_000
     }
 
     /// A frame the encoder made, and whether the machine was given it while connected.
@@ -51,10 +55,22 @@ final class InMemoryCall {
     var recording = false
     /// Whether the encoder runs (frames every 33 ms).
     var encoding = true
+    /// Delta frames sized to the last `.targetBitrate` (an encoder that holds its target) instead of the
+    /// fixed 1–7 kB pattern.
+    var followTarget = false
+    private(set) var target: UInt64?
+    /// When the bottleneck's queue is free again, and datagrams it dropped.
+    private var bottleneckFreeMicros: UInt64 = 0
+    private(set) var bottleneckDrops = 0
+    /// Of `lost.toViewer`, RTCP datagrams (the rest are RTP).
+    private(set) var lostRTCPToViewer = 0
 
-    init(link: Link = Link(), viewerSetup: DTLSSetup = .actpass, sender adjust: (inout RTPSenderChain.Configuration) -> Void = { _ in }) throws {
+    init(
+        link: Link = Link(), viewerSetup: DTLSSetup = .actpass, transportWideCC: UInt8? = nil,
+        sender adjust: (inout RTPSenderChain.Configuration) -> Void = { _ in }
+    ) throws {
         self.link = link
-        viewer = try TestViewer()
+        viewer = try TestViewer(transportWideCC: transportWideCC)
         let configuration = PeerConnection.Configuration(
             ice: ICEAgent.Configuration(role: .controlled), certificate: try DTLSCertificate.shared())
         let offer = try PeerAnswer.check(offer: try viewer.offer(setup: viewerSetup), fingerprint: configuration.certificate.fingerprint)
@@ -128,7 +144,8 @@ final class InMemoryCall {
             if encoding, now >= nextFrameMicros {
                 let keyframe = keyframeWanted
                 keyframeWanted = false
-                let size = keyframe ? 40_000 : 1_000 + (frameIndex * 397) % 6_000
+                var size = keyframe ? 40_000 : 1_000 + (frameIndex * 397) % 6_000
+                if followTarget, !keyframe, let target { size = max(200, Int(target / 8 / 30)) }
                 let frame = OutgoingVideoFrame(bytes: frame(keyframe: keyframe, size: size), isKeyframe: keyframe, captureMicros: now)
                 frameIndex += 1
                 sent.append(Sent(frame: frame, atMicros: now))
@@ -151,6 +168,7 @@ final class InMemoryCall {
         for event in output.events {
             events.append((now, event))
             if case .keyframeNeeded = event { keyframeWanted = true }
+            if case .targetBitrate(let bits) = event { target = bits }
         }
         deadline = output.deadlineMicros
     }
@@ -163,10 +181,21 @@ final class InMemoryCall {
             if toViewer { exposed.toViewer += 1 } else { exposed.toSender += 1 }
             if loss > 0, Double.random(in: 0..<1, using: &generator) < loss {
                 if toViewer { lost.toViewer += 1 } else { lost.toSender += 1 }
+                if toViewer, kind == .rtcp { lostRTCPToViewer += 1 }
                 return
             }
         }
-        inFlight.append((now + link.delayMicros, toViewer, datagram))
+        var departure = now
+        if toViewer, let rate = link.rateToViewer {
+            let start = max(now, bottleneckFreeMicros)
+            guard Double(start - now) * rate / 8_000_000 <= Double(link.queueBytes) else {
+                bottleneckDrops += 1
+                return
+            }
+            bottleneckFreeMicros = start + UInt64(Double(datagram.count) * 8_000_000 / rate)
+            departure = bottleneckFreeMicros
+        }
+        inFlight.append((departure + link.delayMicros, toViewer, datagram))
     }
 
     /// The frames the machine was given from the first keyframe it admitted on: what the viewer must get.

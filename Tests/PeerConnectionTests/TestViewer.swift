@@ -29,9 +29,17 @@ final class TestViewer {
     private(set) var counts = (rtp: 0, rtx: 0, senderReports: 0, nacks: 0, nackedPackets: 0, srtpFailures: 0)
     /// How long a NACKed packet is left before asking again (a couple of round trips).
     var renackMicros: UInt64 = 40_000
+    /// Offers transport-wide CC with this extension ID and sends TWCC feedback every 100 ms (as Chromium
+    /// does once it is negotiated); nil: REMB-era viewer.
+    let transportWideCCID: UInt8?
+    private var twcc: TransportFeedbackGenerator?
+    /// RTP packets that carried a transport-wide number, and their payload bytes per arrival second.
+    private(set) var numberedPackets = 0
+    private(set) var bytesPerSecond: [UInt64: Int] = [:]
 
-    init() throws {
+    init(transportWideCC: UInt8? = nil) throws {
         certificate = try DTLSCertificate.generate(commonName: "test-viewer", validityDays: 1)
+        transportWideCCID = transportWideCC
     }
 
     /// The recvonly offer: our units build a sendonly one, whose direction is then turned around; `setup`
@@ -41,7 +49,8 @@ final class TestViewer {
             iceUfrag: "view", icePwd: "viewerpassword01234567", fingerprint: certificate.fingerprint,
             candidates: [try ICECandidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 9 typ host")],
             videoSSRC: 0x5EE5_0002, rtxSSRC: 0x5EE5_0003, cname: "viewer", mediaStreamID: nil, sessionID: 77)
-        var offer = try VideoOfferBuilder.offer(local: local, vp8PayloadType: 100, rtxPayloadType: 101)
+        var offer = try VideoOfferBuilder.offer(
+            local: local, vp8PayloadType: 100, rtxPayloadType: 101, transportWideCCExtensionID: transportWideCCID)
         offer.media[0].attributes = offer.media[0].attributes.compactMap { attribute in
             switch attribute {
             case .direction: .direction(.recvonly)
@@ -94,6 +103,9 @@ final class TestViewer {
         }
         vp8PayloadType = try XCTUnwrap(media.rtpMaps.first { $0.encodingName == "VP8" }).payloadType
         rtxPayloadType = media.rtpMaps.first { $0.encodingName == "rtx" }?.payloadType
+        if let id = transportWideCCID, media.extensionMaps.contains(where: { $0.id == id }) {
+            twcc = TransportFeedbackGenerator(configuration: .init(senderSSRC: Self.ssrc, mediaSSRC: mediaSSRC))
+        }
         dtls = try DTLSEndpoint(configuration: DTLSConfiguration(role: role, certificate: certificate, remoteFingerprints: media.fingerprints))
     }
 
@@ -123,7 +135,13 @@ final class TestViewer {
                 counts.srtpFailures += 1
                 return []
             }
-            try media(RTPPacket(parsing: packet), now)
+            let parsed = try RTPPacket(parsing: packet)
+            bytesPerSecond[now / 1_000_000, default: 0] += packet.count
+            if let id = transportWideCCID, let number = try TransportWideSequenceNumber.read(from: parsed, id: id) {
+                numberedPackets += 1
+                twcc?.record(sequenceNumber: number, arrivalMicros: Int64(now))
+            }
+            try media(parsed, now)
             return try nack(now)
         case .rtcp:
             var packet = datagram
@@ -153,6 +171,12 @@ final class TestViewer {
         guard isConnected else { return out }
         frames += depayloader.poll(nowMilliseconds: now / 1000).map { ($0, now) }
         out += try nack(now)
+        if let feedback = twcc?.feedback(nowMicros: Int64(now)), !feedback.isEmpty {
+            var compound: [UInt8] = []
+            for packet in feedback { try packet.serialize(into: &compound) }
+            try XCTUnwrap(sender).protectRTCP(&compound)
+            out.append(compound)
+        }
         if now >= nextReportMicros {
             nextReportMicros = now + 500_000
             out.append(try control([receiverReport(now)]))

@@ -18,8 +18,9 @@ final class AnswerBuilderTests: XCTestCase {
     static let session = ["v=0", "o=- 4242424242 2 IN IP4 127.0.0.1", "s=-", "t=0 0"]
 
     /// Our session and VP8 + RTX video section (SSRCs 0x11111111 and 0x22222222) up to the candidates, with
-    /// this DTLS role (RFC 5763 §5: `passive` in an answer to `actpass`, `actpass` in our offer).
-    static func ourVideoSection(setup: String) -> [String] {
+    /// this DTLS role (RFC 5763 §5: `passive` in an answer to `actpass`, `actpass` in our offer), and
+    /// transport-wide congestion control with this extension ID.
+    static func ourVideoSection(setup: String, transportWideCC id: Int? = nil) -> [String] {
         session + ["a=group:BUNDLE 0", "m=video 50000 UDP/TLS/RTP/SAVPF 96 97", "c=IN IP4 127.0.0.1"] + ourTransport + [
             "a=setup:\(setup)",
             "a=mid:0",
@@ -27,11 +28,13 @@ final class AnswerBuilderTests: XCTestCase {
             "a=msid:screencast screen",
             "a=rtcp-mux",
             "a=rtcp-rsize",
+        ] + (id.map { ["a=extmap:\($0) http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"] } ?? []) + [
             "a=rtpmap:96 VP8/90000",
             "a=rtcp-fb:96 nack",
             "a=rtcp-fb:96 nack pli",
             "a=rtcp-fb:96 ccm fir",
             "a=rtcp-fb:96 goog-remb",
+        ] + (id == nil ? [] : ["a=rtcp-fb:96 transport-cc"]) + [
             "a=rtpmap:97 rtx/90000",
             "a=fmtp:97 apt=96",
             "a=ssrc-group:FID 286331153 572662306",
@@ -43,7 +46,7 @@ final class AnswerBuilderTests: XCTestCase {
     func testAnswerToChromiumWHEPOffer() throws {
         let offer = try SessionDescription(parsing: fixture("chromium-whep-offer.sdp"))
         let (answer, video) = try VideoAnswerBuilder.answer(offer, local: localParameters())
-        let expected = Self.ourVideoSection(setup: "passive") + Self.ourCandidates + [
+        let expected = Self.ourVideoSection(setup: "passive", transportWideCC: 4) + Self.ourCandidates + [
             "m=audio 0 UDP/TLS/RTP/SAVPF 111",
             "c=IN IP4 0.0.0.0",
             "a=mid:1",
@@ -56,8 +59,8 @@ final class AnswerBuilderTests: XCTestCase {
         let text = answer.serialized()
         XCTAssertEqual(lines(text), expected)
         XCTAssertTrue(text.hasSuffix("\r\n"))
-        XCTAssertFalse(text.contains("transport-cc"), "feedback we do not implement is not answered")
-        XCTAssertFalse(text.contains("extmap"), "no header extensions are negotiated yet")
+        // Of Chromium's eleven header extensions only the transport-wide sequence number is answered (ID 4).
+        XCTAssertEqual(answer.media[0].extensionMaps.map(\.id), [4])
         // The answer is itself valid SDP.
         XCTAssertEqual(try SessionDescription(parsing: text), answer)
 
@@ -66,7 +69,10 @@ final class AnswerBuilderTests: XCTestCase {
         XCTAssertEqual(video.direction, .sendonly)
         XCTAssertEqual(video.vp8PayloadType, 96)
         XCTAssertEqual(video.rtxPayloadType, 97)
-        XCTAssertEqual(video.feedback, .all)
+        var all = NegotiatedVideo.Feedback.all
+        all.transportWideCC = true
+        XCTAssertEqual(video.feedback, all)
+        XCTAssertEqual(video.transportWideCCExtensionID, 4)
         XCTAssertTrue(video.reducedSizeRTCP)
         XCTAssertEqual(video.dtlsRole, .server)
         XCTAssertEqual(video.remote.iceUfrag, "Qx9b")
@@ -104,6 +110,9 @@ final class AnswerBuilderTests: XCTestCase {
         XCTAssertEqual(video.vp8PayloadType, 97)
         XCTAssertEqual(video.rtxPayloadType, 98)
         XCTAssertEqual(video.feedback, .init(nack: true, pictureLossIndication: true, fullIntraRequest: false, estimatedBitrate: true))
+        // aiortc offers abs-send-time and goog-remb but no transport-cc: REMB only, no header extension.
+        XCTAssertNil(video.transportWideCCExtensionID)
+        XCTAssertTrue(answer.media[0].extensionMaps.isEmpty)
         XCTAssertFalse(video.reducedSizeRTCP)
         XCTAssertEqual(video.remote.fingerprints.map(\.algorithm), ["sha-256", "sha-384", "sha-512"])
         XCTAssertEqual(video.remote.candidates.map(\.address), ["192.168.1.20", "fd00:1234:5678::20"])

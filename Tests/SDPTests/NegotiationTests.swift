@@ -136,4 +136,47 @@ final class NegotiationTests: XCTestCase {
         XCTAssertFalse(noMsid.contains("a=msid"))
         XCTAssertTrue(plain.0.serialized().contains("a=msid:screencast screen\r\n"))
     }
+
+    /// Transport-wide congestion control needs both halves in the offer — `transport-cc` for VP8 (or `*`)
+    /// and the extension with a one-byte ID the offerer receives — and then both are answered; else neither.
+    func testTransportWideCCNeedsTheExtensionAndTheFeedback() throws {
+        let uri = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+        let cases: [([String], UInt8?)] = [
+            (["a=extmap:5 \(uri)", "a=rtcp-fb:96 transport-cc"], 5),
+            (["a=extmap:14/recvonly \(uri)", "a=rtcp-fb:* transport-cc"], 14),
+            (["a=extmap:3/sendrecv \(uri)", "a=rtcp-fb:96 transport-cc"], 3),
+            (["a=extmap:5 \(uri)"], nil),
+            (["a=rtcp-fb:96 transport-cc"], nil),
+            (["a=extmap:5 \(uri)", "a=rtcp-fb:97 transport-cc"], nil),
+            (["a=extmap:15 \(uri)", "a=rtcp-fb:96 transport-cc"], nil),
+            (["a=extmap:5/sendonly \(uri)", "a=rtcp-fb:96 transport-cc"], nil),
+            (["a=extmap:5/inactive \(uri)", "a=rtcp-fb:96 transport-cc"], nil),
+            (["a=extmap:5 \(uri)x", "a=rtcp-fb:96 transport-cc"], nil),
+            (["a=extmap:2 http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time", "a=rtcp-fb:96 goog-remb"], nil),
+        ]
+        for (lines, expected) in cases {
+            let (answer, negotiated) = try answer(offer([video(formats: "96", extra: ["a=rtpmap:96 VP8/90000"] + lines)]))
+            let label = lines.joined(separator: " ")
+            XCTAssertEqual(negotiated.transportWideCCExtensionID, expected, label)
+            XCTAssertEqual(negotiated.feedback.transportWideCC, expected != nil, label)
+            XCTAssertEqual(answer.media[0].extensionMaps, expected.map { [ExtensionMap(id: $0, uri: uri)] } ?? [], label)
+            XCTAssertEqual(answer.media[0].feedback(payloadType: 96).contains { $0.type == "transport-cc" }, expected != nil, label)
+        }
+    }
+
+    /// Our own offer can ask for TWCC; an answer to it negotiates the same ID, and an ID outside 1…14 is refused.
+    func testOfferWithTransportWideCC() throws {
+        let offer = try VideoOfferBuilder.offer(local: localParameters(), transportWideCCExtensionID: 3)
+        let text = offer.serialized()
+        XCTAssertTrue(text.contains("a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01\r\n"))
+        XCTAssertTrue(text.contains("a=rtcp-fb:96 goog-remb\r\na=rtcp-fb:96 transport-cc\r\n"))
+        var receiving = offer
+        receiving.media[0].attributes = receiving.media[0].attributes.map { $0 == .direction(.sendonly) ? .direction(.recvonly) : $0 }
+        XCTAssertEqual(try answer(receiving).1.transportWideCCExtensionID, 3)
+        for bad: UInt8 in [0, 15, 255] {
+            assertThrowsSDPError(
+                try VideoOfferBuilder.offer(local: localParameters(), transportWideCCExtensionID: bad),
+                .invalidConfiguration("the transport-wide-cc extension ID must be within 1…14"))
+        }
+    }
 }

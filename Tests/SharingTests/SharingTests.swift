@@ -25,6 +25,31 @@ final class BitrateFollowerTests: XCTestCase {
         XCTAssertEqual(follower.remove(peer: "a", ceilingKbps: 2000), .useDefault, "no estimates left")
         XCTAssertNil(follower.lowestEstimateKbps)
     }
+
+    /// GCC viewers far below the highest estimate do not drag the encoder down (their frames are thinned);
+    /// REMB-only viewers always count; a GCC peer's REMB is ignored.
+    func testOneSlowViewerDoesNotDragTheRestDown() {
+        var follower = BitrateFollower(minimumKbps: 100)
+        XCTAssertEqual(follower.update(peer: "fast", bitsPerSecond: 2_000_000, ceilingKbps: 3000, source: .congestionControl), .set(2000))
+        XCTAssertNil(follower.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl),
+                     "450 < 0.5 x 2000: the encoder keeps the fast viewer's rate")
+        XCTAssertEqual(follower.outliers, ["slow"])
+        XCTAssertEqual(follower.lowestEstimateKbps, 2000)
+        XCTAssertEqual(follower.update(peer: "slow", bitsPerSecond: 1_200_000, ceilingKbps: 3000, source: .congestionControl), .set(1200),
+                       "within half of the highest it counts again")
+        XCTAssertEqual(follower.outliers, [])
+        XCTAssertNil(follower.update(peer: "slow", bitsPerSecond: 300_000, ceilingKbps: 3000, source: .remb),
+                     "a GCC peer's REMB is only a ceiling of its target")
+        XCTAssertEqual(follower.update(peer: "slow", bitsPerSecond: 1_100_000, ceilingKbps: 3000, source: .congestionControl), .set(1100))
+        XCTAssertEqual(follower.update(peer: "aiortc", bitsPerSecond: 400_000, ceilingKbps: 3000), .set(400),
+                       "a REMB-only viewer is never thinned, so it counts however low")
+        XCTAssertEqual(follower.outliers, [])
+        XCTAssertEqual(follower.remove(peer: "aiortc", ceilingKbps: 3000), .set(1100))
+        var everyone = BitrateFollower(minimumKbps: 100, outlierRatio: 0)
+        _ = everyone.update(peer: "fast", bitsPerSecond: 2_000_000, ceilingKbps: 3000, source: .congestionControl)
+        XCTAssertEqual(everyone.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl), .set(450),
+                       "ratio 0: the lowest viewer wins, as with REMB")
+    }
 }
 
 /// ``ViewerHub`` refusals that happen before any socket is opened.

@@ -349,6 +349,7 @@ def markdown(results):
     if scale:
         out.append(_cmd(scale["command"], [(os.getcwd() + "/", "")]))
     out += ["```", ""]
+    out += network_markdown(results.get("network"))
     if os.path.exists(NOTES):
         with open(NOTES) as f:
             out.append(f.read().rstrip() + "\n")
@@ -356,6 +357,21 @@ def markdown(results):
 
 
 FPS_HINT = 30
+
+
+def network_markdown(network):
+    """The network phase: the step-profile plot and how long adaptation took."""
+    if not network:
+        return []
+    out = ["## Congestion control: the step profile", "",
+           "Sender-side GCC (`CongestionControl`) in the in-memory simulator (`screencast-bench gcc-sim --profile steps`: "
+           "1 Mbit/s, 300 kbit/s from 20 s, 3 Mbit/s from 40 s; drop-tail queue, 25 ms one way, TWCC every 100 ms); "
+           "target and received rate per second:", "",
+           "![GCC step profile](%s)" % os.path.basename(network["png"]), ""]
+    for step in network["steps"]:
+        took = "never" if step["seconds"] is None else "%g s" % step["seconds"]
+        out.append("- %g → %g kbit/s at %g s: %s (%s)" % (step["fromKbps"], step["toKbps"], step["atSecond"], took, step["goal"]))
+    return out + [""]
 
 
 if __name__ == "__main__":
