@@ -49,9 +49,16 @@ struct CallOptions {
           --bitrate KBPS           VP8 target bitrate, 1-1000000 (default: width x height x fps x 0.08 bits,
                                    clamped to 150-8000 kbps, following the picture size)
           --max-fps N              encode at most N new frames a second, 0.1-240 (default 30)
+          --min-fps N              as the target bitrate falls, the frame rate is lowered first, down to N,
+                                   0.1-max-fps (default 5); only below that does the quantizer floor rise
+                                   (text stays sharp; /stats "rate": fpsCap, q, budgetBytes)
+          --keyframe-spacing S     requested keyframes (new viewer, PLI, FIR) at most one per S seconds,
+                                   0-60 (default 1; wider, up to 2 s, when a keyframe is large for the
+                                   target); requests in between are coalesced (/stats "keyframeRequests")
           --keyframe-interval S    a keyframe at least every S seconds (default: only on request)
           --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are refused
-          --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56)
+          --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56); at low targets the rate
+                                   policy raises the floor and lets libvpx use up to 63
           --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are idle
                            at start — never on a 2-core machine)
           --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio) before
@@ -112,7 +119,7 @@ struct CallOptions {
         let arguments = try CommandLineArguments(
             words,
             options: Set([
-                "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
+                "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
@@ -128,6 +135,12 @@ struct CallOptions {
         }
 
         let maxFPS = try arguments.double("max-fps", in: 0.1...240) ?? 30
+        let minFPS = try arguments.double("min-fps", in: 0.1...240) ?? min(5, maxFPS)
+        guard minFPS <= maxFPS else {
+            func text(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+            throw UsageError("--min-fps (\(text(minFPS))) must not exceed --max-fps (\(text(maxFPS)))")
+        }
+        let keyframeSpacing = try arguments.double("keyframe-spacing", in: 0...60) ?? 1
         let patternFPS = try arguments.double("pattern-fps", in: 0.1...240) ?? 30
         var pattern = TestPatternSettings(framesPerSecond: patternFPS)
         if let size = arguments.string("pattern-size") {
@@ -179,7 +192,8 @@ struct CallOptions {
         source = VideoSourceConfiguration(
             socketPath: socket, fallback: fallback,
             bitrateKbps: try arguments.int("bitrate", in: 1...1_000_000),
-            maxFramesPerSecond: maxFPS, keyframeIntervalSeconds: keyframeInterval,
+            maxFramesPerSecond: maxFPS, minFramesPerSecond: minFPS, keyframeIntervalSeconds: keyframeInterval,
+            keyframeMinSpacingSeconds: keyframeSpacing,
             cpuUsed: try arguments.int("cpu-used", in: -16 ... -1) ?? -6,
             minQuantizer: minQ, maxQuantizer: maxQ,
             encoderThreads: arguments.string("encoder-threads") == "auto"
