@@ -24,6 +24,7 @@ let package = Package(
             name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
             providers: [.apt(["libnice-dev"])]
         ),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
@@ -55,6 +56,11 @@ let package = Package(
         .target(
             name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]
         ),
+        // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
+        .target(
+            name: "Publishing",
+            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
+        ),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -63,7 +69,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto", "PeerConnection", "Publishing"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -121,6 +127,11 @@ let package = Package(
         .testTarget(
             name: "SharingTests",
             dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]
+        ),
+        .testTarget(
+            name: "PublishingTests",
+            dependencies: ["Publishing", "PeerConnection", "Signaling", "Media", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"],
+            exclude: ["Peers"]
         ),
         .testTarget(
             name: "EndToEndTests",

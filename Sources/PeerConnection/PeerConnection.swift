@@ -44,7 +44,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// The WHEP session id (URL-safe random).
     public let id: String
-    /// The SDP answer (candidates included, `a=end-of-candidates`).
+    /// The SDP answer: ours when answering (candidates included, `a=end-of-candidates`), the SFU's when
+    /// offering.
     public let answer: String
     /// What the offer and our answer agreed: payload types, feedback, RTX, DTLS role.
     public let negotiated: NegotiatedVideo
@@ -98,7 +99,9 @@ public final class PeerConnection: @unchecked Sendable {
                 id: id, negotiated: plan.negotiated, certificate: configuration.certificate, sender: plan.sender,
                 dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros, logger: logger,
                 nowMicros: MonotonicClock.nowMicros())
-            let peer = PeerConnection(plan: plan, machine: machine, agent: agent, wallClock: configuration.wallClock, onEvent: onEvent, id: id)
+            let peer = PeerConnection(
+                answer: plan.answer, negotiated: plan.negotiated, local: plan.local, machine: machine, agent: agent,
+                wallClock: configuration.wallClock, onEvent: onEvent, id: id)
             relay.set(peer)
 
             let remote = plan.negotiated.remote
@@ -122,14 +125,15 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
-    private init(
-        plan: PeerAnswer, machine: consuming PeerConnectionStateMachine, agent: ICEAgent, wallClock: any WallClock,
-        onEvent: @escaping @Sendable (Event) -> Void, id: String
+    /// The shell around a made machine (answering, or offering: ``PeerConnection/Offerer``).
+    init(
+        answer: String, negotiated: NegotiatedVideo, local: LocalMediaParameters, machine: consuming PeerConnectionStateMachine,
+        agent: ICEAgent, wallClock: any WallClock, onEvent: @escaping @Sendable (Event) -> Void, id: String
     ) {
         self.id = id
-        answer = plan.answer
-        negotiated = plan.negotiated
-        local = plan.local
+        self.answer = answer
+        self.negotiated = negotiated
+        self.local = local
         self.machine = machine
         self.agent = agent
         self.wallClock = wallClock
@@ -186,7 +190,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     // MARK: Queue-confined handling
 
-    private func start() {
+    func start() {
         queue.async {
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.setEventHandler { [weak self] in self?.onTimer() }
@@ -241,13 +245,13 @@ public final class PeerConnection: @unchecked Sendable {
 }
 
 /// Runs one ICE step, its error carried as ``PeerConnectionError/ice(_:)``.
-private func ice<T>(_ body: () throws(ICEError) -> T) throws(PeerConnectionError) -> T {
+func ice<T>(_ body: () throws(ICEError) -> T) throws(PeerConnectionError) -> T {
     do { return try body() } catch { throw .ice(error) }
 }
 
 /// Carries the ICE agent's callbacks to the peer connection, which does not exist yet when the agent is
 /// made, without the agent keeping the peer alive.
-private final class PeerConnectionRelay: Sendable {
+final class PeerConnectionRelay: Sendable {
     private struct Target: Sendable { weak var peer: PeerConnection? }
     private let target = Mutex(Target())
 

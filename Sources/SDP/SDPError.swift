@@ -37,6 +37,8 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `a=setup` with a role we cannot answer (`holdconn`, or an offer's `passive` when building an
     /// answer's counterpart fails).
     case unsupportedSetup(String)
+    /// A remote answer to our offer that we cannot use (why, in words; ``VideoAnswerReader``).
+    case answerRefused(String)
 
     // MARK: Ours
 
@@ -76,6 +78,7 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedFingerprintHash(let names):
             "the offer's a=fingerprint uses no hash function we check (sha-1 … sha-512): \(names.joined(separator: ", "))"
         case .unsupportedSetup(let role): "unsupported a=setup:\(role)"
+        case .answerRefused(let reason): "unusable answer: \(reason)"
         case .invalidConfiguration(let reason): "invalid local configuration: \(reason)"
         }
     }

@@ -6,6 +6,7 @@ import ScreencastSupport
 import Signaling
 import VideoSource
 import ICE
+import Publishing
 
 /// The parsed command line of `screencast-call`.
 struct CallOptions {
@@ -28,6 +29,8 @@ struct CallOptions {
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
+    /// `--whip` / `--janus`: the SFU leg (nil: none).
+    var sfu: (any SFUTransport)?
     /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
     var e2ee: E2EEOptions?
 
@@ -94,6 +97,7 @@ struct CallOptions {
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
                                    the highest is --bitrate, or the default for the picture size
+        \(SFUOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
           --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
@@ -114,13 +118,13 @@ struct CallOptions {
     init(_ words: [String]) throws(UsageError) {
         let arguments = try CommandLineArguments(
             words,
-            options: [
+            options: Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
-            ],
-            flags: ["exit-when-source-ends", "https", "share"])
+            ]).union(SFUOptions.valueOptions),
+            flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -253,6 +257,7 @@ struct CallOptions {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }
         e2ee = try E2EEOptions(arguments)
+        sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
     }
 
     /// Dotted IPv4 or an IPv6 literal.

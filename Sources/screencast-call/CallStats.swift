@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import ScreencastSupport
 import Sharing
 import Synchronization
@@ -22,7 +23,9 @@ enum CallStats {
         var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
     }
 
-    static func json(source: VideoSource, viewers: ViewerHub, e2ee: EncryptingSink? = nil, about: About) -> JSONValue {
+    static func json(
+        source: VideoSource, viewers: ViewerHub, e2ee: EncryptingSink? = nil, about: About, sfu: SFUPublisher? = nil
+    ) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
             ("uptimeSeconds", .double((about.uptimeSeconds * 10).rounded() / 10)),
@@ -32,6 +35,7 @@ enum CallStats {
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
         fields.append(("viewers", viewers.json))
         fields.append(("e2ee", e2ee?.json ?? EncryptingSink.disabledJSON))
+        if let sfu { fields.append(("sfu", SFUOptions.json(sfu))) }
         return .object(fields)
     }
 
@@ -84,6 +88,11 @@ enum CallStats {
                     + String(format: "%.0f kbps", number(peer["kbps"]) ?? 0)
                     + (number(peer["rttMs"]).map { String(format: ", RTT %.0f ms", $0) } ?? ""))
             }
+        }
+        let sfu = object(fields["sfu"])
+        if let state = string(sfu["state"]) {
+            lines.append("sfu: \(state) at \(string(sfu["server"]) ?? "?"), \(Int(number(sfu["reconnects"]) ?? 0)) reconnects"
+                + (string(sfu["lastReason"]).map { "; last: \($0)" } ?? ""))
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -1,4 +1,7 @@
 import Dispatch
+import DTLS
+import PeerConnection
+import Publishing
 import Foundation
 import FrameCrypto
 import Media
@@ -92,30 +95,44 @@ struct CallRun {
                 ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
                 configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond),
             encoder: source, logger: logger.named("viewers"))
-        let e2ee = try startEncryption(before: viewers, source: source)
+        let sfu = try options.sfu.map { transport in
+            var ice = options.ice
+            ice.role = .controlling
+            return SFUPublisher(
+                transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
+                logger: logger.named("sfu"),
+                hooks: .init(requestKeyframe: { source.requestKeyframe() }))
+        }
+        // With e2ee the SFU leg gets the encrypted frames, as the viewers do.
+        let e2ee = try startEncryption(before: viewers, and: sfu.map { [$0] } ?? [], source: source)
         if let e2ee {
             source.addSink(e2ee)
             encryption.withLock { $0 = e2ee }
         } else {
             source.addSink(viewers)
+            if let sfu { source.addSink(sfu) }
         }
         try source.start()
+        sfu?.start()
         let server: SignalingServer?
         do {
-            server = try startServer(viewers: viewers, source: source, e2ee: e2ee)
+            server = try startServer(viewers: viewers, source: source, e2ee: e2ee, sfu: sfu)
         } catch {
+            sfu?.stop()
             source.stop()
             throw error
         }
 
         let reporter = StatsReporter(
-            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount })
+            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount },
+            sfu: { sfu.map { "\($0.stats.state.rawValue)/\($0.stats.reconnects)" } ?? "-" })
         let timer = reporter.schedule(every: options.statsIntervalSeconds)
         finished.wait()
         timer?.cancel()
         logger.info("stopping", ["reason": reason.withLock { $0 } ?? "-"])
         server?.stop()
         viewers.closeAll(reason: "the call is stopping")
+        sfu?.stop()
         source.stop()
         reporter.report(final: true)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
@@ -128,7 +145,7 @@ struct CallRun {
 
     /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal, on the default
     /// address as on one given with `--http`: a user who starts a call expects its page.
-    private func startServer(viewers: ViewerHub, source: VideoSource, e2ee: EncryptingSink?) throws -> SignalingServer? {
+    private func startServer(viewers: ViewerHub, source: VideoSource, e2ee: EncryptingSink?, sfu: SFUPublisher?) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
@@ -136,8 +153,10 @@ struct CallRun {
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
-        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about) }
-        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about)) }
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about, sfu: sfu) }
+        let text: @Sendable () -> String = {
+            CallStats.text(CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about, sfu: sfu))
+        }
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
@@ -173,10 +192,10 @@ extension CallRun {
 extension CallRun {
     /// With `--e2ee-key-file`: the sink that encrypts each frame once for `viewers` (the IVF recorder, added
     /// to the source directly, keeps the clear frames). Nil without.
-    private func startEncryption(before viewers: ViewerHub, source: VideoSource) throws -> EncryptingSink? {
+    private func startEncryption(before viewers: ViewerHub, and others: [any VideoSink] = [], source: VideoSource) throws -> EncryptingSink? {
         guard let settings = options.e2ee, let passphrase else { return nil }
         let key = try FrameKey.derive(passphrase: passphrase, salt: settings.salt)
-        let sink = try EncryptingSink(key: key, keyIndex: settings.keyIndex, sinks: [viewers], encoder: source, logger: logger.named("e2ee"))
+        let sink = try EncryptingSink(key: key, keyIndex: settings.keyIndex, sinks: [viewers] + others, encoder: source, logger: logger.named("e2ee"))
         logger.info("end-to-end encryption on", [
             "key.index": settings.keyIndex, "salt": settings.salt == FrameKey.defaultSalt ? "default" : "custom", "file": settings.keyFile,
         ])

@@ -34,7 +34,9 @@ final class InMemoryCall {
     static let wallClockBase: UInt64 = 1_700_000_000_000_000
     var machine: PeerConnectionStateMachine
     let viewer: TestViewer
-    let plan: PeerAnswer
+    /// What the machine was made with (from our answer, or from the viewer's answer to our offer).
+    let negotiated: NegotiatedVideo
+    let senderConfiguration: RTPSenderChain.Configuration
     var link: Link
     private(set) var now: UInt64 = 1_000_000
     private var generator = SeededGenerator(seed: 42)
@@ -73,16 +75,42 @@ final class InMemoryCall {
             ice: ICEAgent.Configuration(role: .controlled), certificate: try DTLSCertificate.shared())
         let offer = try PeerAnswer.check(offer: try viewer.offer(setup: viewerSetup), fingerprint: configuration.certificate.fingerprint)
         var random = SeededGenerator(seed: 7)
-        plan = try PeerAnswer(
+        let plan = try PeerAnswer(
             offer: offer, ice: .init(ufrag: "ours", password: "0123456789abcdefghijkl"),
             candidates: [try ICECandidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 5000 typ host")],
             configuration: configuration, using: &random)
         var sender = plan.sender
         adjust(&sender)
+        negotiated = plan.negotiated
+        senderConfiguration = sender
         machine = try PeerConnectionStateMachine(
             id: "in-memory", negotiated: plan.negotiated, certificate: configuration.certificate, sender: sender,
             logger: Logger(component: "test", threshold: .error), nowMicros: now)
         try viewer.accept(answer: plan.answer)
+        carry(machine.start(nowMicros: now))
+        try toSender(viewer.start(nowMicros: now))
+    }
+
+    /// The other way round, as when publishing to an SFU: we offer (``PeerOffer``), the viewer answers
+    /// recvonly with `a=setup:<answerSetup>` (`active`: it is the DTLS client, as Janus is; `passive`: the
+    /// server), and our machine is made from its answer.
+    init(offeringTo answerSetup: DTLSSetup, link: Link = Link()) throws {
+        self.link = link
+        viewer = try TestViewer()
+        let configuration = PeerConnection.Configuration(
+            ice: ICEAgent.Configuration(role: .controlling), certificate: try DTLSCertificate.shared())
+        var random = SeededGenerator(seed: 9)
+        let plan = try PeerOffer(
+            ice: .init(ufrag: "ours", password: "0123456789abcdefghijkl"),
+            candidates: [try ICECandidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 5000 typ host")],
+            configuration: configuration, using: &random)
+        let answer = try viewer.answer(offer: plan.offer, setup: answerSetup)
+        let accepted = try plan.accept(answer: answer)
+        negotiated = accepted.negotiated
+        senderConfiguration = accepted.sender
+        machine = try PeerConnectionStateMachine(
+            id: "offering", negotiated: accepted.negotiated, certificate: configuration.certificate, sender: accepted.sender,
+            logger: Logger(component: "test", threshold: .error), nowMicros: now)
         carry(machine.start(nowMicros: now))
         try toSender(viewer.start(nowMicros: now))
     }

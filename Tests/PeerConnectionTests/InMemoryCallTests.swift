@@ -1,4 +1,5 @@
 import PeerConnection
+import SDP
 import RTP
 import RTPSession
 import XCTest
@@ -41,7 +42,7 @@ final class InMemoryCallTests: XCTestCase {
         assertDeliveredByteExact(call)
         XCTAssertGreaterThan(call.viewer.frames.count, 80)
         let expected = call.framesFromTheFirstKeyframe
-        let mapper = RTPTimestampMapper(clockRate: 90_000, offset: call.plan.sender.timestampOffset, originMicroseconds: 0)
+        let mapper = RTPTimestampMapper(clockRate: 90_000, offset: call.senderConfiguration.timestampOffset, originMicroseconds: 0)
         for (got, want) in zip(call.viewer.frames.map(\.frame), expected) {
             XCTAssertEqual(got.rtpTimestamp, mapper.rtpTimestamp(forMicroseconds: want.captureMicros))
         }
@@ -88,7 +89,7 @@ final class InMemoryCallTests: XCTestCase {
     /// and the frames arrive the same.
     func testWeCanBeTheDTLSClient() throws {
         let call = try InMemoryCall(viewerSetup: .passive)
-        XCTAssertEqual(call.plan.negotiated.dtlsRole, .client)
+        XCTAssertEqual(call.negotiated.dtlsRole, .client)
         try run(call, seconds: 2)
         XCTAssertEqual(call.machine.state, .connected)
         assertDeliveredByteExact(call)
@@ -189,5 +190,32 @@ final class InMemoryCallTests: XCTestCase {
         XCTAssertEqual(DatagramKind.classify(output.datagrams[0]), .dtls)
         XCTAssertNil(output.deadlineMicros)
         XCTAssertTrue(ours.machine.close(reason: "again", nowMicros: ours.now).events.isEmpty)
+    }
+}
+
+/// Publishing's direction: our offer (``PeerOffer``) answered by the viewer, in both DTLS roles.
+final class InMemoryOfferTests: XCTestCase {
+    /// `a=setup:active` in the answer (Janus): we are the DTLS server; `passive`: we are the client. Either
+    /// way every frame from the first keyframe on arrives byte for byte, RTX and the payload types are
+    /// the offer's.
+    func testOurOfferAnsweredActiveOrPassiveDeliversFramesByteExact() throws {
+        for (setup, role) in [(DTLSSetup.active, NegotiatedVideo.DTLSRole.server), (.passive, .client)] {
+            let call = try InMemoryCall(offeringTo: setup, link: .init(lossToViewer: 0.03, lossFromMicros: 1_500_000))
+            XCTAssertEqual(call.negotiated.dtlsRole, role, "\(setup)")
+            XCTAssertEqual(call.negotiated.direction, .sendonly)
+            XCTAssertEqual(call.negotiated.vp8PayloadType, 96)
+            XCTAssertEqual(call.negotiated.rtxPayloadType, 97)
+            let end = call.now + 3_000_000
+            try call.run(until: end)
+            call.encoding = false
+            try call.run(until: end + 1_000_000)
+            XCTAssertEqual(call.machine.state, .connected, "\(setup)")
+            let expected = call.framesFromTheFirstKeyframe
+            let delivered = call.viewer.frames.map(\.frame)
+            XCTAssertGreaterThan(expected.count, 80, "\(setup)")
+            XCTAssertEqual(delivered.count, expected.count, "\(setup)")
+            XCTAssertEqual(delivered.map(\.data), expected.map(\.bytes), "\(setup)")
+            XCTAssertGreaterThan(call.viewer.counts.rtx, 0, "losses repaired by RTX (\(setup))")
+        }
     }
 }

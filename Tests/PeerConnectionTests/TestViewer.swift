@@ -65,7 +65,34 @@ final class TestViewer {
     /// Reads our answer: fingerprints and `a=setup` for DTLS, the FID group and payload types for RTP.
     func accept(answer text: String) throws {
         let answer = try SDPParser().parse(text)
-        let media = try XCTUnwrap(answer.media.first)
+        // The answerer's a=setup:active makes it the DTLS client, so we are the server (and the reverse).
+        try configure(from: answer, role: answer.media.first?.setup == .active ? .server : .client)
+    }
+
+    /// Answers our offer (``PeerOffer``) as an SFU would: ``VideoAnswerBuilder``'s answer turned recvonly,
+    /// with `a=setup:<setup>` (`active`: the viewer is the DTLS client), without SSRCs of its own.
+    func answer(offer text: String, setup: DTLSSetup) throws -> String {
+        let offer = try SDPParser().parse(text)
+        let local = LocalMediaParameters(
+            iceUfrag: "view", icePwd: "viewerpassword01234567", fingerprint: certificate.fingerprint,
+            candidates: [try ICECandidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 9 typ host")],
+            videoSSRC: 0x5EE5_0002, rtxSSRC: 0x5EE5_0003, cname: "viewer", mediaStreamID: nil, sessionID: 78)
+        var answer = try VideoAnswerBuilder.answer(offer, local: local).answer
+        answer.media[0].attributes = answer.media[0].attributes.compactMap { attribute in
+            switch attribute {
+            case .direction: .direction(.recvonly)
+            case .setup: .setup(setup)
+            case .ssrc, .ssrcGroup: nil
+            default: attribute
+            }
+        }
+        try configure(from: offer, role: setup == .active ? .client : .server)
+        return answer.serialized()
+    }
+
+    /// Our stream's SSRCs and payload types from our description; DTLS in `role` against its fingerprints.
+    private func configure(from description: SessionDescription, role: DTLSRole) throws {
+        let media = try XCTUnwrap(description.media.first)
         for attribute in media.attributes {
             if case .ssrcGroup(let group) = attribute, group.semantics == "FID" {
                 mediaSSRC = group.ssrcs[0]
@@ -79,8 +106,6 @@ final class TestViewer {
         if let id = transportWideCCID, media.extensionMaps.contains(where: { $0.id == id }) {
             twcc = TransportFeedbackGenerator(configuration: .init(senderSSRC: Self.ssrc, mediaSSRC: mediaSSRC))
         }
-        // The answerer's a=setup:active makes it the DTLS client, so we are the server (and the reverse).
-        let role: DTLSRole = media.setup == .active ? .server : .client
         dtls = try DTLSEndpoint(configuration: DTLSConfiguration(role: role, certificate: certificate, remoteFingerprints: media.fingerprints))
     }
 
