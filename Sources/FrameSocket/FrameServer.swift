@@ -42,7 +42,7 @@ public final class FrameServer: Sendable {
     ///   - frameTimeout: when set, a sender that completes no frame within this time after connecting or after
     ///     its previous frame is dropped (``SourceEndReason/frameTimeout(_:)``), so a silent or stalled
     ///   client cannot hold the one sender slot forever. A static screen's keepalives (every 2 s) keep a
-    ///     5 s timeout happy.
+    ///     5 s timeout happy. Time this process itself was stopped (SIGSTOP) does not count.
     public convenience init(
         path: SocketPath,
         limits: FrameWireLimits = .standard,

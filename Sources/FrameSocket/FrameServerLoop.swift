@@ -31,9 +31,16 @@ final class ServerConnection {
 ///   the socket it listens on. When the file (or its folder) was removed, say by a cleaner of `/tmp`, it
 ///   binds and listens there again (`socket file gone; listening again`), so the next sender can connect;
 ///   the current sender is not disturbed. A path another server took over is left to it (said once).
+/// - Its own stops: the frame timeout counts only time the call spent waiting for the sender. When one turn
+///   of the loop (poll, read, handlers) takes more than ``ServerLoop/stallAllowanceMicros`` beyond its poll
+///   timeout (the process was stopped with SIGSTOP, starved, or busy in a handler), the excess is added to
+///   the sender's deadline: a sender whose bytes waited in the socket meanwhile is not dropped for the
+///   call's own absence.
 struct ServerLoop {
     /// How often the socket file is checked, µs.
     static let pathCheckMicros: UInt64 = 1_000_000
+    /// Lateness beyond the poll timeout that counts as the process having been stopped, µs.
+    static let stallAllowanceMicros: UInt64 = 1_000_000
 
     let context: ServerContext
     let session: ServerRun
@@ -64,6 +71,7 @@ struct ServerLoop {
 
     mutating func run() {
         defer { tearDown() }
+        var checked = MonotonicClock.nowMicros()
         while true {
             var fds = [
                 pollfd(fd: session.wake.pollDescriptor, events: Int16(POLLIN), revents: 0),
@@ -80,6 +88,8 @@ struct ServerLoop {
             if fds[0].revents != 0 || session.wake.isSignalled { return }
             if fds.count > 2, fds[2].revents != 0, let connection { readOnce(connection) }
             let now = MonotonicClock.nowMicros()
+            excuseStall(elapsed: now - checked, timeoutMilliseconds: timeout, now: now)
+            checked = now
             if let connection, let limit = context.frameTimeoutMicros, now - min(now, connection.lastProgressMicros) >= limit {
                 end(connection, .frameTimeout(Double(limit) / 1e6))
             }
@@ -101,6 +111,19 @@ struct ServerLoop {
             wait = min(wait, waited >= limit ? 0 : limit - waited)
         }
         return Int32(clamping: (wait + 999) / 1000)
+    }
+
+    /// One turn of the loop (poll, then the read and its handlers) that took much longer than its poll
+    /// timeout allowed means this process was not running (stopped, or starved) or was busy: that time is
+    /// not the sender's fault, so its frame deadline moves by as much (never past now).
+    private func excuseStall(elapsed: UInt64, timeoutMilliseconds: Int32, now: UInt64) {
+        let planned = UInt64(max(0, timeoutMilliseconds)) * 1000
+        guard elapsed > planned + Self.stallAllowanceMicros, let connection else { return }
+        let excess = elapsed - planned
+        connection.lastProgressMicros = min(now, connection.lastProgressMicros + excess)
+        logger.info("this process was not running; the sender's frame deadline moves", [
+            "connection": connection.info.connection, "stalled.ms": excess / 1000,
+        ])
     }
 
     /// Binds and listens again when the socket file is gone (or replaced by something that is not a live
