@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            dependencies: ["FrameWire", "RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
             exclude: ["Peers"]
         ),
         .testTarget(
