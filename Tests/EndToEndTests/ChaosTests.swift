@@ -137,7 +137,7 @@ final class ChaosTests: XCTestCase {
         XCTAssertEqual(number(stats, "screen", "sendersTotal"), 100)
         XCTAssertLessThan(takeovers.max() ?? .infinity, 1.0, "a sender waited more than 1 s to be taken")
         XCTAssertEqual(end.fds, warmState.fds, "the call's descriptors changed")
-        XCTAssertLessThan(end.rss - warmState.rss, 4096 + ProcStatus.sanitizerGrowthAllowanceKiB, "the call's memory grew")
+        XCTAssertLessThan(end.rss - warmState.rss, ProcStatus.growthLimitKiB(4096), "the call's memory grew")
         XCTAssertNil(seen["error"] as? String)
         XCTAssertGreaterThan(switches, 80, "most senders' pictures were encoded")
         XCTAssertGreaterThanOrEqual(number(stats, "frames", "keyframes") ?? 0, switches + 1, "a switch encoded without a keyframe")
@@ -204,7 +204,7 @@ final class ChaosTests: XCTestCase {
         XCTAssertNotNil(joined, "a new viewer did not play after the stop:\n\(call.log.suffix(3000))")
         XCTAssertNil(secondSeen["error"] as? String)
         XCTAssertGreaterThan(secondSeen["frames"] as? Int ?? 0, 10)
-        XCTAssertLessThan(rssAfter - rssBefore, 4096 + ProcStatus.sanitizerGrowthAllowanceKiB, "the call's memory grew across its stops")
+        XCTAssertLessThan(rssAfter - rssBefore, ProcStatus.growthLimitKiB(4096), "the call's memory grew across its stops")
     }
 
     // MARK: - A viewer stopped
