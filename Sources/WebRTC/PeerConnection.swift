@@ -168,7 +168,7 @@ public final class PeerConnection: @unchecked Sendable {
         onEvent: @escaping @Sendable (Event) -> Void
     ) throws(WebRTCError) -> PeerConnection {
         let offer = try SDPParser().parse(text)
-        var random = SystemRandomNumberGenerator()
+        var random = SecureRandomNumberGenerator()  // not the empty SystemRandomNumberGenerator: see its doc
         // Refuse what cannot be answered before any socket is opened.
         let trial = LocalMediaParameters(
             iceUfrag: "trial", icePwd: String(repeating: "x", count: 22), fingerprint: configuration.certificate.fingerprint,
