@@ -135,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
+            dependencies: ["FrameWire", "RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
         .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),

@@ -1,3 +1,4 @@
+import RTP
 public import ICE
 public import ScreencastSupport
 public import SDP
@@ -43,7 +44,7 @@ extension PeerConnection {
             }
             do throws(PeerConnectionError) {
                 let candidates = try ice { () throws(ICEError) in try agent.gatherCandidates() }
-                var random = SystemRandomNumberGenerator()
+                var random = SecureRandomNumberGenerator()  // not the empty SystemRandomNumberGenerator: see its doc
                 plan = try PeerOffer(ice: agent.localCredentials, candidates: candidates, configuration: configuration, using: &random)
             } catch {
                 agent.close()

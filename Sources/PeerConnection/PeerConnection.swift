@@ -1,3 +1,4 @@
+import RTP
 import Dispatch
 import DTLS
 import Glibc
@@ -92,7 +93,7 @@ public final class PeerConnection: @unchecked Sendable {
         }
         do throws(PeerConnectionError) {
             let candidates = try ice { () throws(ICEError) in try agent.gatherCandidates() }
-            var random = SystemRandomNumberGenerator()
+            var random = SecureRandomNumberGenerator()  // not the empty SystemRandomNumberGenerator: see its doc
             let plan = try PeerAnswer(
                 offer: offer, ice: agent.localCredentials, candidates: candidates, configuration: configuration, using: &random)
             let machine = try PeerConnectionStateMachine(

@@ -15,3 +15,16 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+/// `SystemRandomNumberGenerator` (the system's secure source) with one byte of storage, so that `&generator`
+/// names a real address. ThreadSanitizer builds of Swift 6.3.1 instrument the inout access to the empty
+/// system generator with whatever is in a register as its address and crash there (SEGV in
+/// `__tsan::ExternalAccess`, seen in every `PeerConnection.answering` of a `--sanitize thread` build).
+public struct SecureRandomNumberGenerator: RandomNumberGenerator, Sendable {
+    private var system = SystemRandomNumberGenerator()
+    private var addressable: UInt8 = 0
+
+    public init() {}
+
+    public mutating func next() -> UInt64 { system.next() }
+}

@@ -15,6 +15,10 @@ import Synchronization
 /// "unchanged" check all work on the picture that is encoded. Logged once per change of the input size
 /// (rate-limited).
 final class EncoderLoop: Sendable {
+    /// The least step between two encoded frames' capture times, µs: more than one tick of the 90 kHz RTP
+    /// clock (11.1 µs), so no two frames share an RTP timestamp (receivers group packets into frames by it).
+    static let minimumTimestampStepMicros: UInt64 = 12
+
     private let hub: SourceHub
     private let sinks: SinkRegistry
     private let configuration: VideoSourceConfiguration
@@ -166,7 +170,7 @@ final class EncoderLoop: Sendable {
         _ state: inout LoopState
     ) {
         var frame = input
-        frame.captureTimestampMicros = max(frame.captureTimestampMicros, state.lastTimestamp + 1)
+        frame.captureTimestampMicros = max(frame.captureTimestampMicros, state.lastTimestamp + Self.minimumTimestampStepMicros)
         state.lastTimestamp = frame.captureTimestampMicros
         let started = MonotonicClock.nowMicros()
         do throws(MediaError) {

@@ -43,8 +43,13 @@ final class SinkRegistry: Sendable {
         for (_, sink) in list { sink.consume(frame) }
     }
 
+    /// Finishes every sink and lets go of them: a sink that holds the source (the viewers ask it for
+    /// keyframes) must not keep it alive in a cycle once the source has stopped.
     func finishAll() {
-        let list = sinks.withLock { $0.list }
+        let list = sinks.withLock { s in
+            defer { s.list = [] }
+            return s.list
+        }
         for (_, sink) in list { sink.finish() }
     }
 }

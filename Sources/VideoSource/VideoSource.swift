@@ -151,7 +151,7 @@ public final class VideoSource: Sendable {
     }
 
     /// Stops the capturers and the socket (removing the socket file), encodes the frame still waiting,
-    /// then calls every sink's `finish()`. Idempotent; returns when all of that is done.
+    /// then calls every sink's `finish()` and releases the sinks. Idempotent; returns when all of that is done.
     public func stop() {
         let wasRunning = phase.withLock { p -> Bool in
             defer { p = .stopped }

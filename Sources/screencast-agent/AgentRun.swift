@@ -50,7 +50,7 @@ struct AgentRun {
         }
         defer { sender?.close() }
         let outputs = FrameOutputs(
-            sender: sender, dump: dump, orientation: options.orientation, frameLimit: options.frameLimit,
+            sender: sender, dump: dump, logger: logger, orientation: options.orientation, frameLimit: options.frameLimit,
             requestStop: { failed in requestStop(failed ? .failure : .frames) })
         outputsBox.withLock { $0 = outputs }
         if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
@@ -89,6 +89,7 @@ struct AgentRun {
                        stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
         if let failure = outputs.snapshot.failure { throw failure }
         if case .failed(let error) = outcome { throw error }
+        if let failure = outputs.snapshot.recordingFailure { throw failure }
         if let asked = options.frameLimit, let sender, end.sent == 0, stopReason.withLock({ $0 }) != .signal {
             let stats = sender.stats
             throw AgentError.nothingSent(

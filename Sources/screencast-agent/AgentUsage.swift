@@ -12,7 +12,8 @@ let agentUsage = """
                              else /tmp/screencast-$UID/agent.sock). Waits and reconnects with back-off
                              while nobody listens; a slow reader makes frames drop, never queue.
       --output FILE          write a frame dump (.frames) instead of using the socket
-      --record FILE          write a frame dump as well as sending to the socket
+      --record FILE          write a frame dump as well as sending to the socket (a dump that cannot be
+                             written, say a full disk, ends the recording, not the sending; exit 1 at the end)
       --frames N             stop after N frames (keepalives count)
       --duration S           stop after S seconds
 

@@ -46,6 +46,10 @@ final class DumpFile: Sendable {
 /// Turns captured frames into wire messages (Protocol/frame-wire.md §6) and hands them to the socket
 /// sender (never blocks: newest wins) and/or a dump file; counts them; asks for a stop at the frame limit.
 ///
+/// A dump that cannot be written (a full disk) ends the run when it is the only output (`--output`). Beside
+/// the socket (`--record`) it only ends the recording: one error line when it happens, the frames keep
+/// going to the call, and the run ends with exit 1 (``AgentError/recordingIncomplete(path:reason:frames:)``).
+///
 /// Called on the capture thread; counters are read from the main thread (hence the `Mutex`).
 final class FrameOutputs: Sendable {
     struct Counters {
@@ -55,22 +59,26 @@ final class FrameOutputs: Sendable {
         var dumped = 0
         /// Wire bytes handed on.
         var bytes = 0
-        /// The first dump failure, which ends the run.
+        /// The first dump failure of `--output`, which ends the run.
         var failure: AgentError?
+        /// The first dump failure of `--record`, which ends only the recording.
+        var recordingFailure: AgentError?
     }
 
     let sender: FrameSender?
     let dump: DumpFile?
+    private let logger: Logger
     private let orientation: Int
     private let frameLimit: Int?
     private let counters = Mutex(Counters())
     /// Called when the frame limit is reached (false) or writing the dump failed (true).
     private let requestStop: @Sendable (_ failed: Bool) -> Void
 
-    init(sender: FrameSender?, dump: DumpFile?, orientation: Int, frameLimit: Int?,
+    init(sender: FrameSender?, dump: DumpFile?, logger: Logger, orientation: Int, frameLimit: Int?,
          requestStop: @escaping @Sendable (_ failed: Bool) -> Void) {
         self.sender = sender
         self.dump = dump
+        self.logger = logger
         self.orientation = orientation
         self.frameLimit = frameLimit
         self.requestStop = requestStop
@@ -93,13 +101,20 @@ final class FrameOutputs: Sendable {
         let done = counters.withLock { counters -> Bool in
             guard counters.failure == nil, frameLimit.map({ counters.frames < $0 }) ?? true else { return false }
             let message = Self.message(for: frame, orientation: orientation)
-            if let dump {
+            if let dump, counters.recordingFailure == nil {
                 do throws(AgentError) {
                     try dump.write(message)
                     counters.dumped += 1
                 } catch {
-                    counters.failure = error
-                    return true
+                    guard sender != nil, case .dump(let path, let reason) = error else {
+                        counters.failure = error
+                        return true
+                    }
+                    let failure = AgentError.recordingIncomplete(path: path, reason: reason, frames: counters.dumped)
+                    counters.recordingFailure = failure
+                    logger.error("recording stopped; frames still go to the call", [
+                        "path": path, "error": reason, "frames": counters.dumped,
+                    ])
                 }
             }
             sender?.offer(message)
@@ -128,11 +143,16 @@ enum AgentError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A run asked for frames (`--frames N`) ended without sending one to the socket: `reason` says why
     /// (the last connection failure, or that the call never took a frame).
     case nothingSent(asked: Int, reason: String)
+    /// `--record` could not write a frame (`reason`, e.g. a full disk) after `frames` whole frames; the run
+    /// went on sending to the call.
+    case recordingIncomplete(path: String, reason: String, frames: Int)
 
     var description: String {
         switch self {
         case .dump(let path, let reason): "cannot write dump '\(path)': \(reason)"
         case .nothingSent(let asked, let reason): "asked for \(asked) frame(s) and sent none: \(reason)"
+        case .recordingIncomplete(let path, let reason, let frames):
+            "the recording '\(path)' is incomplete: \(reason) after \(frames) whole frame(s); the call got the frames"
         }
     }
 }

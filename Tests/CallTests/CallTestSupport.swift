@@ -45,14 +45,6 @@ final class RunningCall: @unchecked Sendable {
     }
 }
 
-/// `key=value` from a log line (values without spaces).
-func field(_ key: String, in line: String) -> String? {
-    for word in line.split(separator: " ") where word.hasPrefix(key + "=") {
-        return String(word.dropFirst(key.count + 1))
-    }
-    return nil
-}
-
 /// Replays a dump into `socket` with `screencast-dump replay` (paced by its timestamps unless `extra`
 /// says otherwise) and waits for it to finish.
 @discardableResult
@@ -158,12 +150,6 @@ func ivfLength(_ pts: [UInt64]) -> UInt32 {
 func readStats(_ path: String) throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-}
-
-func number(_ object: [String: Any], _ path: String...) -> Int? {
-    var current: Any? = object
-    for key in path { current = (current as? [String: Any])?[key] }
-    return (current as? NSNumber)?.intValue
 }
 
 /// ffprobe's count of decodable frames and its error output, or nil when ffprobe is not installed.

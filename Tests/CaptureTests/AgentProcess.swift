@@ -53,13 +53,7 @@ final class ChildProcess {
     }
 
     /// Resident memory in KiB (`VmRSS` of /proc/PID/status), or nil.
-    var residentKiB: Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
-    }
+    var residentKiB: Int? { ProcStatus.residentKiB(pid) }
 
     /// The fields of the last log line that starts with `level component message`, as a dictionary.
     func lastLogFields(_ prefix: String) -> [String: String]? {

@@ -13,6 +13,9 @@ import XCTest
 final class DTLSInteropTests: XCTestCase {
     private var directory: URL!
     private var processes: [Process] = []
+    /// The peers' output pipes, whose readability handlers are cleared in tearDown (a handler left set keeps
+    /// its pipe, its dispatch source and the collector alive for the rest of the test process).
+    private var pipes: [Pipe] = []
 
     override func setUpWithError() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { throw XCTSkip("no /usr/bin/openssl") }
@@ -30,6 +33,8 @@ final class DTLSInteropTests: XCTestCase {
             process.terminate()
             process.waitUntilExit()
         }
+        for pipe in pipes { pipe.fileHandleForReading.readabilityHandler = nil }
+        pipes = []
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
@@ -139,6 +144,7 @@ final class DTLSInteropTests: XCTestCase {
         pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
         try process.run()
         processes.append(process)
+        pipes.append(pipe)
         return (process, output)
     }
 

@@ -107,10 +107,11 @@ final class FrameSenderTests: SocketTestCase {
         let big = message(sequence: 1, bodyBytes: 1 << 20).2  // far more than the socket buffer
         sender.offer(big)
         XCTAssertEqual(rawRead(reader, count: 64 * 1024), 64 * 1024)
-        // The reader dies mid-frame: its connection and listener go away.
-        close(reader)
+        // The reader dies mid-frame: its listener and then its connection go away (in that order, so the
+        // sender's reconnect cannot land on the dying listener's backlog, as it did under ThreadSanitizer).
         close(listener)
         unlink(path.string)
+        close(reader)
         XCTAssertTrue(waitUntil(timeout: 5) { sender.stats.droppedFrames == 1 && !sender.stats.isConnected })
         XCTAssertEqual(sender.stats.sentFrames, 0)
         XCTAssertTrue(waitUntil(timeout: 1) { logs.count(containing: "server disconnected") == 1 }, "\(logs.lines)")

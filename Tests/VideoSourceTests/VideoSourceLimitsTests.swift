@@ -60,9 +60,10 @@ final class VideoSourceLimitsTests: VideoSourceTestCase {
             try forged(width: 8000, height: 8000),
         ]
         for bytes in plan { try sender.send(bytes) }
-        XCTAssertTrue(sender.flush(timeout: .seconds(2)))
-        XCTAssertTrue(waitUntil(timeout: 3) { source.stats.received == plan.count })
-        XCTAssertTrue(waitUntil(timeout: 3) { sink.frames.count >= 1 })
+        // Generous bounds (they only end a wait): under a sanitizer on a busy machine 3 s were not enough.
+        XCTAssertTrue(sender.flush(timeout: .seconds(10)))
+        XCTAssertTrue(waitUntil(timeout: 10) { source.stats.received == plan.count })
+        XCTAssertTrue(waitUntil(timeout: 10) { sink.frames.count >= 1 })
         sender.close()
         XCTAssertTrue(waitUntil(timeout: 3) { capture.count("screen sender ended") == 1 })
         source.stop()

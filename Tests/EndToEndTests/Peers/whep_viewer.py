@@ -6,8 +6,10 @@ decodes the frames that arrive and records when they arrived. At the end it prin
 stdout:
 
   {"viewers": [{"index", "frames", "width", "height", "firstFrameMs", "maxGapMs", "gapsOver500",
-                "inbound": {...getStats inbound-rtp...}, "saved": PATH or null,
-                "rejoin": {"firstFrameMs", "frames", "maxGapMs"} or null, "error": TEXT or null}]}
+                "lastFrameMs", "inbound": {...getStats inbound-rtp...}, "saved": PATH or null,
+                "rejoin": {"firstFrameMs", "frames", "maxGapMs"} or null, "error": TEXT or null}],
+   "keyframes": VP8 keyframes handed to the decoder (all viewers of this process),
+   "keyframeTimesMs": [ms since the start of watching of each one]}
 
 Options:
   --url URL          the WHEP endpoint (http://127.0.0.1:PORT/whep)
@@ -24,6 +26,7 @@ Options:
   --record-frames N  wrap aiortc's VP8 decoder: count its calls, failures and pictures, and keep the first N
                      encoded frames it was given (hex, as aiortc reassembled them from the RTP payloads);
                      reported as "decoder": {"attempts", "errors", "pictures", "lastError", "frames"}
+  --until-file PATH  stop watching as soon as PATH exists (still at most --seconds)
 
 aioice skips 127.0.0.1 when it gathers host candidates, so host-address discovery is pointed at it:
 tests run in a loopback-only network namespace.
@@ -32,6 +35,7 @@ tests run in a loopback-only network namespace.
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -43,7 +47,23 @@ import aioice.ice
 aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: ["127.0.0.1"]
 
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
+from aiortc.codecs import vpx  # noqa: E402
 from aiortc.mediastreams import MediaStreamError  # noqa: E402
+
+# Every VP8 frame handed to the decoder passes here: a keyframe has bit 0 of its first byte (the frame
+# tag's P bit, RFC 6386 section 9.1) clear. Decoding runs on aiortc's decoder thread; appends are atomic.
+KEYFRAME_TIMES = []
+WATCH_START = [time.monotonic()]
+_decode = vpx.Vp8Decoder.decode
+
+
+def _counting_decode(self, encoded_frame):
+    if encoded_frame.data and encoded_frame.data[0] & 1 == 0:
+        KEYFRAME_TIMES.append(time.monotonic())
+    return _decode(self, encoded_frame)
+
+
+vpx.Vp8Decoder.decode = _counting_decode
 
 
 DECODER_LOG = {"attempts": 0, "errors": 0, "pictures": 0, "lastError": None, "frames": []}
@@ -220,6 +240,7 @@ class Session:
             "firstFrameMs": None if self.first_frame is None else round((self.first_frame - self.started) * 1000, 1),
             "maxGapMs": round(max(gaps), 1) if gaps else None,
             "gapsOver500": sum(1 for gap in gaps if gap > 500),
+            "lastFrameMs": None if not self.times else round((self.times[-1] - WATCH_START[0]) * 1000, 1),
             "connectionStates": self.connection_states,
             "error": self.error,
         }
@@ -237,6 +258,7 @@ async def main():
     parser.add_argument("--rejoin-at", type=float, default=0)
     parser.add_argument("--mangle-fingerprint", action="store_true")
     parser.add_argument("--record-frames", type=int, default=0)
+    parser.add_argument("--until-file")
     args = parser.parse_args()
     if args.record_frames > 0:
         record_decoder(args.record_frames)
@@ -250,6 +272,7 @@ async def main():
             result["error"] = "join: " + repr(error)
 
     start = time.monotonic()
+    WATCH_START[0] = start
     rejoined = None
     if 0 <= args.rejoin_viewer < len(sessions):
         await asyncio.sleep(args.rejoin_at)
@@ -263,8 +286,11 @@ async def main():
         except Exception as error:
             results[args.rejoin_viewer]["rejoinError"] = repr(error)
     remaining = args.seconds - (time.monotonic() - start)
-    if remaining > 0:
-        await asyncio.sleep(remaining)
+    while remaining > 0:
+        if args.until_file and os.path.exists(args.until_file):
+            break
+        await asyncio.sleep(min(remaining, 0.05) if args.until_file else remaining)
+        remaining = args.seconds - (time.monotonic() - start)
 
     for session, result in zip(sessions, results):
         if rejoined is not None and session.index == args.rejoin_viewer:
@@ -287,6 +313,8 @@ async def main():
     if args.record_frames > 0:
         report["decoder"] = DECODER_LOG
     print(json.dumps(report))
+    keyframes = [round((t - start) * 1000, 1) for t in KEYFRAME_TIMES]
+    print(json.dumps({"viewers": results, "keyframes": len(keyframes), "keyframeTimesMs": keyframes}))
     sys.stdout.flush()
 
 

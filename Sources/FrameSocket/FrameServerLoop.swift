@@ -1,0 +1,283 @@
+import Dispatch
+import FrameWire
+import Glibc
+import ScreencastSupport
+
+/// The sender currently being read: its socket, identity, decoder and counters. Used only on the
+/// reader thread (a class so the decoder is mutated in place, never copied).
+final class ServerConnection {
+    let socket: FileDescriptor
+    let info: SenderInfo
+    var decoder: FrameDecoder
+    var frames = 0
+    var bytes = 0
+    /// When the sender connected or last completed a frame (CLOCK_MONOTONIC µs), for the frame timeout.
+    var lastProgressMicros = MonotonicClock.nowMicros()
+    /// Whether "sender connected" was logged (not held back by the connection-log rate limit); the end of
+    /// an unannounced connection goes through the same limit.
+    var announced = true
+
+    init(socket: FileDescriptor, info: SenderInfo, limits: FrameWireLimits) {
+        self.socket = socket
+        self.info = info
+        decoder = FrameDecoder(limits: limits)
+    }
+}
+
+/// The reader thread's loop: poll (wake, listener, connection) → read / accept, until woken.
+///
+/// Two things it watches besides the sockets:
+/// - The socket file: once a second (``ServerLoop/pathCheckMicros``) it checks that the path still names
+///   the socket it listens on. When the file (or its folder) was removed, say by a cleaner of `/tmp`, it
+///   binds and listens there again (`socket file gone; listening again`), so the next sender can connect;
+///   the current sender is not disturbed. A path another server took over is left to it (said once).
+/// - Its own stops: the frame timeout counts only time the call spent waiting for the sender. When one turn
+///   of the loop (poll, read, handlers) takes more than ``ServerLoop/stallAllowanceMicros`` beyond its poll
+///   timeout (the process was stopped with SIGSTOP, starved, or busy in a handler), the excess is added to
+///   the sender's deadline: a sender whose bytes waited in the socket meanwhile is not dropped for the
+///   call's own absence.
+struct ServerLoop {
+    /// How often the socket file is checked, µs.
+    static let pathCheckMicros: UInt64 = 1_000_000
+    /// Lateness beyond the poll timeout that counts as the process having been stopped, µs.
+    static let stallAllowanceMicros: UInt64 = 1_000_000
+
+    let context: ServerContext
+    let session: ServerRun
+    private var connection: ServerConnection?
+    /// The socket listened on now (the session's, or one bound again after the file went away).
+    private var listener: FileDescriptor
+    /// The socket file `listener` is bound to.
+    private var identity: FileIdentity
+    private var nextPathCheckMicros: UInt64
+    /// Set while the path cannot be listened on again (said once); `foreign` is what holds the path then
+    /// (a live server of someone else, a file that is not a socket), not probed again until it changes.
+    private var pathLost = false
+    private var foreign: FileIdentity?
+    /// Connection lines ("sender connected", "sender refused", and "sender ended" of an unannounced
+    /// connection): a client that connects in a loop costs a burst of lines, then one per 5 s carrying
+    /// `suppressed=N`; the held-back ones go out at debug. Events still reach `onEvent` for every connection.
+    private var connectionLog = LogRateLimiter(burst: 8, intervalMicros: 5_000_000)
+
+    init(context: ServerContext, session: ServerRun) {
+        self.context = context
+        self.session = session
+        listener = session.listener
+        identity = session.identity
+        nextPathCheckMicros = MonotonicClock.nowMicros() + Self.pathCheckMicros
+    }
+
+    private var logger: Logger { context.logger }
+
+    mutating func run() {
+        defer { tearDown() }
+        var checked = MonotonicClock.nowMicros()
+        while true {
+            var fds = [
+                pollfd(fd: session.wake.pollDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0),
+            ]
+            if let connection { fds.append(pollfd(fd: connection.socket.rawValue, events: Int16(POLLIN), revents: 0)) }
+            let timeout = pollTimeoutMilliseconds()
+            do {
+                _ = try UnixSocket.poll(&fds, timeoutMilliseconds: timeout)
+            } catch {
+                logger.error("reader stopped", ["error": error])
+                return
+            }
+            if fds[0].revents != 0 || session.wake.isSignalled { return }
+            if fds.count > 2, fds[2].revents != 0, let connection { readOnce(connection) }
+            let now = MonotonicClock.nowMicros()
+            excuseStall(elapsed: now - checked, timeoutMilliseconds: timeout, now: now)
+            checked = now
+            if let connection, let limit = context.frameTimeoutMicros, now - min(now, connection.lastProgressMicros) >= limit {
+                end(connection, .frameTimeout(Double(limit) / 1e6))
+            }
+            if fds[1].revents != 0 { acceptOne() }
+            if now >= nextPathCheckMicros {
+                nextPathCheckMicros = now + Self.pathCheckMicros
+                checkPath()
+            }
+        }
+    }
+
+    /// How long poll may wait: until the current sender's frame deadline or the next check of the socket
+    /// file, whichever comes first.
+    private func pollTimeoutMilliseconds() -> Int32 {
+        let now = MonotonicClock.nowMicros()
+        var wait = nextPathCheckMicros > now ? nextPathCheckMicros - now : 0
+        if let connection, let limit = context.frameTimeoutMicros {
+            let waited = now - min(now, connection.lastProgressMicros)
+            wait = min(wait, waited >= limit ? 0 : limit - waited)
+        }
+        return Int32(clamping: (wait + 999) / 1000)
+    }
+
+    /// One turn of the loop (poll, then the read and its handlers) that took much longer than its poll
+    /// timeout allowed means this process was not running (stopped, or starved) or was busy: that time is
+    /// not the sender's fault, so its frame deadline moves by as much (never past now).
+    private func excuseStall(elapsed: UInt64, timeoutMilliseconds: Int32, now: UInt64) {
+        let planned = UInt64(max(0, timeoutMilliseconds)) * 1000
+        guard elapsed > planned + Self.stallAllowanceMicros, let connection else { return }
+        let excess = elapsed - planned
+        connection.lastProgressMicros = min(now, connection.lastProgressMicros + excess)
+        logger.info("this process was not running; the sender's frame deadline moves", [
+            "connection": connection.info.connection, "stalled.ms": excess / 1000,
+        ])
+    }
+
+    /// Binds and listens again when the socket file is gone (or replaced by something that is not a live
+    /// server); the old listening socket is closed once the new one listens.
+    private mutating func checkPath() {
+        let file = context.path.string
+        let current = try? UnixSocket.fileIdentity(file)
+        if let current, current == identity || current == foreign { return }
+        do throws(FrameSocketError) {
+            let (fresh, freshIdentity) = try context.bindListener()
+            listener.close()
+            listener = fresh
+            identity = freshIdentity
+            pathLost = false
+            foreign = nil
+            logger.warning("socket file gone; listening again", ["path": file])
+        } catch {
+            if !pathLost {
+                logger.error("socket file gone; cannot listen there again", ["path": file, "error": error])
+            }
+            pathLost = true
+            foreign = current
+        }
+    }
+
+    /// One read of exactly `decoder.nextReadSize` bytes; ends the connection on EOF, a wire error or an
+    /// I/O error. Called only when poll reported the socket readable (or hung up), so it does not block.
+    private mutating func readOnce(_ connection: ServerConnection) {
+        let fd = connection.socket.rawValue
+        let info = connection.info
+        let context = context
+        var ended: SourceEndReason?
+        var frames = 0
+        var bytes = 0
+        do {
+            try connection.decoder.read({ (buffer: UnsafeMutableRawBufferPointer) throws(FrameSocketError) -> Int in
+                context.readObserver?(buffer.count)
+                let count = try UnixSocket.read(fd, into: buffer)
+                bytes += count
+                if count > 0, let tap = context.rawBytes {
+                    tap(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                }
+                return count
+            }, emit: { event in
+                switch event {
+                case .frame(let frame):
+                    frames += 1
+                    if context.logger.threshold <= .debug {
+                        context.logger.debug("frame", [
+                            "connection": info.connection, "offset": frame.offset, "bytes": frame.body.count,
+                            "seq": frame.header.sequence.map(String.init) ?? "-",
+                            "capture_us": frame.header.timestampMicros.map(String.init) ?? "-",
+                            "received_us": MonotonicClock.nowMicros(),
+                        ])
+                    }
+                    context.onEvent(.frame(frame, info))
+                case .end(let end):
+                    ended = .stream(end)
+                }
+            })
+        } catch let error as FrameSocketError {
+            ended = .ioError(error)
+        } catch {
+            ended = .ioError(.systemCall(name: "read", errno: EIO, path: nil))
+        }
+        connection.frames += frames
+        connection.bytes += bytes
+        if frames > 0 { connection.lastProgressMicros = MonotonicClock.nowMicros() }
+        if let ended { end(connection, ended) }
+    }
+
+    /// Closes the connection and reports "source ended".
+    private mutating func end(_ ended: ServerConnection, _ reason: SourceEndReason) {
+        ended.socket.close()
+        connection = nil
+        context.onEvent(.senderEnded(ended.info, reason))
+        // A connection whose start was held back by the rate limit ends under it too (with or without
+        // frames): held back again, it goes out at debug.
+        let heldBack = !ended.announced && connectionLog.admit() == nil
+        let level: LogLevel = switch reason {
+        case _ where heldBack: .debug
+        case .stream(.eof), .serverStopped: .info
+        default: .warning
+        }
+        logger.log(level, "sender ended", [
+            "connection": ended.info.connection, "pid": ended.info.pid, "reason": reason.name,
+            "frames": ended.frames, "bytes": ended.bytes,
+            "detail": reason.description == reason.name ? "-" : reason.description,
+        ])
+    }
+
+    /// Accepts one pending connection: keeps it as the sender, or closes it (busy / foreign user).
+    private mutating func acceptOne() {
+        let fd = accept(listener.rawValue, nil, nil)
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO:
+                return
+            default:
+                // Out of descriptors or memory: say so, and pause so a still-pending connection does
+                // not turn the loop into a busy spin.
+                logger.error("accept failed", ["path": context.path, "errno": code, "reason": FrameSocketError.errorText(code)])
+                var fds = [pollfd(fd: session.wake.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+                _ = try? UnixSocket.poll(&fds, timeoutMilliseconds: 100)
+                return
+            }
+        }
+        let socket = FileDescriptor(fd)
+        try? UnixSocket.setCloseOnExec(fd)
+        let number = context.connections.add(1, ordering: .relaxed).newValue
+        let credentials = UnixSocket.peerCredentials(fd)
+        let info = SenderInfo(pid: credentials?.pid ?? 0, uid: credentials?.uid ?? UInt32.max, connection: number)
+
+        let refusal: SenderRefusal? =
+            if let credentials {
+                if !ServerContext.allows(peerUID: credentials.uid, serverUID: context.serverUID) {
+                    .foreignUser
+                } else if connection != nil {
+                    .busy
+                } else {
+                    nil
+                }
+            } else {
+                .noCredentials
+            }
+        if let refusal {
+            socket.close()
+            let (level, suppressed) = connectionLog.level(.warning)
+            logger.log(level, "sender refused", [
+                "connection": number, "pid": info.pid, "uid": info.uid, "reason": refusal.rawValue,
+                "current": connection?.info.connection ?? 0, "suppressed": suppressed,
+            ])
+            context.onEvent(.senderRefused(info, refusal))
+            return
+        }
+        // Accepted sockets do not inherit O_NONBLOCK on Linux; reads happen only after poll anyway.
+        try? UnixSocket.setNonBlocking(fd, false)
+        let accepted = ServerConnection(socket: socket, info: info, limits: context.limits)
+        connection = accepted
+        let (level, suppressed) = connectionLog.level(.info)
+        accepted.announced = level != .debug
+        logger.log(level, "sender connected", ["connection": number, "pid": info.pid, "uid": info.uid, "suppressed": suppressed])
+        context.onEvent(.senderConnected(info))
+    }
+
+    /// Ends the sender, removes the socket file if it is still ours, closes the listener.
+    private mutating func tearDown() {
+        if let connection { end(connection, .serverStopped) }
+        let file = context.path.string
+        if let current = try? UnixSocket.fileIdentity(file), current == identity {
+            _ = unlink(file)
+        }
+        listener.close()
+        logger.info("stopped", ["path": file])
+    }
+}
