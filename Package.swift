@@ -24,6 +24,7 @@ let package = Package(
             name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
             providers: [.apt(["libnice-dev"])]
         ),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
@@ -40,9 +41,26 @@ let package = Package(
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
         .target(name: "CongestionSimulation", dependencies: ["CongestionControl", "RTP"]),
-        .target(name: "WebRTC", dependencies: ["RTP", "ScreencastSupport", "COpenSSL", "CSRTP", "CNice"]),
-        .target(name: "Signaling", dependencies: ["WebRTC", "ScreencastSupport", "CMicroHTTPD"]),
-        .target(name: "Sharing", dependencies: ["WebRTC", "Signaling", "VideoSource", "Media", "ScreencastSupport"]),
+        // The WebRTC layer, one module per job: RTPSession (sender features) and SDP are pure; ICE runs
+        // libnice; DTLS (OpenSSL) and SRTP (libsrtp2) turn bytes into bytes; PeerConnection ties them up.
+        .target(name: "RTPSession", dependencies: ["RTP", "CongestionControl", "ScreencastSupport"]),
+        .target(name: "SDP"),
+        .target(name: "ICE", dependencies: ["SDP", "ScreencastSupport", "CNice"]),
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "DTLS", dependencies: ["SDP", "SRTP", "COpenSSL"]),
+        .target(
+            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "CongestionControl", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
+        ),
+        .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
+        .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
+        .target(
+            name: "Sharing", dependencies: ["PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Signaling", "VideoSource", "Media", "ScreencastSupport", "FrameCrypto"]
+        ),
+        // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
+        .target(
+            name: "Publishing",
+            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
+        ),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -51,7 +69,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "WebRTC"]
+            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto", "PeerConnection", "Publishing"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -59,11 +77,12 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "WebRTC", "CXCB", "CongestionSimulation"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["RTP", "Media"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
+        .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(
@@ -77,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "CaptureTests",
             dependencies: [
-                "Capture", "Media", "ScreencastSupport", "TestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
+                "Capture", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
             ]
         ),
         .testTarget(
@@ -89,18 +108,37 @@ let package = Package(
             name: "CongestionControlTests", dependencies: ["CongestionControl", "CongestionSimulation", "RTP", "TestSupport"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "RTP", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "WebRTC", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "RTPSessionTests", dependencies: ["RTPSession", "RTP", "CongestionControl", "TestSupport"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP", "TestSupport"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SDP", "SRTP", "RTP", "TestSupport"]),
+        .testTarget(
+            name: "PeerConnectionTests",
+            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport"]
+        ),
         .testTarget(
             name: "VideoSourceTests",
             dependencies: ["VideoSource", "Media", "FrameWire", "FrameSocket", "ScreencastSupport", "TestSupport"]
         ),
-        .testTarget(name: "SharingTests", dependencies: ["Sharing", "WebRTC", "RTP", "Signaling", "ScreencastSupport", "TestSupport"]),
         .testTarget(
-            name: "EndToEndTests",
-            dependencies: ["FrameWire", "RTP", "WebRTC", "Media", "ScreencastSupport", "TestSupport"],
+            name: "SharingTests",
+            dependencies: ["Sharing", "PeerConnection", "ICE", "RTP", "Signaling", "ScreencastSupport", "TestSupport", "FrameCrypto", "Media", "VideoSource"]
+        ),
+        .testTarget(
+            name: "PublishingTests",
+            dependencies: ["Publishing", "PeerConnection", "Signaling", "Media", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"],
             exclude: ["Peers"]
         ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["FrameWire", "RTP", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "FrameCrypto"],
+            exclude: ["Peers"]
+        ),
+        .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),
         .testTarget(
             name: "CallTests",
             dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]

@@ -2,8 +2,10 @@
 """Headless Chromium opens the viewer page and checks that the shared screen is visible.
 
 Used by `tools/demo --check` (inside a loopback-only network namespace). Exit 0 when the page's <video>
-has the screen's size, has decoded enough frames, and a pixel read from it matches the colour painted on
-the shared screen; 1 otherwise. Saves a screenshot of the page either way.
+has the screen's size, has decoded enough frames, and the colour read from it (16x16 patches of the
+background at the picture's four corners) comes within COLOUR_TOLERANCE (4) levels, in every channel, of
+the colour painted on the shared screen before the timeout; 1 otherwise. Saves a screenshot of the page
+either way.
 
 Usage: demo_check.py URL WIDTHxHEIGHT R,G,B SCREENSHOT [--timeout S]
 Needs Debian's python3-selenium and chromium-driver (tools/setup installs them); run with /usr/bin/python3.
@@ -17,6 +19,10 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+# Levels (0-255) a channel of the background may differ from the screen's: a share that gets the YCbCr range
+# wrong (full-range samples shown as BT.601 limited range, issue 10) shows #1e90ff 11 levels off in red.
+COLOUR_TOLERANCE = 4
 
 # Reads the video: its size, frames decoded (getStats through the page's peer connection if exposed,
 # else the media element's own counter), and the average colour of a 16x16 patch at (x, y) of the video.
@@ -44,7 +50,7 @@ def main():
     parser.add_argument("size", help="expected video size, WxH")
     parser.add_argument("rgb", help="colour painted on the screen's background, R,G,B")
     parser.add_argument("screenshot", help="where to save the page screenshot (PNG)")
-    parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("--timeout", type=float, default=45)
     parser.add_argument("--min-frames", type=int, default=60)
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
@@ -60,16 +66,26 @@ def main():
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     seen = None
+    readings = []
+    settled_after = None
     try:
         driver.get(args.url)
-        deadline = time.monotonic() + args.timeout
+        started = time.monotonic()
+        deadline = started + args.timeout
         while time.monotonic() < deadline:
             seen = driver.execute_script(PROBE, 4, 4)  # the top-left corner: background, not a window
             if seen and seen["width"] == width and seen["height"] == height and seen["frames"] >= args.min_frames:
                 break
             time.sleep(0.25)
-        time.sleep(0.5)
-        seen = driver.execute_script(PROBE, 4, 4) or seen
+        # The background at four places away from the terminal, until every one shows the screen's colour:
+        # the first frames are coarse (the call refines a still picture over about a second), so the check
+        # is that the share gets there, not that its first frame does.
+        while seen and time.monotonic() < deadline:
+            readings = [(point, driver.execute_script(PROBE, *point)) for point in probe_points(width, height)]
+            if all(reading and colour_off(reading["rgb"], expected) <= COLOUR_TOLERANCE for _, reading in readings):
+                settled_after = time.monotonic() - started
+                break
+            time.sleep(0.5)
         driver.save_screenshot(args.screenshot)
     finally:
         driver.quit()
@@ -83,14 +99,34 @@ def main():
         problems.append(f"video is {seen['width']}x{seen['height']}, the screen {width}x{height}")
     if seen["frames"] < args.min_frames:
         problems.append(f"only {seen['frames']} frames decoded (want {args.min_frames})")
-    if max(abs(a - b) for a, b in zip(seen["rgb"], expected)) > 24:
-        problems.append(f"background colour {[round(c) for c in seen['rgb']]} is not the screen's {expected}")
+    for (x, y), reading in readings:
+        if not reading:
+            problems.append(f"no picture to read at {x},{y}")
+        elif colour_off(reading["rgb"], expected) > COLOUR_TOLERANCE:
+            problems.append(f"background at {x},{y} is {[round(c, 1) for c in reading['rgb']]}, "
+                            f"{colour_off(reading['rgb'], expected):.1f} levels off the screen's {expected} "
+                            f"(at most {COLOUR_TOLERANCE}) after {args.timeout:g} s")
+    if not readings and not problems:
+        problems.append("the background was never read")
     for problem in problems:
         print(f"demo-check: FAIL: {problem}", file=sys.stderr)
     if not problems:
-        print(f"demo-check: OK: {width}x{height}, {seen['frames']} frames decoded, background colour matches; "
+        worst = max(colour_off(reading["rgb"], expected) for _, reading in readings)
+        print(f"demo-check: OK: {width}x{height}, {seen['frames']} frames decoded, the background within {worst:.1f} "
+              f"levels of the screen's {expected} at {len(readings)} places after {settled_after:.1f} s; "
               f"screenshot {args.screenshot}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def probe_points(width, height):
+    """Top-left corners of 16x16 background patches: the picture's corners, clear of the terminal that
+    tools/demo-check puts at +200+150 (80x24 characters)."""
+    return [(4, 4), (width - 24, 4), (width - 24, height - 24), (4, height - 24)]
+
+
+def colour_off(rgb, expected):
+    """The largest channel difference, levels."""
+    return max(abs(a - b) for a, b in zip(rgb, expected))
 
 
 if __name__ == "__main__":

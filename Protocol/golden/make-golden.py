@@ -37,17 +37,24 @@ def jpeg(width, height, seed, quality=85):
                           capture_output=True, check=True).stdout
 
 
-def i420(width, height, seed):
-    """The pattern as tightly packed I420, full-range BT.601 (JFIF) like a decoded JPEG: Y, then Cb and Cr
-    ((width+1)//2 x (height+1)//2), each chroma sample the rounded average of its 2x2 block (edges clamped)."""
+def i420(width, height, seed, color_range="full"):
+    """The pattern as tightly packed BT.601 I420: Y, then Cb and Cr ((width+1)//2 x (height+1)//2), each
+    chroma sample the rounded average of its 2x2 block (edges clamped). color_range "full": JFIF's codes,
+    like a decoded JPEG; "limited": ITU-R BT.601-7 section 2.5.3's (Y 16-235, Cb/Cr 16-240), what
+    screencast-agent --format i420 sends with Buffer-Color-Range: limited."""
     ppm = pattern(width, height, seed)
     pixels = ppm[len(b"P6\n%d %d\n255\n" % (width, height)):]
     ys, cbs, crs = [], [], []
     for i in range(width * height):
         r, g, b = pixels[3 * i], pixels[3 * i + 1], pixels[3 * i + 2]
-        ys.append(min(255, max(0, round(0.299 * r + 0.587 * g + 0.114 * b))))
-        cbs.append(128 - 0.168736 * r - 0.331264 * g + 0.5 * b)
-        crs.append(128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
+        if color_range == "limited":
+            ys.append(min(255, max(0, round(16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255))))
+            cbs.append(128 + (-37.797 * r - 74.203 * g + 112 * b) / 255)
+            crs.append(128 + (112 * r - 93.786 * g - 18.214 * b) / 255)
+        else:
+            ys.append(min(255, max(0, round(0.299 * r + 0.587 * g + 0.114 * b))))
+            cbs.append(128 - 0.168736 * r - 0.331264 * g + 0.5 * b)
+            crs.append(128 + 0.5 * r - 0.418688 * g - 0.081312 * b)
 
     def half(plane):
         out = bytearray()
@@ -83,6 +90,7 @@ def write(name, note, canonical, parts, tail=b"", error=None):
                  "rotation": ROTATION.get(orientation, 0)}
         if "format" in fields:
             frame["format"] = fields["format"]
+            frame["colorRange"] = fields.get("range", "full")
         else:
             frame["jpegWidth"], frame["jpegHeight"] = fields["jw"], fields["jh"]
         if "ts" in fields:
@@ -131,24 +139,25 @@ def main():
           [(b"\r\n\n", header_a, body_a, {"w": 48, "h": 64, "o": 6, "jw": 48, "jh": 64}),
            (b"\r\n", header_b, body_b, {"w": 48, "h": 64, "o": 0, "jw": 48, "jh": 64})])
 
-    # 4. Our agent with --format i420: raw full-range I420 bodies (odd and even sizes), Buffer-Format right
-    #    after the iOS fields; a JPEG frame between them (the format is per message).
+    # 4. Our agent with --format i420: raw limited-range I420 bodies (odd and even sizes), Buffer-Format and
+    #    Buffer-Color-Range right after the iOS fields; a JPEG frame between them (the format is per message).
     parts = []
     for seq, (w, h, fmt) in enumerate([(37, 23, "I420"), (80, 60, "JPEG"), (4, 2, "I420")]):
         ts = 7_000_000 + seq * 33_333
         extra = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\n" % (ts, seq)
         fields = {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq}
         if fmt == "I420":
-            body = i420(w, h, seq + 1)
+            body = i420(w, h, seq + 1, "limited")
             assert len(body) == w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
-            extra = b"Buffer-Format: I420\r\n" + extra
+            extra = b"Buffer-Format: I420\r\nBuffer-Color-Range: limited\r\n" + extra
             fields["format"] = "I420"
+            fields["range"] = "limited"
         else:
             body = jpeg(w, h, seq + 1)
             fields["jw"], fields["jh"] = w, h
         parts.append((b"", ios_header(len(body), w, h, 1, extra), body, fields))
-    write("agent-i420", "screencast-agent --format i420: 37x23 and 4x2 raw I420 frames around an 80x60 JPEG",
-          True, parts)
+    write("agent-i420", "screencast-agent --format i420: 37x23 and 4x2 raw limited-range I420 frames around an "
+          "80x60 JPEG", True, parts)
 
     # 5. A raw frame whose Content-Length is one byte short of its I420 size: refused at the empty line.
     good = i420(6, 4, 2)
@@ -158,6 +167,32 @@ def main():
           False, [(b"", ios_header(len(good), 6, 4, 1, b"buffer-format: i420\r\n"), good,
                    {"w": 6, "h": 4, "o": 1, "format": "I420"})],
           tail=ios_header(len(bad), 5, 3, 1, b"Buffer-Format: I420\r\n") + bad, error="bodyLengthMismatch")
+
+    # 6. Buffer-Color-Range as a tolerant reader takes it: any case, OWS, repeated with the same value, absent
+    #    (an I420 body from before the field: full range), and "full" on a JPEG (redundant but true).
+    limited = i420(6, 4, 4, "limited")
+    full = i420(6, 4, 4, "full")
+    jpeg_body = jpeg(16, 16, 5)
+    write("i420-color-range",
+          "6x4 I420 frames in limited range (field in any case, padded, repeated), in full range (said), in full "
+          "range (no field: an older agent), then a 16x16 JPEG with Buffer-Color-Range: full", False,
+          [(b"", ios_header(len(limited), 6, 4, 1, b"Buffer-Format: I420\r\nbuffer-color-range: \tLIMITED \r\n"
+                            b"Buffer-Color-Range: limited\r\n"), limited,
+            {"w": 6, "h": 4, "o": 1, "format": "I420", "range": "limited"}),
+           (b"", ios_header(len(full), 6, 4, 1, b"Buffer-Format: I420\r\nBuffer-Color-Range: full\r\n"), full,
+            {"w": 6, "h": 4, "o": 1, "format": "I420", "range": "full"}),
+           (b"", ios_header(len(full), 6, 4, 1, b"Buffer-Format: I420\r\n"), full,
+            {"w": 6, "h": 4, "o": 1, "format": "I420", "range": "full"}),
+           (b"", ios_header(len(jpeg_body), 16, 16, 1, b"Buffer-Color-Range: full\r\n"), jpeg_body,
+            {"w": 16, "h": 16, "o": 1, "jw": 16, "jh": 16})])
+
+    # 7. A JPEG said to be limited range contradicts JFIF: badHeaderValue at the empty line; the frame
+    #    before it stands.
+    write("jpeg-limited-range",
+          "a 16x16 JPEG, then one with Buffer-Color-Range: limited (a JPEG is full range): badHeaderValue",
+          False, [(b"", ios_header(len(jpeg_body), 16, 16, 1), jpeg_body, {"w": 16, "h": 16, "o": 1, "jw": 16, "jh": 16})],
+          tail=ios_header(len(jpeg_body), 16, 16, 1, b"Buffer-Color-Range: limited\r\n") + jpeg_body,
+          error="badHeaderValue")
 
 
 if __name__ == "__main__":

@@ -70,11 +70,15 @@ public enum OutputSize: Sendable, Equatable {
 
 /// What the frames' bodies are.
 public enum CaptureFormat: String, Sendable, Equatable, CaseIterable {
-    /// JPEG (JFIF), as iOS senders write: the default, and the only format other readers know.
+    /// JPEG (JFIF: BT.601 full range), as iOS senders write: the default, and the only format other readers know.
     case jpeg
-    /// Raw planar I420, full-range BT.601 (what a JPEG decodes to), converted with libyuv
-    /// (``Media/BGRXToYUV``): for a call on the same machine, ≈3.1 MB a frame at 1080p (≈93 MB/s at 30 fps).
+    /// Raw planar I420 in BT.601 limited range (what VP8 carries, so the call encodes it as it is),
+    /// converted with libyuv `ARGBToI420` (``Media/BGRXToYUV``) and sent with `Buffer-Color-Range: limited`:
+    /// for a call on the same machine, ≈3.1 MB a frame at 1080p (≈93 MB/s at 30 fps).
     case i420
+
+    /// The YCbCr range of the bodies: full for JPEG (JFIF), limited for I420.
+    public var colorRange: YCbCrRange { self == .i420 ? .limited : .full }
 }
 
 /// The one higher-quality refresh sent once the screen has been static for a while, so text ends up sharp.

@@ -223,15 +223,16 @@ final class CaptureLoop {
             }
             if raw {
                 // A fresh buffer per frame (the frame, and its keepalive repeats, keep it after this returns),
-                // not zero-filled first: ARGBToJ420 writes every byte.
+                // not zero-filled first: ARGBToI420 writes every byte.
                 let count = I420Buffer.byteCount(width: frameSize.width, height: frameSize.height)
                 var picture = try I420Buffer(
                     width: frameSize.width, height: frameSize.height,
-                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count })
+                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count },
+                    colorSpace: YCbCrColorSpace(range: configuration.format.colorRange))
                 if native {
-                    try BGRXToYUV.convertToI420(image.view, into: &picture)
+                    try BGRXToYUV.convertToI420(image.view, range: configuration.format.colorRange, into: &picture)
                 } else {
-                    try BGRXToYUV.convertToI420(scaled, into: &picture)
+                    try BGRXToYUV.convertToI420(scaled, range: configuration.format.colorRange, into: &picture)
                 }
                 body = picture.bytes
             } else if native {

@@ -13,12 +13,14 @@ public struct CapturedFrame: Sendable {
         case keepalive
     }
 
-    /// The body, `width`×`height` pixels: a JPEG (JFIF, baseline), or for ``CaptureFormat/i420`` the
-    /// tightly packed full-range I420 planes (Y `width·height` bytes, then U and V of
-    /// `((width+1)/2)·((height+1)/2)` bytes each).
+    /// The body, `width`×`height` pixels: a JPEG (JFIF, baseline, BT.601 full range), or for
+    /// ``CaptureFormat/i420`` the tightly packed BT.601 limited-range I420 planes (Y `width·height` bytes,
+    /// then U and V of `((width+1)/2)·((height+1)/2)` bytes each).
     public var body: [UInt8]
     /// What ``body`` is.
     public var format: CaptureFormat
+    /// The YCbCr range of ``body``: full for a JPEG, limited for I420 (``CaptureFormat/colorRange``).
+    public var colorRange: YCbCrRange { format.colorRange }
     /// The body (a JPEG when ``format`` is `.jpeg`); the name older callers use.
     public var jpeg: [UInt8] { body }
     /// Frame width in pixels (after scaling).

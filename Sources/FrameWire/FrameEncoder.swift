@@ -6,6 +6,7 @@
 ///     Buffer-Height: H\r\n
 ///     Buffer-Orientation: O\r\n
 ///     [Buffer-Format: I420\r\n]       ; only for an I420 body, never for JPEG (JPEG stays iOS-identical)
+///     [Buffer-Color-Range: R\r\n]     ; when the header has a range (our agent: `limited` on I420 frames)
 ///     [Buffer-Timestamp: T\r\n]        ; our agent only: capture time, CLOCK_MONOTONIC µs
 ///     [Buffer-Sequence: S\r\n]         ; our agent only: frame counter
 ///     \r\n
@@ -33,6 +34,11 @@ public enum FrameEncoder {
         if header.format != .jpeg {
             out.append(contentsOf: "Buffer-Format: ".utf8)
             out.append(contentsOf: header.format.rawValue.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        if let range = header.colorRange {
+            out.append(contentsOf: "Buffer-Color-Range: ".utf8)
+            out.append(contentsOf: range.rawValue.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
         if let timestamp = header.timestampMicros {

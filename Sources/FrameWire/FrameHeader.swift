@@ -17,12 +17,17 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     public var sequence: UInt64?
     /// `Buffer-Format`: what the body is (absent on the wire means ``BufferFormat/jpeg``).
     public var format: BufferFormat
+    /// `Buffer-Color-Range` as given (nil: absent): the YCbCr range of an I420 body. See
+    /// ``bodyColorRange`` for what the body holds either way.
+    public var colorRange: BufferColorRange?
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
-        timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg
+        timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
+        colorRange: BufferColorRange? = nil
     ) {
         self.format = format
+        self.colorRange = colorRange
         self.contentLength = contentLength
         self.bufferWidth = bufferWidth
         self.bufferHeight = bufferHeight
@@ -33,6 +38,23 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
 
     /// The clockwise rotation a reader applies, as the iOS readers map `Buffer-Orientation`.
     public var rotation: Rotation { Rotation(orientation: orientation) }
+
+    /// The YCbCr range of the body's samples (Protocol/frame-wire.md §2.6): a JPEG is JFIF, full range by
+    /// definition; an I420 body is what `Buffer-Color-Range` says, full range when the field is absent
+    /// (what our agent sent before the field existed, so old dumps replay in their true colours).
+    public var bodyColorRange: BufferColorRange { colorRange ?? .full }
+}
+
+/// `Buffer-Color-Range` (Protocol/frame-wire.md §2.6): which codes an I420 body's BT.601 YCbCr samples span.
+public enum BufferColorRange: String, Sendable, Equatable, Hashable, CaseIterable, CustomStringConvertible {
+    /// BT.601 limited ("video") range: Y 16…235, Cb/Cr 16…240 (ITU-R BT.601-7 §2.5.3); what VP8 carries,
+    /// and what our agent sends with `--format i420`.
+    case limited
+    /// BT.601 full range: all 0…255 (JFIF 1.02 §7); a JPEG's range.
+    case full
+
+    /// The value as written on the wire (`limited`, `full`).
+    public var description: String { rawValue }
 }
 
 /// Clockwise rotation in degrees that a reader applies to a frame before use.
@@ -60,8 +82,9 @@ public enum Rotation: Int, Sendable, Equatable, Hashable, CaseIterable {
 public enum BufferFormat: String, Sendable, Equatable, Hashable, CaseIterable, CustomStringConvertible {
     /// A JPEG (JFIF) picture: what iOS senders write, and the default when the field is absent.
     case jpeg = "JPEG"
-    /// The raw picture as planar I420, full-range BT.601 YCbCr (JFIF's range: what a JPEG decodes to),
-    /// tightly packed: Y `width × height` bytes row by row, then U (Cb) and V (Cr), each
+    /// The raw picture as planar I420, BT.601 YCbCr in the range `Buffer-Color-Range` names (full when
+    /// absent; our agent sends limited), tightly packed: Y `width × height` bytes row by row, then U (Cb)
+    /// and V (Cr), each
     /// `((width + 1) / 2) × ((height + 1) / 2)` bytes, where width and height are `Buffer-Width`/`-Height`.
     /// Our agent writes it only when asked (`--format i420`): for a call on the same machine.
     case i420 = "I420"

@@ -8,9 +8,10 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
     /// `Content-Length`, `Buffer-Width` or `Buffer-Height` is absent (the header's name).
     case missingHeader(String)
     /// A required header whose value is not 1*DIGIT, is 0, or is beyond its limit (name, value); also a
-    /// `Buffer-Format` other than `JPEG` or `I420` (reported at the empty line).
+    /// `Buffer-Format` other than `JPEG` or `I420`, a `Buffer-Color-Range` other than `limited` or `full`,
+    /// or `limited` on a JPEG body (these three reported at the empty line).
     case badHeaderValue(name: String, value: String)
-    /// One of the five checked headers repeated with a different value (the header's name).
+    /// One of the six checked headers repeated with a different value (the header's name).
     case conflictingHeaders(String)
     /// The header block grew past ``FrameWireLimits/maxHeaderBytes`` without its empty line.
     case headerTooLarge(limit: Int)

@@ -5,8 +5,9 @@
 ///     OWS         = *( SP / HTAB )
 ///
 /// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
-/// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format`
-/// (optional; an unknown format, or an I420 body of the wrong length, is refused at the empty line).
+/// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format` /
+/// `Buffer-Color-Range` (optional; an unknown format or range, an I420 body of the wrong length, or a JPEG
+/// said to be limited range, is refused at the empty line).
 /// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
 struct HeaderFields: Sendable {
     private(set) var contentLength: Int?
@@ -17,9 +18,11 @@ struct HeaderFields: Sendable {
     private(set) var sequence: UInt64?
     /// The `Buffer-Format` value, upper-cased, as first given (checked at the empty line).
     private(set) var format: String?
+    /// The `Buffer-Color-Range` value, lower-cased, as first given (checked at the empty line).
+    private(set) var colorRange: String?
 
     private enum Known {
-        case contentLength, width, height, orientation, timestamp, sequence, format
+        case contentLength, width, height, orientation, timestamp, sequence, format, colorRange
     }
 
     /// The lower-case names this reader knows.
@@ -31,6 +34,7 @@ struct HeaderFields: Sendable {
         (Array("buffer-timestamp".utf8), .timestamp),
         (Array("buffer-sequence".utf8), .sequence),
         (Array("buffer-format".utf8), .format),
+        (Array("buffer-color-range".utf8), .colorRange),
     ]
 
     /// Adds one header line (without its line end).
@@ -70,6 +74,10 @@ struct HeaderFields: Sendable {
             let text = String(decoding: value.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
             if let format, format != text { throw .conflictingHeaders("Buffer-Format") }
             format = text
+        case .colorRange:
+            let text = String(decoding: value.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+            if let colorRange, colorRange != text { throw .conflictingHeaders("Buffer-Color-Range") }
+            colorRange = text
         }
     }
 
@@ -85,6 +93,17 @@ struct HeaderFields: Sendable {
             }
             bufferFormat = known
         }
+        var range: BufferColorRange?
+        if let colorRange {
+            guard let known = BufferColorRange(rawValue: colorRange) else {
+                throw .badHeaderValue(name: "Buffer-Color-Range", value: Self.show(ArraySlice(colorRange.utf8)))
+            }
+            // A JPEG is JFIF, full range by definition (§2.6): "limited" would contradict its own body.
+            guard bufferFormat == .i420 || known == .full else {
+                throw .badHeaderValue(name: "Buffer-Color-Range", value: "\"\(colorRange)\" (a JPEG body is full range)")
+            }
+            range = known
+        }
         if bufferFormat == .i420 {
             let expected = BufferFormat.i420ByteCount(width: width, height: height)
             guard contentLength == expected else {
@@ -93,7 +112,8 @@ struct HeaderFields: Sendable {
         }
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
-            orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat)
+            orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat,
+            colorRange: range)
     }
 
     // MARK: - Helpers

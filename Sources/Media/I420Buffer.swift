@@ -1,4 +1,5 @@
-/// A picture in I420: 8-bit YUV 4:2:0, three planes, full-range YCbCr as JPEG (JFIF) uses it.
+/// A picture in I420: 8-bit YCbCr 4:2:0, three planes, in the colour space ``colorSpace`` names (BT.601,
+/// limited or full range: see ``YCbCrColorSpace``).
 ///
 /// All three planes live in one contiguous allocation, `bytes`, back to back, rows without padding:
 ///
@@ -14,6 +15,7 @@
 /// Odd sizes are allowed: the last chroma column (row) then covers one luma column (row).
 /// Code that reads planes should use the strides, so that row padding can be introduced later without
 /// changing callers. A value type: copies share storage until one of them is written (copy on write).
+/// Two buffers are equal when their size, colour space and bytes are.
 public struct I420Buffer: Sendable, Equatable {
     /// Width of the picture (the Y plane) in pixels.
     public private(set) var width: Int
@@ -21,26 +23,35 @@ public struct I420Buffer: Sendable, Equatable {
     public private(set) var height: Int
     /// The three planes, Y then U then V, in the layout described above.
     public internal(set) var bytes: [UInt8]
+    /// What the samples mean: BT.601, limited or full range. Whoever writes the planes sets it (every
+    /// producer in this module does: decoders, conversions, rotation and scaling keep their source's);
+    /// ``resize(width:height:)`` keeps it.
+    public var colorSpace: YCbCrColorSpace
 
-    /// An empty 0×0 buffer, for a decoder to size on first use.
+    /// An empty 0×0 buffer, for a producer to size (and label) on first use. Labelled BT.601 limited range
+    /// until then.
     public init() {
         width = 0
         height = 0
         bytes = []
+        colorSpace = .bt601Limited
     }
 
-    /// A `width`×`height` buffer filled with black (Y 0, U and V 128).
+    /// A `width`×`height` buffer in `colorSpace`, filled with its black (Y 16 in limited range, 0 in full
+    /// range; U and V 128).
     /// - Precondition: `width` and `height` are not negative.
-    public init(width: Int, height: Int) {
+    public init(width: Int, height: Int, colorSpace: YCbCrColorSpace) {
         precondition(width >= 0 && height >= 0, "I420Buffer size must not be negative")
         self.init()
+        self.colorSpace = colorSpace
         resize(width: width, height: height)
         fillBlack()
     }
 
-    /// Wraps existing I420 bytes laid out as described above.
+    /// Wraps existing I420 bytes laid out as described above, whose samples are in `colorSpace` (no copy:
+    /// the buffer shares `bytes`' storage until one of them is written).
     /// - Throws: `MediaError.invalidArgument` if a size is negative or `bytes.count` does not match.
-    public init(width: Int, height: Int, bytes: [UInt8]) throws(MediaError) {
+    public init(width: Int, height: Int, bytes: [UInt8], colorSpace: YCbCrColorSpace) throws(MediaError) {
         guard width >= 0, height >= 0 else {
             throw .invalidArgument("I420Buffer size \(width)x\(height) is negative")
         }
@@ -51,6 +62,7 @@ public struct I420Buffer: Sendable, Equatable {
         self.width = width
         self.height = height
         self.bytes = bytes
+        self.colorSpace = colorSpace
     }
 
     /// Total bytes of a tightly packed I420 picture of this size.
@@ -104,11 +116,12 @@ public struct I420Buffer: Sendable, Equatable {
         self.height = height
     }
 
-    /// Sets every pixel to black (Y 0, U and V 128, full range).
+    /// Sets every pixel to black in ``colorSpace`` (Y 16 in limited range, 0 in full range; U and V 128).
     public mutating func fillBlack() {
         let split = uOffset
+        let black = colorSpace.blackLuma
         bytes.withUnsafeMutableBufferPointer { all in
-            UnsafeMutableBufferPointer(rebasing: all[0..<split]).update(repeating: 0)
+            UnsafeMutableBufferPointer(rebasing: all[0..<split]).update(repeating: black)
             UnsafeMutableBufferPointer(rebasing: all[split...]).update(repeating: 128)
         }
     }

@@ -80,7 +80,7 @@ public enum ScaleFilter: Sendable, Equatable {
 
 extension I420Buffer {
     /// Writes this picture scaled to `size` into `destination` (libyuv `I420Scale`), which takes that
-    /// size (its allocation is reused when the byte count matches, so a stream scaled into one buffer
+    /// size and this picture's colour space (its allocation is reused when the byte count matches, so a stream scaled into one buffer
     /// allocates nothing after the first frame). Up or down; odd sizes work.
     /// - Throws: `MediaError.invalidArgument` for an empty picture or size, `.libyuv` if libyuv refuses.
     public func scaled(to size: PictureSize, filter: ScaleFilter = .box, into destination: inout I420Buffer) throws(MediaError) {
@@ -91,6 +91,7 @@ extension I420Buffer {
             throw .invalidArgument("cannot scale to \(size)")
         }
         destination.resize(width: size.width, height: size.height)
+        destination.colorSpace = colorSpace
         let (srcY, srcUV) = (Int32(yStride), Int32(uvStride))
         let (dstY, dstUV) = (Int32(destination.yStride), Int32(destination.uvStride))
         let (srcW, srcH) = (Int32(width), Int32(height))

@@ -3,6 +3,10 @@ public import FoundationEssentials
 
 /// Decodes JPEG pictures straight to I420, with libturbojpeg and no RGB round trip.
 ///
+/// Colours: the YCbCr samples come out as the JPEG holds them, BT.601 full range (JFIF 1.02 §7), and the
+/// picture is labelled ``YCbCrColorSpace/bt601Full``; the call converts them to limited range
+/// (``I420Buffer/convertToLimitedRange()``) before VP8.
+///
 /// Owns one libturbojpeg decompressor handle (created in `init`, destroyed in `deinit`) and a scratch
 /// buffer (non-4:2:0 chroma, padded luma of odd sizes), both reused from frame to frame: decoding a stream
 /// of same-sized JPEGs into the same `I420Buffer` allocates nothing of ours after the first frame.
@@ -86,7 +90,7 @@ public final class JPEGDecoder {
     }
 
     /// Decodes the whole JPEG into `frame`, which takes the JPEG's size (its allocation is reused when
-    /// the byte count matches).
+    /// the byte count matches) and the colour space BT.601 full range.
     ///
     /// On a throw, `frame` may already have the JPEG's size and hold a partial picture; do not show it.
     /// - Returns: the JPEG's header information.
@@ -112,6 +116,7 @@ public final class JPEGDecoder {
         let jpegSize = UInt(jpeg.count)
 
         frame.resize(width: info.width, height: info.height)
+        frame.colorSpace = .bt601Full  // JFIF: YCbCr (and gray) JPEGs are BT.601 full range
         let (width, height) = (info.width, info.height)
         let (yStride, uvStride) = (frame.yStride, frame.uvStride)
         let (uOffset, vOffset) = (frame.uOffset, frame.vOffset)

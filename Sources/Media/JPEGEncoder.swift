@@ -35,12 +35,13 @@ public final class JPEGEncoder {
         planeStrides.deallocate()
     }
 
-    /// Compresses `frame` to a JPEG.
+    /// Compresses `frame`, a BT.601 full-range picture (JFIF's colours), to a JPEG.
     /// - Parameters:
     ///   - quality: 1 (worst) … 100 (best).
     ///   - subsampling: `.yuv420` (default; the chroma planes are used as they are) or `.gray` (only the
     ///     Y plane is written, as a one-component JPEG).
-    /// - Throws: `MediaError.invalidArgument` for an empty frame or one wider or taller than JPEG's 65500,
+    /// - Throws: `MediaError.wrongColorSpace` for a picture not in BT.601 full range (a limited-range
+    ///   picture would shift every colour), `.invalidArgument` for an empty frame or one wider or taller than JPEG's 65500,
     ///   a quality outside 1…100 or another subsampling; `.jpegEncode` if libturbojpeg fails.
     public func encode(
         _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420
@@ -56,6 +57,9 @@ public final class JPEGEncoder {
         _ frame: I420Buffer, quality: Int, subsampling: JPEGSubsampling = .yuv420, into jpeg: inout [UInt8]
     ) throws(MediaError) {
         try checkJPEGEncodeParameters(width: frame.width, height: frame.height, quality: quality)
+        guard frame.colorSpace == .bt601Full else {
+            throw .wrongColorSpace(operation: "JPEG encoding (JFIF)", expected: .bt601Full, got: frame.colorSpace)
+        }
         guard subsampling == .yuv420 || subsampling == .gray else {
             throw .invalidArgument("I420 input encodes as 4:2:0 or gray, not \(subsampling)")
         }

@@ -38,6 +38,10 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedIVF(String)
     /// libyuv reported a failure (rotation or conversion with arguments it refused).
     case libyuv(String)
+    /// A picture in a colour space the operation does not take: the VP8 encoder takes BT.601 limited range
+    /// only (what VP8 means), the JPEG encoder BT.601 full range only (what JFIF means). Carries the
+    /// operation, what it takes and what it got.
+    case wrongColorSpace(operation: String, expected: YCbCrColorSpace, got: YCbCrColorSpace)
 
     public var description: String {
         switch self {
@@ -57,6 +61,8 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
         case .vp8Decoder(let message): "VP8 decoder: \(message)"
         case .malformedIVF(let message): "malformed IVF: \(message)"
         case .libyuv(let message): "libyuv: \(message)"
+        case .wrongColorSpace(let operation, let expected, let got):
+            "\(operation) takes \(expected) pictures, got \(got)"
         }
     }
 }

@@ -40,7 +40,7 @@ public enum PictureRotation: Int, Sendable, Equatable, Hashable, CaseIterable, C
 
 extension I420Buffer {
     /// Writes this picture, rotated clockwise by `rotation`, into `destination` (libyuv `I420Rotate`;
-    /// `.none` copies). `destination` takes the rotated size (its allocation is kept when the byte count
+    /// `.none` copies). `destination` takes the rotated size and this picture's colour space (its allocation is kept when the byte count
     /// matches, which a 90° turn of the same picture always does), so a stream of frames rotated into one
     /// buffer allocates nothing after the first.
     ///
@@ -52,6 +52,7 @@ extension I420Buffer {
         }
         let size = rotation.rotatedSize(width: width, height: height)
         destination.resize(width: size.width, height: size.height)
+        destination.colorSpace = colorSpace
         let (srcW, srcH) = (Int32(width), Int32(height))
         let (srcY, srcUV) = (Int32(yStride), Int32(uvStride))
         let (dstY, dstUV) = (Int32(destination.yStride), Int32(destination.uvStride))

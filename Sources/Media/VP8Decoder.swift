@@ -24,7 +24,8 @@ public final class VP8Decoder {
         context.deallocate()
     }
 
-    /// Decodes one VP8 frame into `picture`, which takes the frame's size.
+    /// Decodes one VP8 frame into `picture`, which takes the frame's size and the colour space BT.601
+    /// limited range (VP8's).
     /// - Returns: true when a picture came out (false for a frame libvpx decodes without showing).
     /// - Throws: `MediaError.vp8Decoder` for empty, corrupt or out-of-order data.
     @discardableResult
@@ -47,6 +48,7 @@ public final class VP8Decoder {
             }
             let (width, height) = (Int(img.d_w), Int(img.d_h))
             picture.resize(width: width, height: height)
+            picture.colorSpace = .bt601Limited  // what a VP8 bitstream means (RFC 6386 §9.2)
             let (yStride, uvStride) = (picture.yStride, picture.uvStride)
             let (cw, ch) = (picture.chromaWidth, picture.chromaHeight)
             picture.withUnsafeMutablePlanes { y, u, v in

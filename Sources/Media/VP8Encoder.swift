@@ -13,6 +13,10 @@ internal import CVPX
 /// - Bitrate and quantizer range change at run time through `vpx_codec_enc_config_set`, without
 ///   re-creating anything.
 /// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase.
+/// - Colours: BT.601 limited range pictures only (``YCbCrColorSpace/bt601Limited``). VP8 has no range flag
+///   (RFC 6386 §9.2 names BT.601) and every decoder (Chromium, libvpx, ffmpeg, GStreamer) shows its samples
+///   as limited range, so a full-range picture is refused with `MediaError.wrongColorSpace` instead of being
+///   shown with stretched contrast and saturation.
 ///
 /// Blocking: `encode` runs libvpx synchronously (milliseconds per frame); call it on a thread of its own.
 /// One thread at a time: an encoder is not `Sendable`.
@@ -64,25 +68,34 @@ public final class VP8Encoder {
     /// Encodes one frame.
     ///
     /// - Parameters:
-    ///   - frame: the picture; a size other than `settings.width`×`height` re-creates the encoder first.
+    ///   - frame: the picture, BT.601 limited range (what VP8 means: the bitstream has no range flag and
+    ///     every decoder reads it so); a size other than `settings.width`×`height` re-creates the encoder first.
     ///   - forceKeyframe: encode a keyframe (`VPX_EFLAG_FORCE_KF`).
     ///   - quantizerCeiling: for this frame, cap the worst quantizer at this value (clamped to
     ///     `settings.minQuantizer…maxQuantizer`), as idle refinement does to re-encode a static picture
     ///     at a rising quality; nil restores `settings`' range. In screen-content mode libvpx lowers the
     ///     quantizer of interframes by at most 12 of its 128 steps per frame whatever the cap, so a
     ///     picture refines over several frames (measured: 480×272 text from q47 to q12 in six).
+    ///   - allowDrop: whether libvpx's rate control may drop this frame (`rateControl.dropFrameThreshold`);
+    ///     false for re-encodes a caller budgets itself (refinements, repeats), which would otherwise be
+    ///     wasted steps.
     /// - Returns: the VP8 frame, or nil when libvpx dropped it (rate control after an overshoot).
-    /// - Throws: `MediaError.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
+    /// - Throws: `MediaError.wrongColorSpace` for a picture not in BT.601 limited range (nothing is encoded;
+    ///   convert it first with ``I420Buffer/convertToLimitedRange()``), `.invalidArgument` for an empty
+    ///   picture, `.vp8Encoder` when libvpx fails (the encoder stays usable for the next frame).
     public func encode(
-        _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil
+        _ frame: VideoFrame, forceKeyframe: Bool = false, quantizerCeiling: Int? = nil, allowDrop: Bool = true
     ) throws(MediaError) -> EncodedFrame? {
         guard frame.width > 0, frame.height > 0 else {
             throw .invalidArgument("cannot encode an empty \(frame.width)x\(frame.height) picture")
         }
+        guard frame.picture.colorSpace == .bt601Limited else {
+            throw .wrongColorSpace(operation: "VP8 encoding", expected: .bt601Limited, got: frame.picture.colorSpace)
+        }
         if frame.width != settings.width || frame.height != settings.height {
             try resize(width: frame.width, height: frame.height, bitrateKbps: settings.bitrateKbps)
         }
-        try applyQuantizers(ceiling: quantizerCeiling)
+        try applyQuantizers(ceiling: quantizerCeiling, allowDrop: allowDrop)
 
         // pts: capture microseconds since the first frame, strictly increasing.
         let first = firstCapture ?? frame.captureTimestampMicros
@@ -146,6 +159,46 @@ public final class VP8Encoder {
         settings = next
     }
 
+    /// Changes libvpx's rate-control knobs at run time (`vpx_codec_enc_config_set` and
+    /// `VP8E_SET_MAX_INTRA_BITRATE_PCT`; nothing is re-created).
+    /// - Throws: `MediaError.invalidArgument` for a value out of range, `.vp8Encoder` if libvpx refuses
+    ///   (the previous knobs stay in force).
+    public func setRateControl(_ rateControl: VP8RateControl) throws(MediaError) {
+        guard rateControl != settings.rateControl else { return }
+        try rateControl.validate()
+        if !isOpen { try open() }
+        Self.apply(rateControl, to: config)
+        guard vpx_codec_enc_config_set(context, config) == VPX_CODEC_OK,
+              cvpx_control_uint(context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue),
+                                UInt32(rateControl.maxIntraBitratePercent)) == VPX_CODEC_OK else {
+            let text = errorText()
+            Self.apply(settings.rateControl, to: config)
+            _ = vpx_codec_enc_config_set(context, config)
+            throw .vp8Encoder("config_set rate control: \(text)")
+        }
+        settings.rateControl = rateControl
+    }
+
+    /// Changes the quantizer range at run time (`rc_min_quantizer`/`rc_max_quantizer`, applied with the
+    /// next frame): a rate policy raises the floor as the target falls. Refinement ceilings are clamped to it.
+    /// - Throws: `MediaError.invalidArgument` unless 0 <= min <= max <= 63.
+    public func setQuantizerRange(min minimum: Int, max maximum: Int) throws(MediaError) {
+        var next = settings
+        next.minQuantizer = minimum
+        next.maxQuantizer = maximum
+        try next.validate()
+        settings = next
+    }
+
+    private static func apply(_ rateControl: VP8RateControl, to cfg: UnsafeMutablePointer<vpx_codec_enc_cfg_t>) {
+        cfg.pointee.rc_dropframe_thresh = UInt32(rateControl.dropFrameThreshold)
+        cfg.pointee.rc_undershoot_pct = UInt32(rateControl.undershootPercent)
+        cfg.pointee.rc_overshoot_pct = UInt32(rateControl.overshootPercent)
+        cfg.pointee.rc_buf_sz = UInt32(rateControl.bufferMillis)
+        cfg.pointee.rc_buf_initial_sz = UInt32(rateControl.initialBufferMillis)
+        cfg.pointee.rc_buf_optimal_sz = UInt32(rateControl.optimalBufferMillis)
+    }
+
     /// Re-creates the libvpx context for a new picture size (and bitrate); the next frame is a keyframe.
     /// The pts sequence continues.
     /// - Throws: `MediaError.invalidArgument` for a size or bitrate out of range, `.vp8Encoder` if libvpx
@@ -180,12 +233,7 @@ public final class VP8Encoder {
         cfg.pointee.rc_min_quantizer = UInt32(settings.minQuantizer)
         cfg.pointee.rc_max_quantizer = UInt32(settings.maxQuantizer)
         cfg.pointee.rc_resize_allowed = 0
-        cfg.pointee.rc_dropframe_thresh = 0
-        cfg.pointee.rc_undershoot_pct = 100
-        cfg.pointee.rc_overshoot_pct = 15
-        cfg.pointee.rc_buf_initial_sz = 500
-        cfg.pointee.rc_buf_optimal_sz = 600
-        cfg.pointee.rc_buf_sz = 1000
+        Self.apply(settings.rateControl, to: cfg)
         cfg.pointee.kf_mode = VPX_KF_DISABLED
         appliedQuantizers = (settings.minQuantizer, settings.maxQuantizer)
 
@@ -201,6 +249,7 @@ public final class VP8Encoder {
             ("static-threshold", Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), Int32(settings.staticThreshold)),
             ("noise-sensitivity", Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0),
             ("token-partitions", Int32(VP8E_SET_TOKEN_PARTITIONS.rawValue), 0),
+            ("max-intra-bitrate-pct", Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue), Int32(settings.rateControl.maxIntraBitratePercent)),
         ]
         for (name, id, value) in controls {
             guard cvpx_control_int(context, id, value) == VPX_CODEC_OK else {
@@ -217,16 +266,19 @@ public final class VP8Encoder {
         isOpen = false
     }
 
-    /// Puts libvpx's quantizer range at the settings' (ceiling nil) or under `ceiling`, when it differs.
-    private func applyQuantizers(ceiling: Int?) throws(MediaError) {
+    /// Puts libvpx's quantizer range at the settings' (ceiling nil) or under `ceiling`, and its drop
+    /// threshold at the settings' or 0 (`allowDrop` false), when they differ from what is configured.
+    private func applyQuantizers(ceiling: Int?, allowDrop: Bool) throws(MediaError) {
         if !isOpen { try open() }
         var wanted = (min: settings.minQuantizer, max: settings.maxQuantizer)
         if let ceiling {
             wanted.max = max(settings.minQuantizer, min(settings.maxQuantizer, ceiling))
         }
-        guard wanted != appliedQuantizers else { return }
+        let dropThreshold = UInt32(allowDrop ? settings.rateControl.dropFrameThreshold : 0)
+        guard wanted != appliedQuantizers || dropThreshold != config.pointee.rc_dropframe_thresh else { return }
         config.pointee.rc_min_quantizer = UInt32(wanted.min)
         config.pointee.rc_max_quantizer = UInt32(wanted.max)
+        config.pointee.rc_dropframe_thresh = dropThreshold
         guard vpx_codec_enc_config_set(context, config) == VPX_CODEC_OK else {
             throw .vp8Encoder("config_set quantizers \(wanted.min)...\(wanted.max): \(errorText())")
         }

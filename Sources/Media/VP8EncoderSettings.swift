@@ -23,13 +23,18 @@ public struct VP8EncoderSettings: Sendable, Equatable {
     public var screenContentMode: Int
     /// `VP8E_SET_STATIC_THRESHOLD`: blocks whose change is below it are skipped (0…1000 here).
     public var staticThreshold: Int
+    /// libvpx's rate-control knobs (frame drops, buffer, keyframe cap); `VP8RateControl.unconstrained` (every
+    /// frame encoded, no keyframe cap) unless given; the call uses `VP8RateControl.screen`.
+    public var rateControl: VP8RateControl
 
     /// - Parameters: see the properties; the defaults are the (cpu-used -6, q 12…56, one thread,
-    ///   screen-content mode 2, static threshold 100).
+    ///   screen-content mode 2, static threshold 100, `VP8RateControl.unconstrained`).
     public init(
         width: Int, height: Int, bitrateKbps: Int, cpuUsed: Int = -6, minQuantizer: Int = 12,
-        maxQuantizer: Int = 56, threads: Int = 1, screenContentMode: Int = 2, staticThreshold: Int = 100
+        maxQuantizer: Int = 56, threads: Int = 1, screenContentMode: Int = 2, staticThreshold: Int = 100,
+        rateControl: VP8RateControl = .unconstrained
     ) {
+        self.rateControl = rateControl
         self.width = width
         self.height = height
         self.bitrateKbps = bitrateKbps
@@ -66,5 +71,6 @@ public struct VP8EncoderSettings: Sendable, Equatable {
         try check((1...16).contains(threads), "VP8 threads \(threads) is outside 1...16")
         try check((0...2).contains(screenContentMode), "VP8 screen-content mode \(screenContentMode) is outside 0...2")
         try check((0...1000).contains(staticThreshold), "VP8 static threshold \(staticThreshold) is outside 0...1000")
+        try rateControl.validate()
     }
 }

@@ -16,12 +16,14 @@
 /// With the defaults the window, not a limit, decides up to about 16 Mbit/s (a 1 s window), or up to an
 /// RTT of about 1.1 s at 4.7 Mbit/s (a 3.4 s window).
 ///
-/// Packets are stored as the serialized plain RTP bytes (before SRTP), shared with the caller's array
-/// without copying.
+/// Packets are stored as header + payload (``RTPPacket``, plain: before SRTP), the payload shared with the
+/// caller's storage without copying; sizes count their serialized bytes.
 public struct RTPPacketHistory: Sendable {
     private struct Entry: Sendable {
         var sequenceNumber: UInt16
-        var packet: [UInt8]
+        var packet: RTPPacket
+        /// Its serialized size, bytes.
+        var size: Int
         var sentMilliseconds: UInt64
         var lastResentMilliseconds: UInt64?
     }
@@ -89,17 +91,14 @@ public struct RTPPacketHistory: Sendable {
     /// sending order; a gap is allowed, an older sequence number replaces its slot only if that slot still
     /// holds the same number.
     /// - Parameters:
-    ///   - packet: the serialized RTP packet (plain, before SRTP).
+    ///   - packet: the RTP packet (plain, before SRTP).
     ///   - sentMilliseconds: send time on a monotonic millisecond clock (injected).
-    public mutating func insert(_ packet: [UInt8], sentMilliseconds: UInt64) throws(RTPError) {
-        guard packet.count >= RTPPacket.fixedHeaderSize else {
-            throw .truncated(.rtpHeader, needed: RTPPacket.fixedHeaderSize, available: packet.count)
-        }
-        let header = packet[...]
-        let packetSSRC = header.u32(8)
-        guard packetSSRC == ssrc else { throw .wrongSSRC(expected: ssrc, found: packetSSRC) }
-        let sequence = header.u16(2)
-        let entry = Entry(sequenceNumber: sequence, packet: packet, sentMilliseconds: sentMilliseconds)
+    /// - Throws: ``RTPError/wrongSSRC(expected:found:)`` for a packet of another stream.
+    public mutating func insert(_ packet: RTPPacket, sentMilliseconds: UInt64) throws(RTPError) {
+        guard packet.ssrc == ssrc else { throw .wrongSSRC(expected: ssrc, found: packet.ssrc) }
+        let sequence = packet.sequenceNumber
+        let size = packet.serializedSize
+        let entry = Entry(sequenceNumber: sequence, packet: packet, size: size, sentMilliseconds: sentMilliseconds)
         let slot = index(sequence)
         if count == 0 {
             oldest = sequence
@@ -108,7 +107,7 @@ public struct RTPPacketHistory: Sendable {
             let ahead = SequenceNumber.distance(from: newest, to: sequence)
             if ahead <= 0 {
                 if let old = slots[slot], old.sequenceNumber == sequence {
-                    bytes += packet.count - old.packet.count
+                    bytes += size - old.size
                     slots[slot] = entry
                     evictForBytes()
                 }
@@ -123,13 +122,13 @@ public struct RTPPacketHistory: Sendable {
         }
         slots[slot] = entry
         count += 1
-        bytes += packet.count
+        bytes += size
         evictExpired(nowMilliseconds: sentMilliseconds)
         evictForBytes()
     }
 
     /// The stored packet with this sequence number, or nil when it was never stored or already evicted.
-    public func packet(sequenceNumber: UInt16) -> [UInt8]? {
+    public func packet(sequenceNumber: UInt16) -> RTPPacket? {
         guard count > 0, let entry = slots[index(sequenceNumber)], entry.sequenceNumber == sequenceNumber else {
             return nil
         }
@@ -142,7 +141,7 @@ public struct RTPPacketHistory: Sendable {
     /// resend time.
     public mutating func retransmission(
         of sequenceNumber: UInt16, nowMilliseconds: UInt64, minimumIntervalMilliseconds: UInt64
-    ) -> [UInt8]? {
+    ) -> RTPPacket? {
         evictExpired(nowMilliseconds: nowMilliseconds)
         let slot = index(sequenceNumber)
         guard count > 0, var entry = slots[slot], entry.sequenceNumber == sequenceNumber else { return nil }
@@ -180,7 +179,7 @@ public struct RTPPacketHistory: Sendable {
         if let entry = slots[slot], entry.sequenceNumber == oldest {
             slots[slot] = nil
             count -= 1
-            bytes -= entry.packet.count
+            bytes -= entry.size
         }
         oldest &+= 1
     }

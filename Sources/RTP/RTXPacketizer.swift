@@ -49,6 +49,23 @@ public struct RTXPacketizer: Sendable {
         nextSequenceNumber &+= 1
     }
 
+    /// The RTX packet for `original` as header + payload: the original's header with the RTX stream's PT,
+    /// sequence number and SSRC, no padding, and a new payload of the OSN followed by the original payload.
+    public mutating func wrap(_ original: RTPPacket) -> RTPPacket {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(2 + original.payload.count)
+        payload.appendU16(original.sequenceNumber)
+        payload.append(contentsOf: original.payload)
+        var rtx = original
+        rtx.payloadType = payloadType
+        rtx.sequenceNumber = nextSequenceNumber
+        rtx.ssrc = ssrc
+        rtx.payload = payload[...]
+        rtx.paddingCount = 0
+        nextSequenceNumber &+= 1
+        return rtx
+    }
+
     /// The RTX packet for `original`, in a new array.
     public mutating func wrap(_ original: [UInt8]) throws(RTPError) -> [UInt8] {
         var buffer: [UInt8] = []

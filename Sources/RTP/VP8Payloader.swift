@@ -91,31 +91,65 @@ public struct VP8Payloader: Sendable {
     public mutating func packetize(
         frame: ArraySlice<UInt8>, rtpTimestamp: UInt32, emit: (_ packet: [UInt8]) -> Void
     ) throws(RTPError) -> Int {
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(RTPPacket.fixedHeaderSize + Self.descriptorSize + maxDataPerPacket)
+        let payloadType = payloadType, ssrc = ssrc
+        return try forEachPiece(of: frame) { sequenceNumber, marker, descriptor, data in
+            scratch.removeAll(keepingCapacity: true)
+            RTPPacket.appendFixedHeader(
+                to: &scratch, marker: marker, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: rtpTimestamp,
+                ssrc: ssrc)
+            scratch.append(contentsOf: descriptor)
+            scratch.append(contentsOf: data)
+            emit(scratch)
+        }
+    }
+
+    /// Packetizes one encoded frame into packets as header + payload, in sending order: each payload is
+    /// the 4-byte descriptor and the frame's piece, in an array of its own (one allocation per packet, which
+    /// the retransmission history and the pacer then share).
+    /// - Throws: ``RTPError/unsendableFrame(bytes:packetsNeeded:limit:)`` for an empty or too large frame.
+    public mutating func packets(frame: ArraySlice<UInt8>, rtpTimestamp: UInt32) throws(RTPError) -> [RTPPacket] {
+        var packets: [RTPPacket] = []
+        packets.reserveCapacity(packetCount(forFrameSize: frame.count))
+        let payloadType = payloadType, ssrc = ssrc
+        try forEachPiece(of: frame) { sequenceNumber, marker, descriptor, data in
+            var payload: [UInt8] = []
+            payload.reserveCapacity(Self.descriptorSize + data.count)
+            payload.append(contentsOf: descriptor)
+            payload.append(contentsOf: data)
+            packets.append(RTPPacket(
+                marker: marker, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: rtpTimestamp, ssrc: ssrc,
+                payload: payload[...]))
+        }
+        return packets
+    }
+
+    /// Cuts `frame` into near-equal pieces (the first `remainder` carry one byte more than the rest) and calls
+    /// `body` with each piece's sequence number, marker, descriptor and data; advances the sequence number
+    /// and the PictureID.
+    @discardableResult
+    private mutating func forEachPiece(
+        of frame: ArraySlice<UInt8>,
+        _ body: (_ sequenceNumber: UInt16, _ marker: Bool, _ descriptor: [UInt8], _ data: ArraySlice<UInt8>) -> Void
+    ) throws(RTPError) -> Int {
         let count = packetCount(forFrameSize: frame.count)
         guard !frame.isEmpty, count <= Self.maxPacketsPerFrame else {
             throw .unsendableFrame(bytes: frame.count, packetsNeeded: count, limit: Self.maxPacketsPerFrame)
         }
-        // Near-equal pieces: the first `remainder` packets carry one byte more than the rest.
         let base = frame.count / count
         let remainder = frame.count % count
         let pictureID = nextPictureID
-        var scratch: [UInt8] = []
-        scratch.reserveCapacity(RTPPacket.fixedHeaderSize + Self.descriptorSize + base + 1)
+        let high = 0x80 | UInt8(truncatingIfNeeded: pictureID >> 8)  // M = 1, PictureID high
+        let low = UInt8(truncatingIfNeeded: pictureID)
+        // X = 1 and S on the first packet, PID 0; I = 1; then the 15-bit PictureID.
+        let first: [UInt8] = [0x90, 0x80, high, low], rest: [UInt8] = [0x80, 0x80, high, low]
         var start = frame.startIndex
         for index in 0..<count {
             let length = base + (index < remainder ? 1 : 0)
-            scratch.removeAll(keepingCapacity: true)
-            RTPPacket.appendFixedHeader(
-                to: &scratch, marker: index == count - 1, payloadType: payloadType,
-                sequenceNumber: nextSequenceNumber, timestamp: rtpTimestamp, ssrc: ssrc)
-            scratch.append(index == 0 ? 0x90 : 0x80)  // X = 1, S on the first packet, PID 0
-            scratch.append(0x80)  // I = 1
-            scratch.append(0x80 | UInt8(truncatingIfNeeded: pictureID >> 8))  // M = 1, PictureID high
-            scratch.append(UInt8(truncatingIfNeeded: pictureID))
-            scratch.append(contentsOf: frame[start..<(start + length)])
+            body(nextSequenceNumber, index == count - 1, index == 0 ? first : rest, frame[start..<(start + length)])
             start += length
             nextSequenceNumber &+= 1
-            emit(scratch)
         }
         nextPictureID = (pictureID &+ 1) & 0x7FFF
         return count

@@ -81,13 +81,29 @@ public struct Logger: Sendable {
     public func warning(_ message: String, _ fields: KeyValuePairs<String, Any> = [:]) { log(.warning, message, fields) }
     public func error(_ message: String, _ fields: KeyValuePairs<String, Any> = [:]) { log(.error, message, fields) }
 
+    /// A field value as written: bare when it is a plain word, else in double quotes with `\` and `"`
+    /// escaped, and every control or line-separating character (C0, DEL, C1, U+2028, U+2029) written as
+    /// `\n`, `\r`, `\t` or `\u{XX}`, so one event stays one line whatever a peer put into the value.
     static func quoted(_ value: String) -> String {
-        if !value.isEmpty, !value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) {
+        if !value.isEmpty, !value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || needsEscape($0) }) {
             return value
         }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-        return "\"\(escaped)\""
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where needsEscape(scalar): escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Turns SIGINT and SIGTERM into a callback: a clean shutdown instead of death.
+/// Turns SIGINT and SIGTERM (or any signals given, such as SIGHUP for a reload) into a callback: a clean
+/// shutdown instead of death.
 ///
 /// Race-free: ``blockEarly(_:)`` — called first thing in `main`, before any thread exists — blocks the
 /// signals in the main thread, and every thread started later inherits that mask, so a signal can never be
@@ -23,7 +24,8 @@ public final class ShutdownSignals: Sendable {
     }
 
     /// Starts a thread that waits for `signals` and calls `handler` with each one's number, on that thread.
-    /// The handler should only record the request or close things (it must not block for long).
+    /// The handler should only record the request or close things (it must not block for long: hand longer
+    /// work, such as re-reading a key file on SIGHUP, to a queue). Pass the same list to ``blockEarly(_:)``.
     /// Also blocks the signals in the calling thread, in case ``blockEarly(_:)`` was not called.
     public init(signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
         Self.blockEarly(signals)

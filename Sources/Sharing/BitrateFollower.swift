@@ -1,5 +1,9 @@
-/// Decides the shared encoder's bitrate from the viewers' REMB estimates (draft-alvestrand-rmcat-remb):
-/// one encoder feeds every viewer, so it follows the lowest estimate, clamped to the configured range.
+/// Decides the shared encoder's bitrate from the viewers' estimates — REMB (draft-alvestrand-rmcat-remb) or
+/// our own GCC target per peer (transport-wide CC): one encoder feeds every viewer, so it follows the lowest
+/// estimate, clamped to the configured range. One slow viewer must not drag the rest down: a viewer with a
+/// GCC target below ``outlierRatio`` × the highest estimate is left out (its sender chain thins frames to
+/// what its estimate carries). A REMB-only viewer always counts: nothing would thin its frames. Once a
+/// peer has a GCC target, its REMB (only a ceiling of that target) is ignored here.
 ///
 /// Sans-I/O: the owner reports estimates and departures; each call says whether to change the encoder's
 /// target and to what (`nil`: back to the configured or size-dependent default). Changes smaller than
@@ -17,22 +21,50 @@ public struct BitrateFollower: Sendable, Equatable {
     public let minimumKbps: Int
     /// Relative change below which the target is left as it is.
     public let minimumChange: Double
-    private var estimates: [String: Int] = [:]
+    /// A GCC viewer below this fraction of the highest estimate does not lower the encoder (0: every viewer counts).
+    public let outlierRatio: Double
+    /// Where an estimate comes from.
+    public enum Source: Sendable, Equatable {
+        /// The receiver's REMB: frames are not thinned for it.
+        case remb
+        /// Our congestion controller's target for the peer: its sender chain thins frames to it.
+        case congestionControl
+    }
+    private struct Estimate: Sendable, Equatable {
+        var kbps: Int
+        var source: Source
+    }
+    private var estimates: [String: Estimate] = [:]
     /// What was last decided (`useDefault` at the start).
     public private(set) var applied: Decision = .useDefault
 
-    public init(minimumKbps: Int = 150, minimumChange: Double = 0.05) {
+    public init(minimumKbps: Int = 150, minimumChange: Double = 0.05, outlierRatio: Double = 0.5) {
         self.minimumKbps = max(1, minimumKbps)
         self.minimumChange = max(0, minimumChange)
+        self.outlierRatio = min(max(0, outlierRatio), 1)
     }
 
-    /// The lowest estimate now, kbps (nil without estimates).
-    public var lowestEstimateKbps: Int? { estimates.values.min() }
+    /// The lowest estimate that counts now, kbps (nil without estimates): GCC viewers far below the highest
+    /// are left out.
+    public var lowestEstimateKbps: Int? {
+        guard let highest = estimates.values.map(\.kbps).max() else { return nil }
+        let floor = outlierRatio * Double(highest)
+        return estimates.values.filter { $0.source == .remb || Double($0.kbps) >= floor }.map(\.kbps).min()
+    }
 
-    /// A viewer's new estimate (bits per second). `ceilingKbps` is the top of the range: the configured
-    /// bitrate, or the default for the current picture size.
-    public mutating func update(peer: String, bitsPerSecond: UInt64, ceilingKbps: Int) -> Decision? {
-        estimates[peer] = Int(clamping: bitsPerSecond / 1000)
+    /// The viewers whose GCC target is too far below the others to count (their frames are thinned).
+    public var outliers: [String] {
+        guard let highest = estimates.values.map(\.kbps).max() else { return [] }
+        return estimates.filter { $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest) }
+            .keys.sorted()
+    }
+
+    /// A viewer's new estimate (bits per second) from `source`. `ceilingKbps` is the top of the range: the
+    /// configured bitrate, or the default for the current picture size. A REMB from a peer that has a GCC
+    /// target is ignored (nil).
+    public mutating func update(peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb) -> Decision? {
+        if source == .remb, estimates[peer]?.source == .congestionControl { return nil }
+        estimates[peer] = Estimate(kbps: Int(clamping: bitsPerSecond / 1000), source: source)
         return decide(ceilingKbps: ceilingKbps)
     }
 

@@ -3,8 +3,11 @@ import Media
 public import ScreencastSupport
 public import Signaling
 import Synchronization
+public import DTLS
+public import ICE
+import PeerConnection
+public import RTPSession
 public import VideoSource
-public import WebRTC
 
 /// What the hub needs of the shared encoder (`VideoSource` has both).
 public protocol SharedEncoderControl: Sendable {
@@ -68,6 +71,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var peers: [String: PeerConnection] = [:]
         /// Viewers that connected and have not ended yet (a DELETE takes a peer out of `peers` first).
         var watching: [String: PeerConnection] = [:]
+        /// Each viewer's current send rate, for `/stats`.
+        var sendRates = SendRateMeter()
         var pending = 0
         var endedEarly: Set<String> = []
         var recentlyEnded: [Ended] = []
@@ -86,8 +91,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     private let logger: Logger
     private let state: Mutex<State>
 
-    /// - Throws: ``WebRTCError`` when our DTLS certificate cannot be made.
-    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(WebRTCError) {
+    /// - Throws: ``DTLSError`` when our DTLS certificate cannot be made.
+    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(DTLSError) {
         self.configuration = configuration
         self.encoder = encoder
         self.logger = logger
@@ -102,7 +107,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// A WHEP POST (draft-ietf-wish-whep, in the shape of WHIP's RFC 9725 §4.2): answers the viewer's SDP offer with a new `PeerConnection` (recvonly
     /// VP8 video; ICE, DTLS-SRTP) and registers it. Returns the session id and the SDP answer.
     /// - Throws: `SignalingError.unavailable` at `maxViewers` (pending answers count) or once the call is
-    ///   ending; `.sdp` when the offer cannot be answered.
+    ///   ending; `.refused` or `.internalFailure` when the offer cannot be answered (``SignalingError/init(_:)``).
     public func createSession(offer: String) throws(SignalingError) -> WHEPSession {
         let admitted = state.withLock { s -> Bool in
             guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
@@ -124,7 +129,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 $0.pending -= 1
                 $0.sessionsRefused += 1
             }
-            throw .sdp(error)
+            throw SignalingError(error)
         }
         let kept = state.withLock { s -> Bool in
             s.pending -= 1
@@ -139,13 +144,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     /// A WHEP PATCH (trickle ICE, RFC 8840; RFC 9725 §4.3's shape): adds the fragment's remote candidates to
     /// the session's peer. Returns no answer fragment (our candidates are all in the answer).
-    /// - Throws: `SignalingError.unknownSession`, or `.sdp` for a fragment that does not parse.
+    /// - Throws: `SignalingError.unknownSession`, or `.refused` for a fragment that does not parse.
     public func updateSession(id: String, fragment: String) throws(SignalingError) -> String? {
         guard let peer = state.withLock({ $0.peers[id] }) else { throw .unknownSession(id) }
         do {
             try peer.applyTrickle(fragment: fragment)
         } catch {
-            throw .sdp(error)
+            throw SignalingError(error)
         }
         return nil
     }
@@ -205,9 +210,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             state.withLock { $0.keyframeRequests += 1 }
             logger.debug("keyframe requested", ["peer": id, "reason": reason])
             encoder.requestKeyframe()
-        case .estimatedBitrate(let bitsPerSecond):
+        case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
+            // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
+            let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
             let decision = state.withLock { s in
-                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
+                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source)
             }
             apply(decision, peer: id)
         case .closed(let reason, let failed):
@@ -261,6 +268,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     public var json: JSONValue {
         let (peers, s) = state.withLock { s in (Array(s.peers.values), s) }
         let snapshots = peers.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
+        let now = MonotonicClock.nowMicros()
+        let rates = state.withLock { s in
+            s.sendRates.keep(only: Set(snapshots.map(\.id)))
+            return snapshots.map { snapshot in
+                s.sendRates.kbps(id: snapshot.id, bytes: snapshot.bytesSent, ageMicros: UInt64(snapshot.ageSeconds * 1e6), nowMicros: now)
+            }
+        }
         let applied: JSONValue
         switch s.follower.applied {
         case .set(let kbps): applied = .number(kbps)
@@ -277,7 +291,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
                 ("changes", .number(s.bitrateChanges)),
             ])),
-            ("peers", .array(snapshots.map(\.json))),
+            ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
+                guard case .object(var fields) = snapshot.json else { return snapshot.json }
+                fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
+                return .object(fields)
+            })),
             ("ended", .array(s.recentlyEnded.map { ended in
                 .object([("id", .string(ended.id)), ("reason", .string(ended.reason)), ("failed", .bool(ended.failed))])
             })),

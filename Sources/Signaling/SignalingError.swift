@@ -1,5 +1,3 @@
-import WebRTC
-
 /// The one error type of the `Signaling` module: the HTTP server's start-up failures and the outcomes a
 /// ``WHEPSessionProvider`` reports, each of which the WHEP routes turn into a status code
 /// (``httpStatus``).
@@ -15,9 +13,9 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
 
     // MARK: Session outcomes (thrown by a WHEPSessionProvider)
 
-    /// The offer (or trickle fragment) was refused by the SDP layer. Peer errors become 4xx
-    /// (syntax 400, too large 413, unanswerable 422), our own (`invalidConfiguration`) 500.
-    case sdp(WebRTCError)
+    /// The offer (or trickle fragment) was refused for a fault of its own (``DescriptionFault``: 400, 413
+    /// or 422), and why (the SDP layer's words). A failure of ours on a good offer is ``internalFailure(_:)``.
+    case refused(DescriptionFault, reason: String)
     /// No session has this id (PATCH/DELETE on a stale URL): 404.
     case unknownSession(String)
     /// The session cannot be created now (viewer limit, shutting down): 503 with the reason.
@@ -25,19 +23,10 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Anything else that went wrong on our side (ICE agent failed to start, …): 500 with the reason.
     case internalFailure(String)
 
-    /// Wraps an SDP error, so providers can `throw SignalingError(error)`.
-    public init(_ error: WebRTCError) { self = .sdp(error) }
-
     /// The HTTP status a WHEP route answers this error with (RFC 9110 §15.5, §15.6; RFC 9725 §4.2).
     public var httpStatus: Int {
         switch self {
-        case .sdp(let error):
-            guard error.isPeerError else { return 500 }
-            switch error {
-            case .sdpTooLarge: return 413
-            case .sdpNotText, .sdpBadLine, .sdpMissingLine, .sdpUnexpectedLine, .sdpBadAttribute: return 400
-            default: return 422  // well-formed but unanswerable: no VP8, no rtcp-mux, no fingerprint, …
-            }
+        case .refused(let fault, _): return fault.httpStatus
         case .unknownSession: return 404
         case .unavailable: return 503
         case .invalidEndpoint, .addressResolution, .startFailed, .internalFailure: return 500
@@ -49,10 +38,30 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidEndpoint(let text, let reason): "invalid HTTP endpoint '\(text)': \(reason)"
         case .addressResolution(let host, let reason): "cannot resolve '\(host)': \(reason)"
         case .startFailed(let endpoint, let reason): "HTTP server on \(endpoint) did not start: \(reason)"
-        case .sdp(let error): error.description
+        case .refused(_, let reason): reason
         case .unknownSession(let id): "no session \(id)"
         case .unavailable(let reason): "unavailable: \(reason)"
         case .internalFailure(let reason): "internal error: \(reason)"
+        }
+    }
+}
+
+/// What was wrong with a session description a peer sent (an offer, a trickle fragment): the part of the
+/// WebRTC layer's error the HTTP status depends on, so `Signaling` needs none of those modules.
+public enum DescriptionFault: String, Sendable, Equatable, CaseIterable {
+    /// Not well-formed (RFC 8866 syntax, a malformed candidate line): 400 Bad Request.
+    case malformed
+    /// Larger than the parser accepts: 413 Content Too Large.
+    case tooLarge
+    /// Well-formed but unanswerable (no VP8, no rtcp-mux, no fingerprint, an ICE restart, …): 422.
+    case unanswerable
+
+    /// The status a WHEP route answers with (RFC 9110 §15.5.1, §15.5.14, §15.5.21).
+    public var httpStatus: Int {
+        switch self {
+        case .malformed: 400
+        case .tooLarge: 413
+        case .unanswerable: 422
         }
     }
 }

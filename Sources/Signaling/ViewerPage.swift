@@ -12,18 +12,32 @@
 ///   resets once connected.
 /// - An overlay with resolution, fps, bitrate and RTT (selected candidate pair) from `getStats()` each
 ///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`).
-/// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint).
+/// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
+///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
+///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
 ///   (`connecting`, `negotiated`, `connected`, `retrying`), and `window.screencastViewer` with the peer
 ///   connection, the session URL and `lastStats` (`width`, `height`, `fps`, `kbps`, `rttMs`,
-///   `framesDecoded`, `bytesReceived`, `packetsLost`).
+///   `framesDecoded`, `bytesReceived`, `packetsLost`, `e2ee`: the decryptor's state and counts).
 public enum ViewerPage {
     /// The page, telling the overlay the most frames a second the call encodes (`data-source-fps` on the
     /// body, frames per second; 0 when unknown): below 80 % of it the overlay adds "only changes are sent",
     /// so a low rate on a still screen does not look like a fault.
-    public static func html(sourceFramesPerSecond: Double?) -> String {
-        guard let fps = sourceFramesPerSecond, fps > 0 else { return html }
-        return html.replacingOccurrences(of: "data-source-fps=\"0\"", with: "data-source-fps=\"\(fps)\"")
+    ///
+    /// With `e2eeSalt` (the call encrypts frames end to end, `--e2ee-key-file`), the body says
+    /// `data-e2ee="on"` and carries the ratchet salt in `data-e2ee-salt`: the page then decrypts in a Worker
+    /// (``ViewerPageE2EE``) with the key from `#key=…` or typed in, and shows `data-e2ee-state` (`no-key`,
+    /// `checking`, `wrong-key`, `key-changed`, `decrypting`, `unsupported`) on the body.
+    public static func html(sourceFramesPerSecond: Double?, e2eeSalt: String? = nil) -> String {
+        var page = html
+        if let fps = sourceFramesPerSecond, fps > 0 {
+            page = page.replacingOccurrences(of: "data-source-fps=\"0\"", with: "data-source-fps=\"\(fps)\"")
+        }
+        if let salt = e2eeSalt {
+            page = page.replacingOccurrences(
+                of: "data-e2ee=\"off\"", with: "data-e2ee=\"on\" data-e2ee-salt=\"\(ViewerPageE2EE.attributeEscaped(salt))\"")
+        }
+        return page
     }
 
     /// The page with no source frame rate.
@@ -51,9 +65,9 @@ public enum ViewerPage {
           padding: 3px 8px; cursor: pointer; }
         button:hover { background: rgba(255, 255, 255, .3); }
         button[hidden] { display: none; }
-        </style>
+        \#(ViewerPageE2EE.style)</style>
         </head>
-        <body data-viewer="loading" data-source-fps="0">
+        <body data-viewer="loading" data-source-fps="0" data-e2ee="off">
         <video id="video" muted autoplay playsinline></video>
         <div id="bar">
           <span id="status" data-state="idle">starting</span>
@@ -61,7 +75,7 @@ public enum ViewerPage {
           <button id="fullscreen" type="button" title="Fullscreen (f)">Fullscreen</button>
           <button id="pip" type="button" title="Picture in picture (p)">PiP</button>
         </div>
-        <script>
+        \#(ViewerPageE2EE.markup)        <script>
         "use strict";
         (() => {
           const params = new URLSearchParams(location.search);
@@ -74,7 +88,7 @@ public enum ViewerPage {
           const viewer = { pc: null, sessionURL: null, attempt: 0, generation: 0, retryTimer: null,
             disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
           window.screencastViewer = viewer;
-
+        \#(ViewerPageE2EE.pageScript)
           function authHeaders(extra) {
             const headers = Object.assign({}, extra);
             if (token) headers["Authorization"] = "Bearer " + token;
@@ -127,9 +141,10 @@ public enum ViewerPage {
             setStatus(viewer.attempt ? "reconnecting" : "connecting", "connecting");
             let pc;
             try {
-              pc = new RTCPeerConnection();
+              pc = new RTCPeerConnection(peerConfiguration());
               viewer.pc = pc;
-              pc.addTransceiver("video", { direction: "recvonly" });
+              // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
+              attachDecryptor(pc.addTransceiver("video", { direction: "recvonly" }));
               pc.ontrack = (event) => {
                 const stream = event.streams[0] || new MediaStream([event.track]);
                 if (video.srcObject !== stream) video.srcObject = stream;
@@ -217,6 +232,7 @@ public enum ViewerPage {
               fps: 0, kbps: 0,
               rttMs: pair && typeof pair.currentRoundTripTime === "number" ? pair.currentRoundTripTime * 1000 : null,
               time: now,
+              e2ee: e2eeSummary(),
             };
             const previous = viewer.previous;
             if (previous) {
@@ -231,6 +247,7 @@ public enum ViewerPage {
             viewer.previous = stats;
             viewer.lastStats = stats;
             const parts = [];
+            if (e2ee.state === "decrypting") parts.push("\u{1F512} key " + e2ee.counts.keyIndex);
             if (stats.width && stats.height) parts.push(stats.width + "\u00d7" + stats.height);
             const sourceFps = Number(document.body.dataset.sourceFps) || 0;
             const still = sourceFps > 0 && stats.framesDecoded > 0 && stats.fps < 0.8 * sourceFps;
@@ -257,6 +274,10 @@ public enum ViewerPage {
           document.getElementById("fullscreen").addEventListener("click", toggleFullscreen);
           video.addEventListener("dblclick", toggleFullscreen);
           document.addEventListener("keydown", (event) => {
+            // Typing (a key into the e2ee field) is not a shortcut.
+            const target = event.target;
+            if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+            if (event.ctrlKey || event.metaKey || event.altKey) return;
             if (event.key === "f") toggleFullscreen();
             else if (event.key === "p" && document.pictureInPictureEnabled) togglePictureInPicture();
           });

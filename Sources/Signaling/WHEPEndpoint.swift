@@ -6,14 +6,14 @@ import ScreencastSupport
 public protocol WHEPSessionProvider: Sendable {
     /// Answers a viewer's offer (RFC 9725 §4.2): a new session with a URL-safe id (see ``WHEPSessionID``)
     /// and the complete SDP answer, candidates included.
-    /// - Throws: ``SignalingError/sdp(_:)`` for an offer that is malformed or cannot be answered (no VP8 → 422),
+    /// - Throws: ``SignalingError/refused(_:reason:)`` for an offer that is malformed or cannot be answered (no VP8 → 422),
     ///   ``SignalingError/unavailable(_:)`` when no more viewers fit (503), ``SignalingError/internalFailure(_:)``.
     func createSession(offer: String) throws(SignalingError) -> WHEPSession
 
     /// Applies a trickle-ICE or ICE-restart fragment (`application/trickle-ice-sdpfrag`, RFC 8840) to the
     /// session (RFC 9725 §4.3). Returns nil when there is nothing to answer (trickle: 204), or the answer
     /// fragment of an ICE restart (200, RFC 9725 §4.3.3).
-    /// - Throws: ``SignalingError/unknownSession(_:)`` (404), ``SignalingError/sdp(_:)`` for a bad fragment (400).
+    /// - Throws: ``SignalingError/unknownSession(_:)`` (404), ``SignalingError/refused(_:reason:)`` for a bad fragment (400).
     func updateSession(id: String, fragment: String) throws(SignalingError) -> String?
 
     /// Ends the session (RFC 9725 §4.2, teardown by `DELETE`). False when no session has this id (404).

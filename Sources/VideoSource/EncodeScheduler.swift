@@ -7,6 +7,7 @@
 ///   previous keyframe (requests in between are coalesced into that one); the first encode at least
 ///   `keyframeIntervalMicros` after the previous keyframe, when set (new frames, refinements and repeats;
 ///   a static screen with repeats off gets none). The loop adds its own forced keyframes (source switches).
+/// - Budget: refinements and repeats wait for the byte budget (`idleAllowedAt`).
 /// - Idle: with no new frame, the last picture is re-encoded under the refinement policy's falling
 ///   quantizer ceilings, then repeated every `repeatMicros`; a keyframe request while idle re-encodes
 ///   the last picture as a keyframe at the best quality reached so far.
@@ -39,7 +40,7 @@ struct EncodeScheduler: Sendable {
         case wait(until: UInt64?)
     }
 
-    let policy: Policy
+    private(set) var policy: Policy
     private(set) var lastEncodeAt: UInt64?
     private(set) var lastNewFrameAt: UInt64?
     private(set) var lastKeyframeAt: UInt64?
@@ -50,7 +51,18 @@ struct EncodeScheduler: Sendable {
     init(policy: Policy) { self.policy = policy }
 
     /// A consumer asked for a keyframe (coalesced with any pending request).
-    mutating func requestKeyframe() { keyframeRequested = true }
+    /// - Returns: false when one was already pending (this request adds nothing).
+    @discardableResult
+    mutating func requestKeyframe() -> Bool {
+        defer { keyframeRequested = true }
+        return !keyframeRequested
+    }
+
+    /// A new spacing between keyframes, µs (the loop widens it when keyframes are large for the target).
+    mutating func setKeyframeSpacing(micros: UInt64) { policy.keyframeSpacingMicros = micros }
+
+    /// A new cap on new frames (the rate policy's frame rate), µs between encodes.
+    mutating func setMinFrameInterval(micros: UInt64) { policy.minFrameIntervalMicros = micros }
 
     /// The ceiling of the best refinement done so far (nil before the first).
     var currentCeiling: Int? {
@@ -69,7 +81,8 @@ struct EncodeScheduler: Sendable {
     }
 
     /// What to do at `now`, given whether a new frame waits and whether a last picture exists.
-    func next(now: UInt64, hasNewFrame: Bool, hasPicture: Bool) -> Action {
+    /// Refinements and repeats (not requested keyframes) wait until `idleAllowedAt` (the byte budget).
+    func next(now: UInt64, hasNewFrame: Bool, hasPicture: Bool, idleAllowedAt: UInt64 = 0) -> Action {
         if hasNewFrame {
             if let last = lastEncodeAt, now < last + policy.minFrameIntervalMicros {
                 return .wait(until: last + policy.minFrameIntervalMicros)
@@ -92,14 +105,14 @@ struct EncodeScheduler: Sendable {
         let ceilings = refinement.quantizerCeilings
         let base = lastNewFrameAt ?? lastEncode
         if refinementStep < ceilings.count {
-            let due = base + refinement.firstDelayMicros + UInt64(refinementStep) * refinement.stepMicros
+            let due = max(idleAllowedAt, base + refinement.firstDelayMicros + UInt64(refinementStep) * refinement.stepMicros)
             if now >= due {
                 return .reencode(keyframe: keyframeDue(at: now), quantizerCeiling: ceilings[refinementStep],
                                  reason: .refinement(refinementStep))
             }
             earliest(due)
         } else if let interval = refinement.repeatMicros {
-            let due = lastEncode + interval
+            let due = max(idleAllowedAt, lastEncode + interval)
             if now >= due {
                 return .reencode(keyframe: keyframeDue(at: now), quantizerCeiling: currentCeiling, reason: .repeatFrame)
             }

@@ -43,39 +43,82 @@ final class EncoderLoop: Sendable {
             refinement: configuration.refinement)
     }
 
-    /// The thread body.
+    /// The thread body: `step` until the hub stops, waiting on the hub in between.
     func run() {
-        var state = LoopState(scheduler: EncodeScheduler(policy: Self.policy(for: configuration)),
-                              explicitBitrate: configuration.bitrateKbps)
+        var state = makeState()
         while true {
-            let requests = hub.takeRequests()
-            if requests.keyframeRequested { state.scheduler.requestKeyframe() }
-            if let change = requests.bitrateChange { applyBitrate(change, &state) }
-            let now = clock.nowMicros()
-            let action: EncodeScheduler.Action
-            if requests.stopping {
-                guard requests.hasPending else { break }
-                action = .encodeNew(keyframe: state.scheduler.keyframeDue(at: now))
-            } else {
-                action = state.scheduler.next(now: now, hasNewFrame: requests.hasPending, hasPicture: state.last != nil)
-            }
-            switch action {
-            case .encodeNew(let keyframe):
-                guard let pending = hub.takePending() else { continue }
-                encodeNew(pending, keyframe: keyframe, now: now, &state)
-            case .reencode(let keyframe, let ceiling, let reason):
-                guard var frame = state.last else { continue }
-                frame.captureTimestampMicros = now
-                encode(frame, keyframe: keyframe, ceiling: ceiling, reason: reason, now: now, &state)
-            case .wait(let until):
-                hub.wait(micros: until.map { $0 > now ? $0 - now : 0 })
+            switch step(&state) {
+            case .again: continue
+            case .wait(let micros): hub.wait(micros: micros)
+            case .finished:
+                logger.debug("encoder thread ends", ["frames": state.encoder?.framesSubmitted ?? 0])
+                return
             }
         }
-        logger.debug("encoder thread ends", ["frames": state.encoder?.framesSubmitted ?? 0])
+    }
+
+    /// What `step` leaves the caller to do.
+    enum Step: Equatable {
+        /// Something was done (or skipped): step again at once.
+        case again
+        /// Nothing to do for `micros` (nil: until something is submitted or requested).
+        case wait(micros: UInt64?)
+        /// The hub stopped and nothing waits.
+        case finished
+    }
+
+    /// A fresh loop state (no encoder yet).
+    func makeState() -> LoopState {
+        LoopState(scheduler: EncodeScheduler(policy: Self.policy(for: configuration)),
+                  explicitBitrate: configuration.bitrateKbps,
+                  ratePolicy: ScreenRatePolicy(limits: Self.rateLimits(for: configuration)),
+                  budget: ByteBudget(rateKbps: configuration.bitrateKbps ?? 1000))
+    }
+
+    static func rateLimits(for configuration: VideoSourceConfiguration) -> ScreenRatePolicy.Limits {
+        ScreenRatePolicy.Limits(
+            maxFramesPerSecond: configuration.maxFramesPerSecond,
+            minFramesPerSecond: min(configuration.minFramesPerSecond, configuration.maxFramesPerSecond),
+            minQuantizer: configuration.minQuantizer, maxQuantizer: configuration.maxQuantizer)
+    }
+
+    /// One turn of the loop at the clock's now: picks up requests, then encodes at most one frame.
+    /// Runs on the encoder thread (or, for `EncoderReplay`, on the caller's thread with a manual clock).
+    func step(_ state: inout LoopState) -> Step {
+        let requests = hub.takeRequests()
+        let now = clock.nowMicros()
+        if requests.keyframeRequested, !state.scheduler.requestKeyframe() { noteCoalesced(&state) }
+        if let change = requests.bitrateChange { applyBitrate(change, now: now, &state) }
+        followRatePolicy(now: now, &state)
+        let action: EncodeScheduler.Action
+        if requests.stopping {
+            guard requests.hasPending else { return .finished }
+            action = .encodeNew(keyframe: state.scheduler.keyframeDue(at: now))
+        } else {
+            let idleAllowedAt = state.budget.hasBytes(now: now) ? 0 : state.budget.time(holding: 1, after: now)
+            action = state.scheduler.next(now: now, hasNewFrame: requests.hasPending, hasPicture: state.last != nil,
+                                          idleAllowedAt: idleAllowedAt)
+        }
+        switch action {
+        case .encodeNew(let keyframe):
+            guard let pending = hub.takePending() else { return .again }
+            encodeNew(pending, keyframe: keyframe, now: now, &state)
+        case .reencode(let keyframe, let ceiling, let reason):
+            guard var frame = state.last else { return .again }
+            frame.captureTimestampMicros = now
+            // A requested keyframe at a low target gets rate control's quantizer, not the refined one (a
+            // refined 1280×720 screen as a keyframe is seconds of a low target); repeats refine it again.
+            let degraded = state.applied.map { $0.maxQuantizer == 63 } ?? false
+            let wanted = reason == .keyframeRequest && degraded ? nil : ceiling
+            encode(frame, keyframe: keyframe, ceiling: wanted, reason: reason, now: now, &state)
+        case .wait(let until):
+            return .wait(micros: until.map { $0 > now ? $0 - now : 0 })
+        }
+        return .again
     }
 
     /// Everything the loop keeps between frames (only on this thread).
-    private struct LoopState {
+    struct LoopState {
         var scheduler: EncodeScheduler
         var explicitBitrate: Int?
         var encoder: VP8Encoder?
@@ -91,6 +134,15 @@ final class EncoderLoop: Sendable {
         var fitLog = LogRateLimiter()
         /// Resolution changes are logged rate-limited too (sizes may alternate on every frame).
         var resolutionLog = LogRateLimiter()
+        /// Frame rate and quantizer range as the target falls and rises, and the decision applied.
+        var ratePolicy: ScreenRatePolicy
+        var applied: ScreenRatePolicy.Decision?
+        /// Every encoded byte is spent here; idle re-encodes wait while it is empty.
+        var budget: ByteBudget
+        /// Coalesced keyframe requests are logged rate-limited.
+        var coalesceLog = LogRateLimiter()
+        /// Told of every frame delivered, with why it was encoded (`EncoderReplay`; nil in the call).
+        var observer: ((EncodedFrame, EncodeScheduler.Reason) -> Void)?
     }
 
     private func encodeNew(_ pending: PendingFrame, keyframe: Bool, now: UInt64, _ state: inout LoopState) {
@@ -123,16 +175,22 @@ final class EncoderLoop: Sendable {
         let started = MonotonicClock.nowMicros()
         do throws(MediaError) {
             let encoder = try encoder(for: frame, &state)
-            let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling)
+            // Idle re-encodes are budgeted here (ByteBudget): libvpx must not drop them as wasted steps.
+            let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling,
+                                            allowDrop: reason == .newFrame)
             let millis = Double(MonotonicClock.nowMicros() - started) / 1000
             let isKeyframe = output?.isKeyframe ?? false
             state.scheduler.didEncode(at: now, keyframe: isKeyframe, reason: reason)
-            if isKeyframe { state.keyframeOwed = false }
+            if isKeyframe {
+                state.keyframeOwed = false
+                spaceKeyframes(after: output?.bytes.count ?? 0, &state)
+            }
             guard let output else {
                 if keyframe { state.keyframeOwed = true }
                 hub.stats.dropped(.encoder)
                 return
             }
+            state.budget.spend(bytes: output.bytes.count, now: now)
             hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, reason: reason,
                               width: output.width, height: output.height, millis: millis, now: now)
             if logger.threshold <= .debug {
@@ -141,6 +199,7 @@ final class EncoderLoop: Sendable {
                                                "end_us": started + UInt64(millis * 1000), "bytes": output.bytes.count])
             }
             sinks.deliver(output)
+            state.observer?(output, reason)
         } catch {
             state.scheduler.didEncode(at: now, keyframe: false, reason: reason)
             if keyframe { state.keyframeOwed = true }
@@ -207,6 +266,8 @@ final class EncoderLoop: Sendable {
                 try encoder.resize(width: frame.width, height: frame.height, bitrateKbps: bitrate)
                 currentBitrate.store(bitrate, ordering: .relaxed)
                 hub.stats.bitrate(bitrate)
+                state.budget.setRate(kbps: bitrate, now: frame.captureTimestampMicros)
+                state.applied = nil
             }
             return encoder
         }
@@ -220,20 +281,65 @@ final class EncoderLoop: Sendable {
         state.encoder = encoder
         currentBitrate.store(bitrate, ordering: .relaxed)
         hub.stats.bitrate(bitrate)
+        state.budget.setRate(kbps: bitrate, now: clock.nowMicros())
+        followRatePolicy(now: clock.nowMicros(), &state)
         return encoder
     }
 
-    private func applyBitrate(_ change: Int?, _ state: inout LoopState) {
+    private func applyBitrate(_ change: Int?, now: UInt64, _ state: inout LoopState) {
         state.explicitBitrate = change
         guard let encoder = state.encoder else { return }
         let kbps = change ?? configuration.encoderSettings(width: encoder.settings.width, height: encoder.settings.height).bitrateKbps
         do throws(MediaError) {
             try encoder.setBitrate(kbps: kbps)
+            state.budget.setRate(kbps: kbps, now: now)
             currentBitrate.store(kbps, ordering: .relaxed)
             hub.stats.bitrate(kbps)
             logger.info("bitrate changed", ["kbps": kbps])
         } catch {
             logger.warning("bitrate change refused", ["kbps": kbps, "error": error])
+        }
+    }
+
+    /// Asks the rate policy what the current target allows and hands a changed decision to the
+    /// scheduler (frame-rate cap) and the encoder (quantizer range, rate control for that frame rate).
+    private func followRatePolicy(now: UInt64, _ state: inout LoopState) {
+        guard let encoder = state.encoder else { return }
+        let decision = state.ratePolicy.update(
+            targetKbps: encoder.settings.bitrateKbps, pixels: encoder.settings.width * encoder.settings.height, now: now)
+        defer { hub.stats.rate(decision, budgetBits: state.budget.balance(at: now)) }
+        guard decision != state.applied else { return }
+        state.scheduler.setMinFrameInterval(micros: UInt64((1e6 / decision.framesPerSecond).rounded()))
+        do throws(MediaError) {
+            try encoder.setQuantizerRange(min: decision.minQuantizer, max: decision.maxQuantizer)
+            try encoder.setRateControl(.screen(framesPerSecond: decision.framesPerSecond))
+            logger.info("rate policy", ["kbps": encoder.settings.bitrateKbps, "decision": decision.description,
+                                         "from": state.applied?.description ?? "-"])
+        } catch {
+            logger.warning("rate policy refused by the encoder", ["decision": decision.description, "error": error])
+        }
+        state.applied = decision
+    }
+
+    /// Keyframes may take `keyframeShare` of the target: after a keyframe of `bytes`, the next requested one
+    /// waits `bytes × 8 ÷ (share × target)`, between the configured spacing and `longestKeyframeSpacing`.
+    private func spaceKeyframes(after bytes: Int, _ state: inout LoopState) {
+        let base = UInt64((configuration.keyframeMinSpacingSeconds * 1e6).rounded())
+        let kbps = Double(state.encoder?.settings.bitrateKbps ?? 1000)
+        let wanted = UInt64((Double(bytes) * 8 / (Self.keyframeShare * kbps) * 1000).rounded())
+        state.scheduler.setKeyframeSpacing(micros: max(base, min(Self.longestKeyframeSpacingMicros, wanted)))
+    }
+
+    /// The share of the target requested keyframes may take (see `spaceKeyframes`).
+    static let keyframeShare = 0.25
+    /// Requested keyframes are never spaced more than this, µs (a new viewer waits at most 2 s).
+    static let longestKeyframeSpacingMicros: UInt64 = 2_000_000
+
+    /// A keyframe request while one was pending: it adds nothing (counted, logged rate-limited).
+    private func noteCoalesced(_ state: inout LoopState) {
+        hub.stats.keyframeCoalesced()
+        if let suppressed = state.coalesceLog.admit() {
+            logger.info("keyframe request coalesced with the pending one", ["suppressed": suppressed])
         }
     }
 

@@ -52,7 +52,9 @@ final class FileCapturer: Sendable {
         do {
             let probe = try JPEGDecoder(maximumDimension: maximumDimension)
             guard frames.contains(where: { frame in
-                (try? probe.readHeader(frame.body)).map { $0.width * $0.height <= maximumDecodePixels } ?? false
+                frame.header.format == .i420
+                    ? frame.header.bufferWidth * frame.header.bufferHeight <= maximumDecodePixels  // its length is checked by the wire decoder
+                    : (try? probe.readHeader(frame.body)).map { $0.width * $0.height <= maximumDecodePixels } ?? false
             }) else { throw VideoSourceError.emptyDump(path: path) }
         } catch let error as VideoSourceError {
             throw error

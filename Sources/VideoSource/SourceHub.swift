@@ -89,9 +89,14 @@ final class SourceHub: Sendable {
         }
     }
 
-    /// Asks for a keyframe (coalesced; the encoder thread spaces them).
+    /// Asks for a keyframe (coalesced with one not yet picked up, counted; the encoder thread spaces them).
     func requestKeyframe() {
-        state.withLock { $0.keyframeRequested = true }
+        let coalesced = state.withLock { s -> Bool in
+            defer { s.keyframeRequested = true }
+            return s.keyframeRequested
+        }
+        stats.keyframeRequested()
+        if coalesced { stats.keyframeCoalesced() }
         wakeEncoder()
     }
 

@@ -4,6 +4,10 @@ public import Media
 /// Paints the test pattern: eight colour bars, a box that moves one step per frame, and a banner with
 /// the frame counter and the capture time (`FRAME 000123  T 000042.137`) in a 5×7 pixel font, scaled.
 ///
+/// Painted directly in BT.601 limited range (what VP8 carries; no conversion on the way to the encoder):
+/// the bars are the 100 % colour bars of ITU-R BT.601 codes (white Y 235, black Y 16), the banner is
+/// Y 16 with Y 235 text, the ramp runs from Y 16 to 235.
+///
 /// The static part is painted once per size into a template; each frame copies it and paints the box and
 /// the banner with row fills (`memcpy`/`memset`), so a frame costs a few copies of the picture, also in a
 /// debug build.
@@ -38,9 +42,10 @@ public struct TestPatternPainter: Sendable {
     public var bannerOrigin: (x: Int, y: Int, scale: Int) { (2 * scale, 2 * scale, scale) }
 
     /// Paints frame `frameNumber`, captured at `timestampMicros`, into `picture` (resized to the
-    /// pattern's size; its storage is reused).
+    /// pattern's size, its storage reused; labelled BT.601 limited range).
     public func paint(frameNumber: Int, timestampMicros: UInt64, into picture: inout I420Buffer) {
         picture.resize(width: width, height: height)
+        picture.colorSpace = template.colorSpace
         let count = template.bytes.count
         template.bytes.withUnsafeBytes { source in
             picture.withUnsafeMutablePlanes { y, _, _ in
@@ -124,14 +129,14 @@ public struct TestPatternPainter: Sendable {
         }
     }
 
-    /// Eight vertical bars (white, yellow, cyan, green, magenta, red, blue, black; full-range YCbCr) over a
-    /// grey ramp in the bottom quarter.
+    /// Eight vertical bars (white, yellow, cyan, green, magenta, red, blue, black; 100 % bars in BT.601
+    /// limited range: R′G′B′ 0 or 255 each) over a grey ramp (Y 16…235) in the bottom quarter.
     private static func makeTemplate(width: Int, height: Int) -> I420Buffer {
         let bars: [(UInt8, UInt8, UInt8)] = [
             (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34),
             (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
         ]
-        var picture = I420Buffer(width: width, height: height)
+        var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Limited)
         let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
         picture.withUnsafeMutablePlanes { y, u, v in
             let rampStart = height * 3 / 4

@@ -38,7 +38,7 @@ public enum VideoSourceEvent: Sendable {
 /// - A slow encoder never queues: a newer frame replaces the waiting one (`DropReason.stale`).
 /// - A static picture is re-encoded at a rising quality, then repeated about once a second
 ///   (`IdleRefinementPolicy`).
-/// - Keyframe requests are coalesced and spaced (`keyframeMinSpacingSeconds`, default 300 ms).
+/// - Keyframe requests are coalesced and spaced (`keyframeMinSpacingSeconds`, default 1 s; counted in `stats`).
 /// - Bitrate changes at run time (`setBitrate`) go to the running encoder.
 public final class VideoSource: Sendable {
     private enum Phase { case idle, running, stopped }

@@ -97,10 +97,13 @@ public struct VideoSourceConfiguration: Sendable {
     /// Upper bound of encoded new frames per second (`--max-fps`), 0.1…240; frames arriving faster wait
     /// in the one-frame slot and are replaced by newer ones (counted stale).
     public var maxFramesPerSecond: Double
+    /// The rate policy lowers the frame rate down to this before it raises the quantizer floor
+    /// (`--min-fps`), 0.1…240 (default 5; `ScreenRatePolicy`); above `maxFramesPerSecond` it is that.
+    public var minFramesPerSecond: Double
     /// A keyframe at least this often, seconds (`--keyframe-interval`); nil: only on request.
     public var keyframeIntervalSeconds: Double?
     /// Keyframe requests closer than this to the previous keyframe are coalesced into one at the end of
-    /// the spacing, seconds (default 0.3).
+    /// the spacing, seconds (default 1: a storm of PLIs under loss costs at most one keyframe a second).
     public var keyframeMinSpacingSeconds: Double
     /// libvpx `cpu-used`, -16…-1 (default -6).
     public var cpuUsed: Int
@@ -138,8 +141,8 @@ public struct VideoSourceConfiguration: Sendable {
     /// See the properties for each value's meaning, range and default.
     public init(
         socketPath: SocketPath?, fallback: FallbackSource = .none, bitrateKbps: Int? = nil,
-        maxFramesPerSecond: Double = 30, keyframeIntervalSeconds: Double? = nil,
-        keyframeMinSpacingSeconds: Double = 0.3, cpuUsed: Int = -6, minQuantizer: Int = 12,
+        maxFramesPerSecond: Double = 30, minFramesPerSecond: Double = 5, keyframeIntervalSeconds: Double? = nil,
+        keyframeMinSpacingSeconds: Double = 1, cpuUsed: Int = -6, minQuantizer: Int = 12,
         maxQuantizer: Int = 56, encoderThreads: Int = 1, refinement: IdleRefinementPolicy = .standard,
         watchdogSeconds: Double = 5, endWhenSourceEnds: Bool = false, maximumDimension: Int = 16384,
         maximumDecodePixels: Int = VideoSourceConfiguration.defaultMaximumDecodePixels,
@@ -149,6 +152,7 @@ public struct VideoSourceConfiguration: Sendable {
         self.fallback = fallback
         self.bitrateKbps = bitrateKbps
         self.maxFramesPerSecond = maxFramesPerSecond
+        self.minFramesPerSecond = minFramesPerSecond
         self.keyframeIntervalSeconds = keyframeIntervalSeconds
         self.keyframeMinSpacingSeconds = keyframeMinSpacingSeconds
         self.cpuUsed = cpuUsed
@@ -169,7 +173,8 @@ public struct VideoSourceConfiguration: Sendable {
             width: width, height: height,
             bitrateKbps: bitrateKbps
                 ?? VP8EncoderSettings.defaultBitrateKbps(width: width, height: height, framesPerSecond: maxFramesPerSecond),
-            cpuUsed: cpuUsed, minQuantizer: minQuantizer, maxQuantizer: maxQuantizer, threads: encoderThreads)
+            cpuUsed: cpuUsed, minQuantizer: minQuantizer, maxQuantizer: maxQuantizer, threads: encoderThreads,
+            rateControl: .screen(framesPerSecond: maxFramesPerSecond))
     }
 
     /// - Throws: `VideoSourceError.invalidConfiguration` naming the first value out of range.
@@ -179,6 +184,7 @@ public struct VideoSourceConfiguration: Sendable {
         }
         try check(bitrateKbps.map { (1...1_000_000).contains($0) } ?? true, "bitrate must be 1...1000000 kbps")
         try check((0.1...240).contains(maxFramesPerSecond), "max fps must be 0.1...240")
+        try check((0.1...240).contains(minFramesPerSecond), "min fps must be 0.1...240")
         try check(keyframeIntervalSeconds.map { $0 > 0 && $0 <= 3600 } ?? true, "keyframe interval must be 0...3600 s")
         try check((0...60).contains(keyframeMinSpacingSeconds), "keyframe spacing must be 0...60 s")
         try check(watchdogSeconds > 0 && watchdogSeconds <= 3600, "watchdog must be 0...3600 s")

@@ -80,6 +80,17 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var height = 0
     /// The encoder's current CBR target, kbps (0 before the encoder exists).
     public var bitrateKbps = 0
+    /// Keyframe requests received (new viewers, PLI, FIR), and of those, the ones that added nothing
+    /// because one was already pending (coalesced into it).
+    public var keyframeRequests = 0
+    public var keyframeRequestsCoalesced = 0
+    /// The rate policy's frame-rate cap, new frames per second (0 before the encoder exists).
+    public var fpsCap = 0.0
+    /// The quantizer range the rate policy gives libvpx, 0…63.
+    public var minQuantizer = 0
+    public var maxQuantizer = 0
+    /// The byte budget's balance, bytes (negative: in debt; refinements and repeats wait).
+    public var budgetBytes = 0
 
     /// All zero.
     public init() {}
@@ -91,7 +102,8 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
     /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
-    /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches}}`.
+    /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches},
+    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -115,6 +127,12 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("connected", .bool(screenConnected)), ("senders", .number(senders)),
                 ("sendersTotal", .number(sendersTotal)), ("connections", .number(connections)),
                 ("watchdogDrops", .number(watchdogDrops)), ("sizeMismatches", .number(sizeMismatches)),
+            ])),
+            ("keyframeRequests", .object([("received", .number(keyframeRequests)), ("coalesced", .number(keyframeRequestsCoalesced))])),
+            ("rate", .object([
+                ("fpsCap", .double(Self.rounded(fpsCap))),
+                ("q", .object([("min", .number(minQuantizer)), ("max", .number(maxQuantizer))])),
+                ("budgetBytes", .number(budgetBytes)),
             ])),
         ])
     }
@@ -169,6 +187,16 @@ final class StatsRecorder: Sendable {
     func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }
     func bitrate(_ kbps: Int) { state.withLock { $0.stats.bitrateKbps = kbps } }
     func downscaled() { state.withLock { $0.stats.downscaled += 1 } }
+    func keyframeRequested() { state.withLock { $0.stats.keyframeRequests += 1 } }
+    func keyframeCoalesced() { state.withLock { $0.stats.keyframeRequestsCoalesced += 1 } }
+    func rate(_ decision: ScreenRatePolicy.Decision, budgetBits: Double) {
+        state.withLock { s in
+            s.stats.fpsCap = decision.framesPerSecond
+            s.stats.minQuantizer = decision.minQuantizer
+            s.stats.maxQuantizer = decision.maxQuantizer
+            s.stats.budgetBytes = Int((budgetBits / 8).rounded())
+        }
+    }
 
     /// One encoded frame at `now` (µs), `millis` of encode time.
     func encoded(bytes: Int, keyframe: Bool, reason: EncodeScheduler.Reason, width: Int, height: Int, millis: Double, now: UInt64) {

@@ -25,13 +25,21 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Wire frame → upright `VideoFrame`: a JPEG body straight to I420 (libturbojpeg) or a raw I420 body as
-/// it is, then the rotation from `Buffer-Orientation` (libyuv), into a pooled buffer.
+/// Wire frame → upright `VideoFrame` in BT.601 limited range: a JPEG body straight to I420 (libturbojpeg)
+/// or a raw I420 body as it is, then the rotation from `Buffer-Orientation` (libyuv), into a pooled
+/// buffer, then the one colour conversion of the path.
 ///
-/// - A raw I420 body (`Buffer-Format: I420`, full range like a decoded JPEG) is used in place, without a
-///   copy: the frame's body becomes the picture's storage (and later a pool buffer). The same budget
-///   applies (from `Buffer-Width`/`Buffer-Height`, plus `maximumDimension` per side); the body's length
-///   must be exactly the picture's (`FrameFailure.rawLength` otherwise); rotation as for JPEG.
+/// - Colours (Protocol/colour.md): a JPEG decodes to BT.601 full range (JFIF), a raw I420 body is in the
+///   range its `Buffer-Color-Range` names (full when absent); VP8 carries limited range.
+///   The picture is converted full → limited once, here, in place in the pooled buffer after the rotation
+///   (`I420Buffer.convertToLimitedRange`, libyuv `ARGBPolynomial`: ≈0.5 ms at 1080p), so every source of the
+///   call hands the encoder limited range and `VP8Encoder` refuses anything else.
+/// - A raw I420 body (`Buffer-Format: I420`) in limited range (`Buffer-Color-Range: limited`, what our
+///   agent sends) is used in place, without a copy: the
+///   frame's body becomes the picture's storage (and later a pool buffer). A full-range one is copied
+///   into a pooled buffer and converted there (the body may be shared, as a dump's frames are). The same
+///   budget applies (from `Buffer-Width`/`Buffer-Height`, plus `maximumDimension` per side); the body's
+///   length must be exactly the picture's (`FrameFailure.rawLength` otherwise); rotation as for JPEG.
 ///
 /// - The JPEG's header is read first: a picture above the decode budget (`maximumDecodePixels`) is
 ///   refused before anything is allocated for it (`FrameFailure.tooLarge`), logged once per refused size.
@@ -111,7 +119,7 @@ final class WireFramePipeline {
         decoderPeakPixels = max(decoderPeakPixels, decodedInfo.width * decodedInfo.height)
         let picture: I420Buffer
         do throws(MediaError) {
-            picture = try upright(decoded, rotation: rotation)
+            picture = try limitedRange(try upright(decoded, rotation: rotation))
         } catch {
             return .failure(.decode(error))
         }
@@ -128,15 +136,22 @@ final class WireFramePipeline {
             return .failure(.tooLarge(width: width, height: height, budget: maximumDecodePixels))
         }
         let expected = I420Buffer.byteCount(width: width, height: height)
+        let colorSpace = YCbCrColorSpace(range: frame.header.bodyColorRange == .limited ? .limited : .full)
         guard frame.body.count == expected,
-              let raw = try? I420Buffer(width: width, height: height, bytes: frame.body)  // shares the body's storage
+              let raw = try? I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: colorSpace)  // shares the body's storage
         else {
             return .failure(.rawLength(width: width, height: height, expected: expected, got: frame.body.count))
         }
         let rotation = noteRotation(frame.header)
         do throws(MediaError) {
-            let picture = try upright(raw, rotation: rotation)
-            return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
+            var picture = try upright(raw, rotation: rotation)
+            if rotation == .none, picture.colorSpace != .bt601Limited {
+                // Still the frame's body (shared with the caller): converted in a pooled copy, never in place.
+                var copy = pool.take(width: width, height: height)
+                picture.copy(into: &copy)
+                picture = copy
+            }
+            return .success(VideoFrame(picture: try limitedRange(picture), captureTimestampMicros: captureTimestampMicros,
                                        appliedRotation: rotation))
         } catch {
             return .failure(.decode(error))
@@ -169,6 +184,19 @@ final class WireFramePipeline {
             throw error
         }
         pool.recycle(decoded)
+        return picture
+    }
+
+    /// `picture` (a pooled buffer of ours) in BT.601 limited range: converted in place when it is full range.
+    /// On a throw it has gone back to the pool.
+    private func limitedRange(_ picture: consuming I420Buffer) throws(MediaError) -> I420Buffer {
+        var picture = picture
+        do throws(MediaError) {
+            try picture.convertToLimitedRange()
+        } catch {
+            pool.recycle(picture)
+            throw error
+        }
         return picture
     }
 

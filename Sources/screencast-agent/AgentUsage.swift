@@ -31,7 +31,8 @@ let agentUsage = """
 
     Format:
       --format jpeg|i420     frame bodies (default jpeg). jpeg: what iOS senders write and every reader
-                             accepts. i420: the raw picture (full-range BT.601 I420, "Buffer-Format: I420"),
+                             accepts. i420: the raw picture (BT.601 limited-range I420, what VP8 carries;
+                             "Buffer-Format: I420", "Buffer-Color-Range: limited"),
                              no JPEG encode here and no decode in the call, for a call on this machine only:
                              ~3.1 MB a frame at 1080p (~93 MB/s at 30 fps); iOS-style readers accept only
                              jpeg. --quality, --subsampling and the paint-over do not apply to i420.

@@ -2,6 +2,7 @@ import Capture
 import FrameSocket
 import FrameWire
 import Glibc
+import Media
 import ScreencastSupport
 import Synchronization
 
@@ -84,12 +85,14 @@ final class FrameOutputs: Sendable {
     }
 
     /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`, and
-    /// `Buffer-Format: I420` for a raw frame (never for JPEG, whose header stays the iOS sender's).
+    /// `Buffer-Format: I420` with `Buffer-Color-Range: limited` for a raw frame (never for JPEG, whose header
+    /// stays the iOS sender's: a JPEG is full range by definition).
     static func message(for frame: CapturedFrame, orientation: Int) -> [UInt8] {
+        let raw = frame.format == .i420
         let header = FrameHeader(
             contentLength: frame.body.count, bufferWidth: frame.width, bufferHeight: frame.height,
             orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index,
-            format: frame.format == .i420 ? .i420 : .jpeg)
+            format: raw ? .i420 : .jpeg, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil)
         return FrameEncoder.encode(header: header, body: frame.body)
     }
 

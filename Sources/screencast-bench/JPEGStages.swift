@@ -29,7 +29,7 @@ enum JPEGStages {
     static func encodeI420(runs: Int) throws -> [Measurement] {
         let encoder = try JPEGEncoder()
         return try sizes.map { label, width, height in
-            let picture = SyntheticPictures.i420(width: width, height: height)
+            let picture = SyntheticPictures.i420(width: width, height: height, colorSpace: .bt601Full)
             var jpeg: [UInt8] = []
             let seconds = try time(runs) { try encoder.encode(picture, quality: 80, into: &jpeg) }
             return Measurement(stage: "JPEG encode I420 q80 4:2:0 \(label) synthetic", unit: "ms", values: seconds.map { $0 * 1e3 })
@@ -44,7 +44,7 @@ enum JPEGStages {
         var results: [Measurement] = []
         for (label, width, height) in sizes {
             var jpeg: [UInt8] = []
-            try encoder.encode(SyntheticPictures.i420(width: width, height: height), quality: 80, into: &jpeg)
+            try encoder.encode(SyntheticPictures.i420(width: width, height: height, colorSpace: .bt601Full), quality: 80, into: &jpeg)
             var output = I420Buffer()
             let seconds = try time(runs) { _ = try decoder.decodeI420(jpeg, into: &output) }
             results.append(Measurement(stage: "JPEG decode → I420 \(label) synthetic", unit: "ms", values: seconds.map { $0 * 1e3 }))

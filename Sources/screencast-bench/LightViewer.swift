@@ -1,7 +1,9 @@
 import Dispatch
 import ScreencastSupport
 import Synchronization
-import WebRTC
+import DTLS
+import ICE
+import SDP
 
 /// A WHEP viewer that costs next to nothing: it completes ICE (libnice, controlling) and the DTLS
 /// handshake, then counts the SRTP/SRTCP datagrams that arrive and drops them without decrypting or

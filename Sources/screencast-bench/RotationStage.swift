@@ -5,7 +5,7 @@ enum RotationStage {
     static func measure(runs: Int) throws -> [Measurement] {
         var results: [Measurement] = []
         for (label, width, height) in JPEGStages.sizes {
-            let picture = SyntheticPictures.i420(width: width, height: height)
+            let picture = SyntheticPictures.i420(width: width, height: height, colorSpace: .bt601Limited)
             var output = I420Buffer()
             for rotation in [PictureRotation.clockwise90, .clockwise180] {
                 let seconds = try time(runs) { try picture.rotated(by: rotation, into: &output) }

@@ -3,9 +3,10 @@ import Media
 /// Pictures made in memory, for stages that run without an X display or a recorded dump. They compress
 /// like a desktop (flat areas, sharp edges), not like noise.
 enum SyntheticPictures {
-    /// An I420 picture with gradients and a checkerboard of 8×8 blocks.
-    static func i420(width: Int, height: Int) -> I420Buffer {
-        var picture = I420Buffer(width: width, height: height)
+    /// An I420 picture with gradients and a checkerboard of 8×8 blocks, labelled `colorSpace` (the samples
+    /// span all codes either way: for timing, not for looking at).
+    static func i420(width: Int, height: Int, colorSpace: YCbCrColorSpace) -> I420Buffer {
+        var picture = I420Buffer(width: width, height: height, colorSpace: colorSpace)
         picture.withUnsafeMutablePlanes { y, u, v in
             for row in 0..<height {
                 for col in 0..<width {

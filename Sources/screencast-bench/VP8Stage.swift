@@ -2,7 +2,7 @@ import Media
 import ScreencastSupport
 
 /// VP8 encoding (libvpx real time, the call's settings) of recorded screen content: each dump's frames
-/// are decoded to I420 and encoded in order with their capture timestamps, skipping frames identical to
+/// are decoded to I420, converted to limited range and encoded in order with their capture timestamps, skipping frames identical to
 /// the previous one (keepalives; the call drops those as `unchanged`). Only the encode calls are timed.
 enum VP8Stage {
     /// One measurement per dump: mean ms per encoded frame over each run (a fresh encoder per run), with
@@ -25,6 +25,7 @@ enum VP8Stage {
                 for entry in entries where entry.jpeg != previous {
                     previous = entry.jpeg
                     _ = try decoder.decodeI420(entry.jpeg, into: &picture)
+                    try picture.convertToLimitedRange()  // as the call does before VP8 (not timed here: stage "range")
                     if encoder == nil {
                         size = (picture.width, picture.height)
                         if run == 0 { encoderMiB = -residentMiB() }
@@ -63,7 +64,7 @@ enum VP8Stage {
     /// Re-encoding an unchanged picture (what the call does once a second on a still screen), ms per frame.
     static func unchanged(runs: Int) throws -> [Measurement] {
         try JPEGStages.sizes.map { label, width, height in
-            let picture = SyntheticPictures.i420(width: width, height: height)
+            let picture = SyntheticPictures.i420(width: width, height: height, colorSpace: .bt601Limited)
             let encoder = try VP8Encoder(settings: VP8EncoderSettings(
                 width: width, height: height, bitrateKbps: VP8EncoderSettings.defaultBitrateKbps(width: width, height: height, framesPerSecond: 30)))
             var timestamp: UInt64 = 0

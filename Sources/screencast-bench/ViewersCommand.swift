@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
 import ScreencastSupport
-import WebRTC
+import DTLS
+import ICE
+import SDP
 
 /// `screencast-bench viewers`: N ``LightViewer``s watch a call for a while, then leave; prints one JSON
 /// object `{"viewers": [...], "connected": N}` on stdout. Progress goes to stderr.

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import ScreencastSupport
 
 /// `screencast-bench`: micro-benchmarks of single pipeline stages (release builds only give meaningful
@@ -15,9 +16,15 @@ let usage = """
       jpeg-decode   JPEG → I420 at 1920x1080 and 3840x2160 (synthetic q80 4:2:0), and each --content dump
       jpeg-encode   BGRX → JPEG q80 4:2:0 and 4:4:4 (the agent's path) and I420 → JPEG, synthetic pictures
       rotation      I420 rotation by 90° and 180° with libyuv at 1920x1080 and 3840x2160
+      range         BT.601 full → limited range in place (the call's conversion after a JPEG decode) at
+                    1920x1080 and 3840x2160, with the alternatives: a Swift table loop, libyuv ARGBPolynomial
       vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
       vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
+      frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key derivation
       shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
+      ratecontrol   what the call's encoder loop emits (new frames, refinements, repeats, keyframes) against
+                    targets of 2000, 1000, 500 and 300 kbps, each --content dump (default: Tests/Fixtures'
+                    terminal-scroll, window-drag, static-desktop) looped in virtual time; prints a table
 
     Options:
       --stage NAME         run only this stage (repeatable)
@@ -26,6 +33,8 @@ let usage = """
       --display D          X display for shm-capture (e.g. :5); repeatable for several screen sizes
       --content NAME=DUMP  a .frames dump (screencast-agent --output) for vp8 and jpeg-decode; repeatable
       --max-frames N       vp8: frames of each dump per run (default 150)
+      --size WxH           ratecontrol: scale every picture to this size first (default 1280x720; "native" keeps it)
+      --seconds S          ratecontrol: virtual seconds per run, 4-600 (default 20)
     """
 
 func main() throws -> Int32 {
@@ -36,20 +45,22 @@ func main() throws -> Int32 {
     }
     if words.first == "gcc-sim" { return try GCCSimCommand.run(Array(words.dropFirst())) }
     let arguments = try CommandLineArguments(
-        words, options: ["stage", "repeat", "display", "content", "max-frames"], flags: ["json", "help"])
+        words, options: ["stage", "repeat", "display", "content", "max-frames", "size", "seconds"], flags: ["json", "help"])
     if arguments.has("help") { print(usage); return 0 }
     let runs = try arguments.int("repeat", in: 1...1000) ?? 7
     let maxFrames = try arguments.int("max-frames", in: 1...100_000) ?? 150
     let displays = arguments.strings("display")
     var dumps: [(String, DumpFrames)] = []
+    var dumpPaths: [(name: String, path: String)] = []
     for spec in arguments.strings("content") {
         guard let eq = spec.firstIndex(of: "="), eq != spec.startIndex else { throw UsageError("--content wants NAME=DUMP, got '\(spec)'") }
-        dumps.append((String(spec[..<eq]), try DumpFrames(path: String(spec[spec.index(after: eq)...]))))
+        dumpPaths.append((String(spec[..<eq]), String(spec[spec.index(after: eq)...])))
+        dumps.append((dumpPaths.last!.name, try DumpFrames(path: dumpPaths.last!.path)))
     }
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "vp8-unchanged", "vp8", "shm-capture"]
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol"]
     var stages = arguments.strings("stage")
     if stages.isEmpty {
-        stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) }
+        stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) && $0 != "ratecontrol" }
     }
     if let unknown = stages.first(where: { !all.contains($0) }) { throw UsageError("unknown stage '\(unknown)'") }
     if stages.contains("vp8"), dumps.isEmpty { throw UsageError("stage vp8 needs --content NAME=DUMP") }
@@ -65,9 +76,21 @@ func main() throws -> Int32 {
         case "jpeg-decode": measured = try JPEGStages.decode(runs: runs, dumps: dumps)
         case "jpeg-encode": measured = try JPEGStages.encodeBGRX(runs: runs) + JPEGStages.encodeI420(runs: runs)
         case "rotation": measured = try RotationStage.measure(runs: runs)
+        case "range": measured = try RangeStage.measure(runs: runs)
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
         case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
+        case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
+        case "ratecontrol":
+            let sizeText = arguments.string("size") ?? "1280x720"
+            let size = sizeText == "native" ? nil : PictureSize(parsing: sizeText)
+            if sizeText != "native", size == nil { throw UsageError("--size wants WxH or native, got '\(sizeText)'") }
+            let seconds = try arguments.double("seconds", in: 4...600) ?? 20
+            let inputs = dumpPaths.isEmpty
+                ? ["terminal-scroll", "window-drag", "static-desktop"].map { ($0, "Tests/Fixtures/\($0).frames") } : dumpPaths
+            let rows = try RateControlStage.measure(dumps: inputs, size: size, seconds: seconds)
+            print(RateControlStage.table(rows, size: sizeText, seconds: seconds))
+            measured = []
         default: measured = []
         }
         if !json { measured.forEach { print($0.line) } }

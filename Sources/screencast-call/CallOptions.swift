@@ -1,10 +1,12 @@
+import FrameCrypto
 import FrameSocket
 import Glibc
 import Media
 import ScreencastSupport
 import Signaling
 import VideoSource
-import WebRTC
+import ICE
+import Publishing
 
 /// The parsed command line of `screencast-call`.
 struct CallOptions {
@@ -27,6 +29,10 @@ struct CallOptions {
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
+    /// `--whip` / `--janus`: the SFU leg (nil: none).
+    var sfu: (any SFUTransport)?
+    /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
+    var e2ee: E2EEOptions?
 
     static let usage = """
         Usage: screencast-call [options]
@@ -43,9 +49,16 @@ struct CallOptions {
           --bitrate KBPS           VP8 target bitrate, 1-1000000 (default: width x height x fps x 0.08 bits,
                                    clamped to 150-8000 kbps, following the picture size)
           --max-fps N              encode at most N new frames a second, 0.1-240 (default 30)
+          --min-fps N              as the target bitrate falls, the frame rate is lowered first, down to N,
+                                   0.1-max-fps (default 5); only below that does the quantizer floor rise
+                                   (text stays sharp; /stats "rate": fpsCap, q, budgetBytes)
+          --keyframe-spacing S     requested keyframes (new viewer, PLI, FIR) at most one per S seconds,
+                                   0-60 (default 1; wider, up to 2 s, when a keyframe is large for the
+                                   target); requests in between are coalesced (/stats "keyframeRequests")
           --keyframe-interval S    a keyframe at least every S seconds (default: only on request)
           --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are refused
-          --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56)
+          --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56); at low targets the rate
+                                   policy raises the floor and lets libvpx use up to 63
           --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are idle
                            at start — never on a 2-core machine)
           --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio) before
@@ -73,8 +86,8 @@ struct CallOptions {
                                    made at start (its SHA-256 fingerprint is logged and printed)
           --share                  share with other machines in one step: --https, --http 0.0.0.0:8443 (unless
                                    --http is given), a fresh random token (unless --token is given); prints a
-                                   viewer link per address of this machine (and a QR code when qrencode is
-                                   installed), then a line per viewer joining and leaving
+                                   viewer link per address it listens on (IPv4 ones with 0.0.0.0; a QR code
+                                   when qrencode is installed), then a line per viewer joining and leaving
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
                                    every address libnice finds, which skips loopback)
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
@@ -84,8 +97,20 @@ struct CallOptions {
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
                                    the highest is --bitrate, or the default for the picture size
+        \(SFUOptions.usage)
+
+        End-to-end encryption (only viewers with the passphrase see the picture; see README):
+          --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
+                                   format, AES-128-GCM, key = PBKDF2 of the passphrase): FILE holds the
+                                   passphrase on one line and must not be accessible to group or others
+                                   (chmod 600). Viewers give it to the page as #key=PASSPHRASE or type it in.
+                                   The --record-ivf file keeps the clear frames.
+          --e2ee-salt S            the key derivation's ratchet salt (default LKFrameEncryptionKey)
+          --e2ee-key-index N       the first key index, 0-15 (default 0)
 
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
+        SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
+        (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
         written completely, …), 64 bad usage.
         """
@@ -93,12 +118,13 @@ struct CallOptions {
     init(_ words: [String]) throws(UsageError) {
         let arguments = try CommandLineArguments(
             words,
-            options: [
-                "socket", "source", "bitrate", "max-fps", "keyframe-interval", "cpu-used", "min-q", "max-q",
+            options: Set([
+                "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
-            ],
-            flags: ["exit-when-source-ends", "https", "share"])
+                "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
+            ]).union(SFUOptions.valueOptions),
+            flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -109,6 +135,12 @@ struct CallOptions {
         }
 
         let maxFPS = try arguments.double("max-fps", in: 0.1...240) ?? 30
+        let minFPS = try arguments.double("min-fps", in: 0.1...240) ?? min(5, maxFPS)
+        guard minFPS <= maxFPS else {
+            func text(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+            throw UsageError("--min-fps (\(text(minFPS))) must not exceed --max-fps (\(text(maxFPS)))")
+        }
+        let keyframeSpacing = try arguments.double("keyframe-spacing", in: 0...60) ?? 1
         let patternFPS = try arguments.double("pattern-fps", in: 0.1...240) ?? 30
         var pattern = TestPatternSettings(framesPerSecond: patternFPS)
         if let size = arguments.string("pattern-size") {
@@ -160,7 +192,8 @@ struct CallOptions {
         source = VideoSourceConfiguration(
             socketPath: socket, fallback: fallback,
             bitrateKbps: try arguments.int("bitrate", in: 1...1_000_000),
-            maxFramesPerSecond: maxFPS, keyframeIntervalSeconds: keyframeInterval,
+            maxFramesPerSecond: maxFPS, minFramesPerSecond: minFPS, keyframeIntervalSeconds: keyframeInterval,
+            keyframeMinSpacingSeconds: keyframeSpacing,
             cpuUsed: try arguments.int("cpu-used", in: -16 ... -1) ?? -6,
             minQuantizer: minQ, maxQuantizer: maxQ,
             encoderThreads: arguments.string("encoder-threads") == "auto"
@@ -223,6 +256,8 @@ struct CallOptions {
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }
+        e2ee = try E2EEOptions(arguments)
+        sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
     }
 
     /// Dotted IPv4 or an IPv6 literal.
@@ -251,5 +286,28 @@ struct CallOptions {
         } catch {
             throw UsageError("--turn: \(error)")
         }
+    }
+}
+
+/// `--e2ee-key-file FILE [--e2ee-salt S] [--e2ee-key-index N]`. The passphrase itself is read later
+/// (``E2EEKeyFile``), never taken from the command line.
+struct E2EEOptions {
+    var keyFile: String
+    var salt: String
+    var keyIndex: Int
+
+    /// nil when `--e2ee-key-file` is absent (then the other two are refused).
+    init?(_ arguments: CommandLineArguments) throws(UsageError) {
+        guard let file = arguments.string("e2ee-key-file") else {
+            for name in ["e2ee-salt", "e2ee-key-index"] where arguments.string(name) != nil {
+                throw UsageError("--\(name) needs --e2ee-key-file")
+            }
+            return nil
+        }
+        guard !file.isEmpty else { throw UsageError("--e2ee-key-file needs a file name") }
+        keyFile = file
+        salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
+        guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
+        keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
     }
 }

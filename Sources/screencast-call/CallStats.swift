@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import ScreencastSupport
 import Sharing
 import Synchronization
@@ -22,7 +23,9 @@ enum CallStats {
         var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
     }
 
-    static func json(source: VideoSource, viewers: ViewerHub, about: About) -> JSONValue {
+    static func json(
+        source: VideoSource, viewers: ViewerHub, e2ee: EncryptingSink? = nil, about: About, sfu: SFUPublisher? = nil
+    ) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
             ("uptimeSeconds", .double((about.uptimeSeconds * 10).rounded() / 10)),
@@ -31,6 +34,8 @@ enum CallStats {
         ]
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
         fields.append(("viewers", viewers.json))
+        fields.append(("e2ee", e2ee?.json ?? EncryptingSink.disabledJSON))
+        if let sfu { fields.append(("sfu", SFUOptions.json(sfu))) }
         return .object(fields)
     }
 
@@ -39,6 +44,7 @@ enum CallStats {
     ///     screencast-call 0.4.0, up 1 h 02 min; viewer page http://127.0.0.1:8080/
     ///     source: screen 1280x720, 28.4 fps, 1834 kbps (target 2211 kbps); agent connected
     ///     viewers: 2 connected of 16 allowed; 1 ended recently
+    ///       viewer 3f2a9c1e from 192.0.2.7:50312: connected, 1790 kbps, RTT 3 ms; end-to-end encrypted, key index 0
     static func text(_ stats: JSONValue) -> String {
         guard case .object(let top) = stats else { return "no stats\n" }
         let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
@@ -71,7 +77,23 @@ enum CallStats {
         let connected = Int(number(viewers["connected"]) ?? 0)
         let connecting = Int(number(viewers["count"]) ?? 0) - connected
         lines.append("viewers: \(connected) connected" + (connecting > 0 ? ", \(connecting) connecting" : "")
-            + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently")
+            + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently"
+            + (number(object(fields["e2ee"])["keyIndex"]).map { "; end-to-end encrypted, key index \(Int($0))" } ?? ""))
+        // One line per viewer: who (the address it watches from), its state and what it gets now.
+        if case .array(let peers)? = viewers["peers"] {
+            for case .object(let pairs) in peers {
+                let peer = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+                let remote = string(object(peer["pair"])["remote"]) ?? "-"
+                lines.append("  viewer \(string(peer["id"])?.prefix(8) ?? "?") from \(remote): \(string(peer["state"]) ?? "?"), "
+                    + String(format: "%.0f kbps", number(peer["kbps"]) ?? 0)
+                    + (number(peer["rttMs"]).map { String(format: ", RTT %.0f ms", $0) } ?? ""))
+            }
+        }
+        let sfu = object(fields["sfu"])
+        if let state = string(sfu["state"]) {
+            lines.append("sfu: \(state) at \(string(sfu["server"]) ?? "?"), \(Int(number(sfu["reconnects"]) ?? 0)) reconnects"
+                + (string(sfu["lastReason"]).map { "; last: \($0)" } ?? ""))
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

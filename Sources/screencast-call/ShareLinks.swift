@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Signaling
-import WebRTC
+import DTLS
 
 /// `--share` and `--https`: the self-signed HTTPS identity, the fresh token, and the viewer links printed for
 /// the sharer (one per address of this machine, since the page listens beyond loopback).
@@ -16,7 +16,7 @@ enum ShareLinks {
 
     /// A new ECDSA P-256 key and self-signed certificate (`CN=screencast`, ±30 days) as PEM for the HTTPS server,
     /// with its SHA-256 fingerprint.
-    /// - Throws: ``WebRTCError`` when OpenSSL cannot make or encode them.
+    /// - Throws: ``DTLSError`` when OpenSSL cannot make or encode them.
     static func makeIdentity() throws -> TLSIdentity {
         let certificate = try DTLSCertificate.generate(commonName: "screencast", validityDays: 30)
         return TLSIdentity(

@@ -10,6 +10,8 @@ struct StatsReporter: Sendable {
     let file: String?
     /// Viewers connected or connecting now.
     var viewers: @Sendable () -> Int = { 0 }
+    /// The SFU leg's state and reconnects ("-" without one).
+    var sfu: @Sendable () -> String = { "-" }
 
     /// A repeating timer on a queue of its own; nil when `seconds` is 0.
     func schedule(every seconds: Double) -> (any DispatchSourceTimer)? {
@@ -36,6 +38,7 @@ struct StatsReporter: Sendable {
             "fps": ms(s.fps), "kbps": ms(s.kbps), "kbps.target": s.bitrateKbps,
             "encode.p50": ms(s.encodeMillisP50), "encode.p95": ms(s.encodeMillisP95),
             "queue": s.queueDepth, "senders": s.senders, "senders.total": s.sendersTotal, "watchdog": s.watchdogDrops, "peers": viewers(),
+            "sfu": sfu(),
         ])
         if let file {
             let text = s.json.serialized + "\n"

@@ -1,5 +1,9 @@
 import Dispatch
+import DTLS
+import PeerConnection
+import Publishing
 import Foundation
+import FrameCrypto
 import Media
 import ScreencastSupport
 import Sharing
@@ -27,9 +31,21 @@ enum CallTool {
             FileHandle.standardError.write(Data("screencast-call: \(error.reason)\nTry 'screencast-call --help'.\n".utf8))
             return ExitCode.usage
         }
+        // The passphrase, before anything starts: a refused key file is the invocation's fault (64).
+        var passphrase: String?
+        if let e2ee = options.e2ee {
+            do {
+                passphrase = try E2EEKeyFile(path: e2ee.keyFile).read()
+            } catch {
+                let usage = error.isUsageFault
+                FileHandle.standardError.write(Data(
+                    "screencast-call: --e2ee-key-file: \(error)\n\(usage ? "Try 'screencast-call --help'.\n" : "")".utf8))
+                return usage ? ExitCode.usage : ExitCode.failure
+            }
+        }
         let logger = Logger(component: "call", threshold: options.logLevel)
         do {
-            return try CallRun(options: options, logger: logger).run()
+            return try CallRun(options: options, logger: logger, passphrase: passphrase).run()
         } catch {
             // Once, as the final word (no log line repeating it).
             FileHandle.standardError.write(Data("screencast-call: \(error)\n".utf8))
@@ -42,6 +58,8 @@ enum CallTool {
 struct CallRun {
     let options: CallOptions
     let logger: Logger
+    /// The e2ee passphrase read from `--e2ee-key-file` (nil: no end-to-end encryption).
+    let passphrase: String?
 
     func run() throws -> Int32 {
         let finished = DispatchSemaphore(value: 0)
@@ -54,7 +72,13 @@ struct CallRun {
             }
             if first { finished.signal() }
         }
-        let signals = ShutdownSignals { number in end(number == SIGINT ? "SIGINT" : "SIGTERM") }
+        // With e2ee, SIGHUP rotates the key (of the sink made below; one arriving before it exists is logged).
+        let encryption = Mutex<EncryptingSink?>(nil)
+        let rotate = options.e2ee.map { rotator($0) }
+        let signals = ShutdownSignals(signals: CallSignals.handled) { number in
+            if number == SIGHUP, let rotate { return rotate(encryption.withLock { $0 }) }
+            end(number == SIGINT ? "SIGINT" : number == SIGHUP ? "SIGHUP" : "SIGTERM")
+        }
         defer { withExtendedLifetime(signals) {} }
 
         let source = try VideoSource(configuration: options.source, logger: logger) { event in
@@ -71,24 +95,44 @@ struct CallRun {
                 ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
                 configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond),
             encoder: source, logger: logger.named("viewers"))
-        source.addSink(viewers)
+        let sfu = try options.sfu.map { transport in
+            var ice = options.ice
+            ice.role = .controlling
+            return SFUPublisher(
+                transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
+                logger: logger.named("sfu"),
+                hooks: .init(requestKeyframe: { source.requestKeyframe() }))
+        }
+        // With e2ee the SFU leg gets the encrypted frames, as the viewers do.
+        let e2ee = try startEncryption(before: viewers, and: sfu.map { [$0] } ?? [], source: source)
+        if let e2ee {
+            source.addSink(e2ee)
+            encryption.withLock { $0 = e2ee }
+        } else {
+            source.addSink(viewers)
+            if let sfu { source.addSink(sfu) }
+        }
         try source.start()
+        sfu?.start()
         let server: SignalingServer?
         do {
-            server = try startServer(viewers: viewers, source: source)
+            server = try startServer(viewers: viewers, source: source, e2ee: e2ee, sfu: sfu)
         } catch {
+            sfu?.stop()
             source.stop()
             throw error
         }
 
         let reporter = StatsReporter(
-            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount })
+            source: source, logger: logger.named("stats"), file: options.statsFile, viewers: { viewers.viewerCount },
+            sfu: { sfu.map { "\($0.stats.state.rawValue)/\($0.stats.reconnects)" } ?? "-" })
         let timer = reporter.schedule(every: options.statsIntervalSeconds)
         finished.wait()
         timer?.cancel()
         logger.info("stopping", ["reason": reason.withLock { $0 } ?? "-"])
         server?.stop()
         viewers.closeAll(reason: "the call is stopping")
+        sfu?.stop()
         source.stop()
         reporter.report(final: true)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
@@ -101,15 +145,18 @@ struct CallRun {
 
     /// The viewer page, WHEP and /stats (none with `--http off`). A bind failure is fatal, on the default
     /// address as on one given with `--http`: a user who starts a call expects its page.
-    private func startServer(viewers: ViewerHub, source: VideoSource) throws -> SignalingServer? {
+    private func startServer(viewers: ViewerHub, source: VideoSource, e2ee: EncryptingSink?, sfu: SFUPublisher?) throws -> SignalingServer? {
         guard let endpoint = options.http else { return nil }
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
+        configuration.e2eeSalt = e2ee == nil ? nil : options.e2ee?.salt
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
-        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, about: about) }
-        let text: @Sendable () -> String = { CallStats.text(CallStats.json(source: source, viewers: viewers, about: about)) }
+        let stats: @Sendable () -> JSONValue = { CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about, sfu: sfu) }
+        let text: @Sendable () -> String = {
+            CallStats.text(CallStats.json(source: source, viewers: viewers, e2ee: e2ee, about: about, sfu: sfu))
+        }
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
@@ -130,12 +177,55 @@ extension CallRun {
         let hosts = ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host)
         var text = ShareLinks.banner(
             scheme: server.scheme, hosts: hosts, port: server.port, token: options.token, fingerprint: identity?.fingerprint)
+        if options.e2ee != nil {
+            text += "  End-to-end encrypted: a link alone shows nothing. Send the passphrase apart from it; viewers type it\n"
+                + "  in the page, or add #key=PASSPHRASE to the link.\n"
+        }
         if let first = hosts.first, let code = ShareLinks.qrCode(
             "\(server.scheme)://\(first):\(server.port)/" + (options.token.map { "?token=" + SignalingServer.percentEncoded($0) } ?? "")) {
             text += code
         }
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
+}
+
+extension CallRun {
+    /// With `--e2ee-key-file`: the sink that encrypts each frame once for `viewers` (the IVF recorder, added
+    /// to the source directly, keeps the clear frames). Nil without.
+    private func startEncryption(before viewers: ViewerHub, and others: [any VideoSink] = [], source: VideoSource) throws -> EncryptingSink? {
+        guard let settings = options.e2ee, let passphrase else { return nil }
+        let key = try FrameKey.derive(passphrase: passphrase, salt: settings.salt)
+        let sink = try EncryptingSink(key: key, keyIndex: settings.keyIndex, sinks: [viewers] + others, encoder: source, logger: logger.named("e2ee"))
+        logger.info("end-to-end encryption on", [
+            "key.index": settings.keyIndex, "salt": settings.salt == FrameKey.defaultSalt ? "default" : "custom", "file": settings.keyFile,
+        ])
+        return sink
+    }
+
+    /// What SIGHUP does with e2ee on: on a queue of its own (PBKDF2 takes tens of milliseconds; the signal
+    /// thread stays free), read the key file again and rotate to the next key index. A refused file is
+    /// logged and the current key kept: the call never falls back to clear frames.
+    private func rotator(_ settings: E2EEOptions) -> @Sendable (EncryptingSink?) -> Void {
+        let queue = DispatchQueue(label: "screencast.e2ee-rotation")
+        let logger = logger.named("e2ee")
+        return { sink in
+            queue.async {
+                guard let sink else { return logger.warning("SIGHUP before encryption started: no key rotated") }
+                do {
+                    let passphrase = try E2EEKeyFile(path: settings.keyFile).read()
+                    let index = try sink.rotate(to: try FrameKey.derive(passphrase: passphrase, salt: settings.salt))
+                    logger.info("e2ee key file read again: rotating at the next keyframe", ["key.index": index])
+                } catch {
+                    logger.error("e2ee key not rotated: the current key stays", ["error": error])
+                }
+            }
+        }
+    }
+}
+
+/// The signals the call handles: SIGINT and SIGTERM stop it; SIGHUP rotates the e2ee key (or stops it).
+enum CallSignals {
+    static let handled = [SIGINT, SIGTERM, SIGHUP]
 }
 
 /// Why the call could not start serving.
@@ -159,7 +249,7 @@ enum CallMemory {
     static let mmapThresholdBytes = 256 * 1024
 }
 
-ShutdownSignals.blockEarly()  // before any thread exists: SIGINT/SIGTERM are then never lost or fatal
+ShutdownSignals.blockEarly(CallSignals.handled)  // before any thread exists: these are then never lost or fatal
 // Set before any thread exists. Blocks of 256 KiB and more (JPEG bodies of ~0.9 MB, I420 pictures of 3 MB,
 // libvpx's frame buffers) get pages of their own and give them back when freed. glibc's default threshold
 // instead moves up to the largest such block freed, after which those blocks come from the heaps and

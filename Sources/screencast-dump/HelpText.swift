@@ -83,7 +83,8 @@ enum HelpText {
             orientation   Buffer-Orientation (0 when absent or out of range); rotation: 0, 90, 180 or 270,
                           the clockwise turn it asks for (8 → 90, 3 → 180, 6 → 270, else 0)
             format        Buffer-Format: "JPEG" (also when absent) or "I420" (a raw picture of W x H; such a
-                          frame has no jpegWidth/jpegHeight and no decodeError)
+                          frame has no jpegWidth/jpegHeight and no decodeError, but "colorRange": "limited" or
+                          "full", its Buffer-Color-Range, full when absent; the table shows it in brackets)
             jpegWidth/jpegHeight: the JPEG's own size. A body that does not decode as a JPEG (one that decodes
                           only with a libjpeg warning, such as a premature end, counts as not decoding) has
                           "decodeError":"MESSAGE" instead, and decoding goes on with the next frame.
@@ -177,9 +178,10 @@ enum HelpText {
 
         Decode the dump and write each frame's body, exactly as sent, as DIR/000000.jpg, DIR/000001.jpg, … in
         stream order (bodies that are not JPEGs too: the names say the intent, not a check). A raw I420 body
-        ("Buffer-Format: I420") is written as DIR/NNNNNN.yuv instead, exactly as sent: planar full-range I420 of
-        Buffer-Width x Buffer-Height (view it with e.g. ffmpeg -f rawvideo -pix_fmt yuvj420p -s WxH -i
-        000000.yuv 000000.png). DIR and missing parents are made. The summary on stderr says "wrote N bodies" and how the stream ended.
+        ("Buffer-Format: I420") is written as DIR/NNNNNN.yuv instead, exactly as sent: planar BT.601 I420 of
+        Buffer-Width x Buffer-Height in the range its Buffer-Color-Range says (limited from screencast-agent:
+        view it with e.g. ffmpeg -f rawvideo -pix_fmt yuv420p -s WxH -i 000000.yuv 000000.png; full, or no
+        Buffer-Color-Range: -pix_fmt yuvj420p). DIR and missing parents are made. The summary on stderr says "wrote N bodies" and how the stream ended.
 
         --force   write into a folder that already holds files (same-named files are replaced, others are
                   left). Without it such a folder is refused, so the bodies of two runs never mix.

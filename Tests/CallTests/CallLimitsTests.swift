@@ -101,7 +101,10 @@ final class CallLimitsTests: CallTestCase {
         XCTAssertEqual(run.log.filter { $0.contains("exceeds the decode budget") && $0.contains("jpeg=16383x16383") }.count, 1, run.logText)
         XCTAssertEqual(run.log.filter { $0.contains("downscaled from=640x360 to=320x180") }.count, 1, run.logText)
         let (_, frames) = try decodeIVF(ivf)
-        XCTAssertGreaterThanOrEqual(frames.count, 4 - stale)
+        // libvpx's rate control may drop some at the 150-kbps default of this size (counted).
+        let rateDropped = number(json, "dropped", "encoder") ?? 0
+        XCTAssertGreaterThanOrEqual(frames.count, 4 - stale - rateDropped)
+        XCTAssertGreaterThanOrEqual(frames.count, 1)
         XCTAssertTrue(frames.allSatisfy { $0.picture.width == 320 && $0.picture.height == 180 })
         XCTAssertEqual(frames.filter(\.keyframe).count, 1)
     }

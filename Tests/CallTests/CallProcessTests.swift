@@ -11,7 +11,7 @@ final class CallProcessTests: CallTestCase {
         let call = TestPaths.executable("screencast-call")
         let help = try ProcessRunner.run(call, ["--help"])
         XCTAssertEqual(help.status, 0)
-        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--record-ivf", "--stats-interval", "--exit-when-source-ends"] {
+        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -21,6 +21,8 @@ final class CallProcessTests: CallTestCase {
             (["--bitrate", "0"], "--bitrate must be a whole number"),
             (["--max-fps", "abc"], "--max-fps must be a number"),
             (["--min-q", "40", "--max-q", "20"], "--min-q (40) must not exceed --max-q (20)"),
+            (["--min-fps", "12", "--max-fps", "10"], "--min-fps (12) must not exceed --max-fps (10)"),
+            (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
             (["extra"], "unexpected argument 'extra'"),
         ] {
@@ -155,8 +157,8 @@ final class CallProcessTests: CallTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
     }
 
-    /// A static screen for 10 s (keepalives every 2 s): refinement re-encodes, then about one frame a
-    /// second, each sharper or as sharp as the one before.
+    /// A static screen for 10 s (keepalives every 2 s): refinement re-encodes paced by the byte budget,
+    /// then about one frame a second, each sharper or as sharp as the one before.
     func testAStaticStretchIsRefinedThenRepeatedAboutOnceASecond() throws {
         let picture = makeDesktop(width: 480, height: 272, variant: 7)
         let dump = folder.path("static.frames")
@@ -171,21 +173,26 @@ final class CallProcessTests: CallTestCase {
         let json = try readStats(stats)
         XCTAssertEqual(number(json, "frames", "received"), 6)
         XCTAssertEqual(number(json, "dropped", "unchanged"), 5, "keepalives are not new pictures")
-        XCTAssertEqual(number(json, "frames", "refinements"), 6)
+        // Six refinement steps, each encoded or (the byte budget and libvpx's rate control hold the
+        // 313-kbps default target) dropped by libvpx; then repeats about once a second.
+        let refinements = try XCTUnwrap(number(json, "frames", "refinements"))
+        let dropped = number(json, "dropped", "encoder") ?? 0
+        XCTAssertEqual(refinements + dropped, 6, "refinements \(refinements), dropped by rate control \(dropped)")
+        XCTAssertGreaterThanOrEqual(refinements, 3)
         let repeats = try XCTUnwrap(number(json, "frames", "repeats"))
-        XCTAssertTrue((8...10).contains(repeats), "\(repeats) repeats in 10 s")
+        XCTAssertTrue((6...10).contains(repeats), "\(repeats) repeats in 10 s")
 
         let (_, frames) = try decodeIVF(ivf)
-        XCTAssertEqual(frames.count, 1 + 6 + repeats)
+        XCTAssertEqual(frames.count, 1 + refinements + repeats)
         XCTAssertEqual(frames.filter(\.keyframe).count, 1)
         let quality = frames.map { lumaPSNR($0.picture, picture) }
-        // Refinement: rising quality over the first second.
-        XCTAssertGreaterThan(quality[6], quality[0] + 5, "\(quality)")
+        // Refinement: rising quality, paced by the budget (within 4 s at this target).
+        XCTAssertGreaterThan(quality[refinements], quality[0] + 5, "\(quality)")
         XCTAssertTrue(zip(quality.dropFirst(), quality).allSatisfy { $0 >= $1 - 0.2 }, "never worse: \(quality)")
-        XCTAssertLessThanOrEqual(frames[6].micros - frames[0].micros, 1_200_000, "refined within about a second")
+        XCTAssertLessThanOrEqual(frames[refinements].micros - frames[0].micros, 4_000_000, "refined within a few seconds")
         // Then about once a second.
-        let gaps = zip(frames.dropFirst(7), frames.dropFirst(6)).map { Double($0.micros - $1.micros) / 1e6 }
-        XCTAssertTrue(gaps.allSatisfy { (0.9...1.2).contains($0) }, "\(gaps)")
+        let gaps = zip(frames.dropFirst(refinements + 2), frames.dropFirst(refinements + 1)).map { Double($0.micros - $1.micros) / 1e6 }
+        XCTAssertTrue(gaps.allSatisfy { (0.9...1.3).contains($0) }, "\(gaps)")
         print("idle: \(frames.count) frames, PSNR \(quality.map { String(format: "%.1f", $0) }), gaps \(gaps.map { String(format: "%.2f", $0) })")
     }
 }

@@ -52,9 +52,10 @@ func replay(_ dump: String, socket: String, _ extra: [String] = []) throws -> Pr
     try ProcessRunner.run(TestPaths.executable("screencast-dump"), ["replay", dump, "--socket", socket] + extra, timeout: 60)
 }
 
-/// A light "desktop" with dark text-like rows and a window whose place depends on `variant`.
+/// A light "desktop" with dark text-like rows and a window whose place depends on `variant`, in BT.601
+/// full range (JPEG material).
 func makeDesktop(width: Int, height: Int, variant: Int) -> I420Buffer {
-    var picture = I420Buffer(width: width, height: height)
+    var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Full)
     let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
     picture.withUnsafeMutablePlanes { y, u, v in
         for row in 0..<height {
@@ -114,7 +115,7 @@ func makeDump(_ frames: [DumpFrame]) throws -> [UInt8] {
 func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     guard degrees % 360 != 0 else { return picture }
     let swap = degrees == 90 || degrees == 270
-    var out = I420Buffer(width: swap ? picture.height : picture.width, height: swap ? picture.width : picture.height)
+    var out = I420Buffer(width: swap ? picture.height : picture.width, height: swap ? picture.width : picture.height, colorSpace: picture.colorSpace)
     func map(_ r: Int, _ c: Int, _ w: Int, _ h: Int) -> (Int, Int) {
         switch degrees {
         case 90: (c, h - 1 - r)
@@ -136,24 +137,6 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
         }
     }
     return out
-}
-
-/// Every frame of an IVF file decoded with libvpx: its pts (timebase units), the pts in microseconds
-/// (through the header's timebase), whether it is a keyframe, and the picture.
-func decodeIVF(_ path: String) throws -> (
-    header: IVFFileHeader, frames: [(pts: UInt64, micros: UInt64, keyframe: Bool, picture: I420Buffer)]
-) {
-    let reader = try IVFReader(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-    let decoder = try VP8Decoder()
-    let (numerator, denominator) = (UInt64(reader.header.timebaseNumerator), UInt64(reader.header.timebaseDenominator))
-    var out: [(UInt64, UInt64, Bool, I420Buffer)] = []
-    for record in reader.frames {
-        var picture = I420Buffer()
-        XCTAssertTrue(try decoder.decode(record.bytes, into: &picture))
-        // VP8 frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a keyframe.
-        out.append((record.pts, record.pts * numerator * 1_000_000 / denominator, record.bytes[0] & 1 == 0, picture))
-    }
-    return (reader.header, out)
 }
 
 /// The IVF header's length for frames at `pts` (ffmpeg's ivf muxer's rule: the last pts plus the mean

@@ -52,7 +52,7 @@ final class ReplayRoundTripTests: CallTestCase {
         let jpeg = try JPEGDecoder()
         let expected: [I420Buffer?] = frames.map { frame in
             let picture = frame.header.format == .i420
-                ? try? I420Buffer(width: frame.header.bufferWidth, height: frame.header.bufferHeight, bytes: frame.body)
+                ? try? I420Buffer(width: frame.header.bufferWidth, height: frame.header.bufferHeight, bytes: frame.body, colorSpace: .bt601Full)
                 : try? jpeg.decodeI420(frame.body)
             return picture.map { rotateClockwise($0, degrees: frame.header.rotation.degrees) }
         }

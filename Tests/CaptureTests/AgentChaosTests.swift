@@ -3,6 +3,7 @@ import FrameWire
 import Glibc
 import Media
 import TestSupport
+import XTestSupport
 import XCTest
 
 /// Chaos between the real agent (under Xvfb) and the real call process: the call restarted 20 times, the

@@ -1,13 +1,13 @@
 import Capture
-import CYUV
 import Foundation
 import FrameWire
 import Media
 import TestSupport
 import XCTest
+import XTestSupport
 
-/// `screencast-agent --format i420` under a real X server: raw full-range I420 frames that show the screen,
-/// closer to it than the JPEG frames of the same screen.
+/// `screencast-agent --format i420` under a real X server: raw limited-range I420 frames (said so on the
+/// wire) that show the screen, closer to it than the JPEG frames of the same screen.
 final class AgentI420Tests: XServerTestCase {
     let agent = TestPaths.executable("screencast-agent")
     private var folder: TemporaryDirectory!
@@ -26,19 +26,13 @@ final class AgentI420Tests: XServerTestCase {
         try ProcessRunner.run(agent, ["--display", server.display, "--cursor", "off"] + arguments, timeout: 20)
     }
 
-    /// The body as BGRX, through libyuv's full-range `J420ToARGB` (the inverse of the agent's conversion).
+    /// The body as BGRX, shown in the range its header says (libyuv `I420ToARGB` for limited range).
     private func bgrx(_ frame: Frame) throws -> BGRXImage {
         let (width, height) = (frame.header.bufferWidth, frame.header.bufferHeight)
-        let picture = try I420Buffer(width: width, height: height, bytes: frame.body)
-        var image = BGRXImage(width: width, height: height)
-        let status = picture.withUnsafePlanes { y, u, v in
-            image.withUnsafeMutableBytes { out in
-                J420ToARGB(y.baseAddress, Int32(picture.yStride), u.baseAddress, Int32(picture.uvStride),
-                           v.baseAddress, Int32(picture.uvStride), out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                           Int32(width * 4), Int32(width), Int32(height))
-            }
-        }
-        XCTAssertEqual(status, 0)
+        let range: YCbCrRange = frame.header.bodyColorRange == .limited ? .limited : .full
+        let picture = try I420Buffer(width: width, height: height, bytes: frame.body, colorSpace: YCbCrColorSpace(range: range))
+        var image = BGRXImage()
+        try BGRXToYUV.convertToBGRX(picture, into: &image)
         return image
     }
 
@@ -52,6 +46,7 @@ final class AgentI420Tests: XServerTestCase {
         XCTAssertEqual(end, .eof)
         XCTAssertEqual(frames.count, 3)
         XCTAssertEqual(frames.map(\.header.format), [.i420, .i420, .i420])
+        XCTAssertEqual(frames.map(\.header.colorRange), [.limited, .limited, .limited], "Buffer-Color-Range: limited")
         XCTAssertEqual(frames.map(\.header.contentLength), [115_200, 115_200, 115_200], "320·240·1.5 bytes")
         XCTAssertEqual(frames.map(\.header.sequence), [0, 1, 2])
         XCTAssertEqual(frames[1].body, frames[0].body, "a keepalive repeats the picture (no paint-over for raw)")

@@ -4,6 +4,7 @@ import FrameWire
 import Glibc
 import TestSupport
 import XCTest
+import XTestSupport
 
 /// `screencast-agent --monitor NAME` under Xvnc follows the monitor when `xrandr --setmonitor` redefines
 /// it while the screen keeps its size (no screen resize happens, only the monitor list changes).

@@ -4,6 +4,7 @@ import Glibc
 import Media
 import TestSupport
 import XCTest
+import XTestSupport
 
 /// The agent against a separate call-side process: absent at start, killed and restarted, stopped with
 /// SIGSTOP. The stand-in (``callStandIn``) is a few lines of Python that listen where the call process would

@@ -4,6 +4,7 @@ import Glibc
 import Media
 import TestSupport
 import XCTest
+import XTestSupport
 
 /// `screencast-agent` as a black box under a real X server: dumps, options, signals, the X server dying.
 /// (The socket robustness tests are in `AgentSocketTests`.)

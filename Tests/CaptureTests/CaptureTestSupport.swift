@@ -4,7 +4,9 @@ import Foundation
 import Media
 import ScreencastSupport
 import Synchronization
+import TestSupport
 import XCTest
+import XTestSupport
 
 /// Pictures and measurements for the capture tests.
 enum TestImages {
@@ -60,21 +62,7 @@ enum TestImages {
     }
 
     /// PSNR in dB over the R, G and B samples of two same-sized pictures (infinity when identical).
-    static func psnr(_ a: BGRXImage, _ b: BGRXImage) -> Double {
-        precondition(a.width == b.width && a.height == b.height, "PSNR of different sizes")
-        var sum = 0.0
-        for y in 0..<a.height {
-            for x in 0..<a.width {
-                let pa = a.rgb(x: x, y: y), pb = b.rgb(x: x, y: y)
-                for (u, v) in [(pa.red, pb.red), (pa.green, pb.green), (pa.blue, pb.blue)] {
-                    let d = Double(u) - Double(v)
-                    sum += d * d
-                }
-            }
-        }
-        let mse = sum / Double(a.width * a.height * 3)
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-    }
+    static func psnr(_ a: BGRXImage, _ b: BGRXImage) -> Double { rgbPSNR(a, b) }
 }
 
 /// Collects a capture's frames (delivered on the capture thread) for a test to wait on and inspect.

@@ -2,6 +2,7 @@ import Capture
 import Foundation
 import Media
 import XCTest
+import XTestSupport
 
 /// The XFIXES cursor is drawn at the pointer position minus its hotspot, only with `drawsCursor`.
 final class CursorTests: XServerTestCase {

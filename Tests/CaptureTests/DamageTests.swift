@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import XCTest
+import XTestSupport
 
 /// Only changes make frames: a static screen gives one paint-over and keepalives; a moving window gives
 /// frames at its own rate.

@@ -1,6 +1,7 @@
 import Capture
 import Media
 import XCTest
+import XTestSupport
 
 /// A known picture on the root window of a real Xvfb, captured, decoded, compared.
 final class PixelTests: XServerTestCase {

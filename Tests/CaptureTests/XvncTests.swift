@@ -2,6 +2,7 @@ import Capture
 import Foundation
 import Media
 import XCTest
+import XTestSupport
 
 /// Monitors and resizes need Xvnc: Xvfb can neither resize nor define RandR monitors.
 final class XvncTests: XServerTestCase {

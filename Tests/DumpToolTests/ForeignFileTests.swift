@@ -17,7 +17,7 @@ final class ForeignFileTests: XCTestCase {
     private func samples() throws -> [(name: String, bytes: [UInt8], kind: String)] {
         var ivf: [UInt8] = []
         IVFFileHeader(width: 320, height: 240).append(to: &ivf)
-        let jpeg = try JPEGEncoder().encode(I420Buffer(width: 16, height: 16), quality: 80)
+        let jpeg = try JPEGEncoder().encode(I420Buffer(width: 16, height: 16, colorSpace: .bt601Full), quality: 80)
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
         let webm: [UInt8] = [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0xF7, 0x81, 0x01]
         let mp4: [UInt8] = [0, 0, 0, 0x20] + Array("ftypisom".utf8) + [0, 0, 2, 0]

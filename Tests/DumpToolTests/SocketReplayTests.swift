@@ -43,7 +43,7 @@ final class SocketReplayTests: XCTestCase {
                     jpegWidth: info?.width, jpegHeight: info?.height, decodeError: isJPEG && info == nil,
                     timestamp: wireCase.frames.first?.timestamp == nil ? nil : frame.header.timestampMicros,
                     sequence: wireCase.frames.first?.sequence == nil ? nil : frame.header.sequence,
-                    format: frame.header.format.rawValue)
+                    format: frame.header.format.rawValue, colorRange: isJPEG ? nil : frame.header.bodyColorRange.rawValue)
             }
             XCTAssertEqual(seen, wireCase.frames, "\(wireCase.name): frames")
             // The summary counts frames; a faulty or truncated tail is named apart, not counted as one.

@@ -29,7 +29,7 @@ final class BadInputTests: XCTestCase {
 
         let sdpHeaders = ["Content-Type": "application/sdp", "Authorization": "Bearer \(token)"]
         let offer = try String(
-            contentsOf: TestPaths.packageRoot.appendingPathComponent("Tests/WebRTCTests/Fixtures/aiortc-offer.sdp"), encoding: .utf8)
+            contentsOf: TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/SDP/aiortc-offer.sdp"), encoding: .utf8)
 
         // Tokens: none → 401, wrong → 401 (before the body is looked at).
         let noToken = try HTTP.request("POST", port: call.port, path: "/whep", headers: ["Content-Type": "application/sdp"], body: Array(offer.utf8))

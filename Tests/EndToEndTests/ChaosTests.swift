@@ -71,7 +71,7 @@ final class ChaosTests: XCTestCase {
         let encoder = try JPEGEncoder()
         var bytes: [UInt8] = []
         for index in 0..<count {
-            var picture = I420Buffer(width: 1280, height: 720)
+            var picture = I420Buffer(width: 1280, height: 720, colorSpace: .bt601Full)
             picture.withUnsafeMutablePlanes { y, u, v in
                 for i in 0..<y.count { y[i] = UInt8.random(in: 0...255, using: &random) }
                 for i in 0..<u.count { u[i] = 128; v[i] = 128 }

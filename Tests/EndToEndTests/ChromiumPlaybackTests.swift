@@ -46,7 +46,7 @@ final class ChromiumPlaybackTests: XCTestCase {
         for (index, pixel) in pixels.enumerated() where pixel.count >= 3 {
             let expected = rgb(ofBar: testPatternBars[index])
             let differences = [abs(pixel[0] - expected.r), abs(pixel[1] - expected.g), abs(pixel[2] - expected.b)]
-            XCTAssertLessThanOrEqual(differences.max() ?? 255, 24, "bar \(index): \(pixel) vs \(expected)")
+            XCTAssertLessThanOrEqual(differences.max() ?? 255, 4, "bar \(index): \(pixel) vs \(expected)")
         }
 
         // The call's side: the peer was connected through a peer-reflexive candidate and answered our SRs.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Media
 import Synchronization
 import TestSupport
 import XCTest
@@ -264,11 +265,10 @@ let testPatternBars: [(y: Int, u: Int, v: Int)] = [
     (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
 ]
 
-/// A bar's colour as a browser shows it: BT.601 limited range to RGB.
+/// A bar's colour as a browser shows it: BT.601 limited range to RGB (exact formulas).
 func rgb(ofBar bar: (y: Int, u: Int, v: Int)) -> (r: Int, g: Int, b: Int) {
-    let y = 1.164 * Double(bar.y - 16), u = Double(bar.u - 128), v = Double(bar.v - 128)
-    func clamp(_ x: Double) -> Int { Int(min(255, max(0, x.rounded()))) }
-    return (clamp(y + 1.596 * v), clamp(y - 0.392 * u - 0.813 * v), clamp(y + 2.017 * u))
+    let shown = ColourChart.bt601RGB(y: UInt8(bar.y), cb: UInt8(bar.u), cr: UInt8(bar.v), range: .limited)
+    return (Int(shown.r), Int(shown.g), Int(shown.b))
 }
 
 /// Where to sample each bar in a `width`×`height` test pattern: the bar's centre, between the moving box

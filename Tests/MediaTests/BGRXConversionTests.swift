@@ -3,8 +3,8 @@ import Media
 import TestSupport
 import XCTest
 
-/// The agent's BGRX paths: libyuv's full-range conversion (`BGRXToYUV`) and the BGRX JPEG encoder built on
-/// it, checked against the JFIF formulas and against libturbojpeg's own conversion (`tjCompress2`, the
+/// The agent's BGRX paths: libyuv's conversions (`BGRXToYUV`, full range for JPEG, limited range for the
+/// raw I420 wire) and the BGRX JPEG encoder built on the full-range one, checked against the JFIF formulas and against libturbojpeg's own conversion (`tjCompress2`, the
 /// encoder's previous path), with real pixels.
 final class BGRXConversionTests: XCTestCase {
     /// BGRX bytes (B, G, R, 0) of a packed RGB picture.
@@ -25,10 +25,11 @@ final class BGRXConversionTests: XCTestCase {
             let rgb = makeRGBPattern(width: width, height: height)
             let truth = jfifYCbCr(rgb: rgb, width: width, height: height)
             var frame = I420Buffer()
-            try BGRXToYUV.convertToI420(try bgrx(rgb, width: width, height: height), into: &frame)
+            try BGRXToYUV.convertToI420(try bgrx(rgb, width: width, height: height), range: .full, into: &frame)
             XCTAssertEqual(frame.width, width)
             XCTAssertEqual(frame.height, height)
             XCTAssertEqual(frame.bytes.count, I420Buffer.byteCount(width: width, height: height))
+            XCTAssertEqual(frame.colorSpace, .bt601Full)
             let yDiff = zip(frame.y, truth.y).map { abs(Int($0) - Int($1)) }.max() ?? 0
             XCTAssertLessThanOrEqual(yDiff, 1, "\(width)x\(height) Y")
             let u = halve(truth.cb, width: width, height: height)
@@ -40,10 +41,10 @@ final class BGRXConversionTests: XCTestCase {
         let black = try BGRXImage(width: 4, height: 2, stride: 16, bytes: [UInt8](repeating: 0, count: 32))
         let white = try BGRXImage(width: 4, height: 2, stride: 16, bytes: [UInt8](repeating: 255, count: 32))
         var frame = I420Buffer()
-        try BGRXToYUV.convertToI420(black, into: &frame)
+        try BGRXToYUV.convertToI420(black, range: .full, into: &frame)
         XCTAssertEqual(Set(frame.y), [0])
         XCTAssertEqual(Set(frame.u + frame.v), [128])
-        try BGRXToYUV.convertToI420(white, into: &frame)
+        try BGRXToYUV.convertToI420(white, range: .full, into: &frame)
         XCTAssertEqual(Set(frame.y), [255])
         XCTAssertEqual(Set(frame.u + frame.v), [128])
     }
@@ -52,9 +53,9 @@ final class BGRXConversionTests: XCTestCase {
     func testConvertToI420ReusesTheBuffer() throws {
         let image = try bgrx(makeRGBPattern(width: 64, height: 48), width: 64, height: 48)
         var frame = I420Buffer()
-        try BGRXToYUV.convertToI420(image, into: &frame)
+        try BGRXToYUV.convertToI420(image, range: .limited, into: &frame)
         let first = frame.bytes.withUnsafeBufferPointer { $0.baseAddress }
-        try BGRXToYUV.convertToI420(image, into: &frame)
+        try BGRXToYUV.convertToI420(image, range: .limited, into: &frame)
         XCTAssertEqual(frame.bytes.withUnsafeBufferPointer { $0.baseAddress }, first)
     }
 

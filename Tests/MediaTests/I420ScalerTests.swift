@@ -53,7 +53,7 @@ final class I420ScalerTests: XCTestCase {
 
     /// Four flat quadrants, each with its own Y, U and V.
     private func quadrants(width: Int, height: Int) -> I420Buffer {
-        var picture = I420Buffer(width: width, height: height)
+        var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Limited)
         let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
         picture.withUnsafeMutablePlanes { y, u, v in
             for r in 0..<height { for c in 0..<width { y[r * ys + c] = UInt8(40 + (r < height / 2 ? 0 : 100) + (c < width / 2 ? 0 : 50)) } }
@@ -98,6 +98,6 @@ final class I420ScalerTests: XCTestCase {
     func testEmptyPicturesAndSizesAreRefused() {
         var out = I420Buffer()
         XCTAssertThrowsError(try I420Buffer().scaled(to: size(2, 2), into: &out))
-        XCTAssertThrowsError(try I420Buffer(width: 4, height: 4).scaled(to: size(0, 2), into: &out))
+        XCTAssertThrowsError(try I420Buffer(width: 4, height: 4, colorSpace: .bt601Limited).scaled(to: size(0, 2), into: &out))
     }
 }

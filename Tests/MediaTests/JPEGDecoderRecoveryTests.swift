@@ -5,7 +5,7 @@ import XCTest
 /// handle reporting a stale header; the decoder now takes a fresh handle after every libjpeg failure).
 final class JPEGDecoderRecoveryTests: XCTestCase {
     func testAFailureDoesNotSpoilTheNextFrame() throws {
-        let good = try JPEGEncoder().encode(I420Buffer(width: 64, height: 48), quality: 80)
+        let good = try JPEGEncoder().encode(I420Buffer(width: 64, height: 48, colorSpace: .bt601Full), quality: 80)
         let sos = try XCTUnwrap((0..<(good.count - 1)).first { good[$0] == 0xFF && good[$0 + 1] == 0xDA })
         let cutInHeaders = Array(good[..<(sos - 10)])
         let decoder = try JPEGDecoder()
@@ -22,7 +22,7 @@ final class JPEGDecoderRecoveryTests: XCTestCase {
 
     /// Growing a buffer back after a big picture is one allocation, not a byte-by-byte fill.
     func testResizeBetweenSizes() {
-        var buffer = I420Buffer(width: 4096, height: 4096)
+        var buffer = I420Buffer(width: 4096, height: 4096, colorSpace: .bt601Full)
         buffer.resize(width: 64, height: 48)
         XCTAssertEqual(buffer.bytes.count, I420Buffer.byteCount(width: 64, height: 48))
         buffer.resize(width: 2048, height: 2048)

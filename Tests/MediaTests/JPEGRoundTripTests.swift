@@ -33,7 +33,7 @@ final class JPEGRoundTripTests: XCTestCase {
         let encoder = try JPEGEncoder()
         let decoder = try JPEGDecoder()
         let first = try encoder.encode(makeI420Pattern(width: 96, height: 64), quality: 80)
-        let second = try encoder.encode(I420Buffer(width: 96, height: 64), quality: 80)
+        let second = try encoder.encode(I420Buffer(width: 96, height: 64, colorSpace: .bt601Full), quality: 80)
         var frame = I420Buffer()
         try decoder.decodeI420(first, into: &frame)
         let address = frame.bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
@@ -81,7 +81,7 @@ final class JPEGRoundTripTests: XCTestCase {
 
     func testEncoderRejectsBadArguments() throws {
         let encoder = try JPEGEncoder()
-        let frame = I420Buffer(width: 8, height: 8)
+        let frame = I420Buffer(width: 8, height: 8, colorSpace: .bt601Full)
         for quality in [0, 101, -5] {
             guard case .invalidArgument = assertThrowsMediaError({ () throws(MediaError) in
                 try encoder.encode(frame, quality: quality)

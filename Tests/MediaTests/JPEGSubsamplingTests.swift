@@ -53,7 +53,7 @@ final class JPEGSubsamplingTests: XCTestCase {
         let encoder = try JPEGEncoder()
         var frame = I420Buffer()
         for (width, height) in [(37, 23), (3, 5), (1, 1), (585, 1266), (16, 1), (1, 16), (2, 3), (5, 2)] {
-            var source = I420Buffer(width: width, height: height)
+            var source = I420Buffer(width: width, height: height, colorSpace: .bt601Full)
             source.withUnsafeMutablePlanes { y, u, v in
                 y.update(repeating: 255)
                 u.update(repeating: 64)

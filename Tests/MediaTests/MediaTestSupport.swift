@@ -3,9 +3,10 @@ import Media
 import TestSupport
 import XCTest
 
-/// A synthetic I420 test picture: smooth gradients plus flat 8×8-aligned blocks with hard edges.
+/// A synthetic I420 test picture: smooth gradients plus flat 8×8-aligned blocks with hard edges, in BT.601
+/// full range (JPEG material).
 func makeI420Pattern(width: Int, height: Int) -> I420Buffer {
-    var frame = I420Buffer(width: width, height: height)
+    var frame = I420Buffer(width: width, height: height, colorSpace: .bt601Full)
     let (cw, ch) = (frame.chromaWidth, frame.chromaHeight)
     let (yStride, uvStride) = (frame.yStride, frame.uvStride)
     frame.withUnsafeMutablePlanes { y, u, v in

@@ -4,7 +4,7 @@ import XCTest
 final class PictureRotationTests: XCTestCase {
     /// A picture whose every sample encodes its own position, so a rotation can be checked exactly.
     private func positional(width: Int, height: Int) -> I420Buffer {
-        var picture = I420Buffer(width: width, height: height)
+        var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Limited)
         let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
         picture.withUnsafeMutablePlanes { y, u, v in
             for r in 0..<height { for c in 0..<width { y[r * ys + c] = UInt8((r * 16 + c) & 0xFF) } }

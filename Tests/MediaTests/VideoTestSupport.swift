@@ -4,8 +4,9 @@ import XCTest
 
 /// Screen-like test content: a light background, dark "text" glyph rows, a coloured title bar and a
 /// window whose position depends on `phase` (so consecutive phases differ the way a dragged window does).
+/// BT.601 limited range (VP8 material).
 func makeScreenPicture(width: Int, height: Int, phase: Int = 0) -> I420Buffer {
-    var picture = I420Buffer(width: width, height: height)
+    var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Limited)
     let (yStride, uvStride) = (picture.yStride, picture.uvStride)
     let (cw, ch) = (picture.chromaWidth, picture.chromaHeight)
     var seed: UInt32 = 42

@@ -141,4 +141,23 @@ final class VP8Tests: XCTestCase {
         XCTAssertEqual(lent, arrays)
         XCTAssertEqual(a.nextSequenceNumber, b.nextSequenceNumber)
     }
+
+    /// Header + payload packets serialize to the very bytes of the serialized path, frame after frame
+    /// (sequence numbers and PictureIDs advance the same way), and each payload is the descriptor + piece.
+    func testHeaderAndPayloadPathMatchesTheSerializedPath() throws {
+        var serialized = try VP8Payloader(ssrc: 9, payloadType: 96, initialSequenceNumber: 65_534, initialPictureID: 0x7FFF)
+        var structured = serialized
+        var generator = SplitMix64(seed: 4)
+        for size in [1, 1184, 1185, 7000] {
+            let frame = randomBytes(size, using: &generator)
+            let bytes = try serialized.packetize(frame: frame, rtpTimestamp: UInt32(size))
+            let packets = try structured.packets(frame: frame[...], rtpTimestamp: UInt32(size))
+            XCTAssertEqual(try packets.map { try $0.serialized() }, bytes, "\(size) bytes")
+            XCTAssertEqual(packets.map(\.serializedSize), bytes.map(\.count))
+            XCTAssertEqual(packets.flatMap { $0.payload.dropFirst(4) }, frame)
+            XCTAssertEqual(structured.nextSequenceNumber, serialized.nextSequenceNumber)
+            XCTAssertEqual(structured.nextPictureID, serialized.nextPictureID)
+        }
+        assertThrowsRTPError(try structured.packets(frame: [][...], rtpTimestamp: 0))
+    }
 }

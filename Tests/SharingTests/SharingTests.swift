@@ -3,7 +3,10 @@ import ScreencastSupport
 import Sharing
 import Signaling
 import Synchronization
-import WebRTC
+import DTLS
+import ICE
+import PeerConnection
+import SDP
 import XCTest
 
 /// The encoder follows the lowest viewer's REMB estimate, clamped to the configured range.
@@ -21,6 +24,31 @@ final class BitrateFollowerTests: XCTestCase {
         XCTAssertEqual(follower.update(peer: "a", bitsPerSecond: 500_000, ceilingKbps: 2000), .set(500))
         XCTAssertEqual(follower.remove(peer: "a", ceilingKbps: 2000), .useDefault, "no estimates left")
         XCTAssertNil(follower.lowestEstimateKbps)
+    }
+
+    /// GCC viewers far below the highest estimate do not drag the encoder down (their frames are thinned);
+    /// REMB-only viewers always count; a GCC peer's REMB is ignored.
+    func testOneSlowViewerDoesNotDragTheRestDown() {
+        var follower = BitrateFollower(minimumKbps: 100)
+        XCTAssertEqual(follower.update(peer: "fast", bitsPerSecond: 2_000_000, ceilingKbps: 3000, source: .congestionControl), .set(2000))
+        XCTAssertNil(follower.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl),
+                     "450 < 0.5 x 2000: the encoder keeps the fast viewer's rate")
+        XCTAssertEqual(follower.outliers, ["slow"])
+        XCTAssertEqual(follower.lowestEstimateKbps, 2000)
+        XCTAssertEqual(follower.update(peer: "slow", bitsPerSecond: 1_200_000, ceilingKbps: 3000, source: .congestionControl), .set(1200),
+                       "within half of the highest it counts again")
+        XCTAssertEqual(follower.outliers, [])
+        XCTAssertNil(follower.update(peer: "slow", bitsPerSecond: 300_000, ceilingKbps: 3000, source: .remb),
+                     "a GCC peer's REMB is only a ceiling of its target")
+        XCTAssertEqual(follower.update(peer: "slow", bitsPerSecond: 1_100_000, ceilingKbps: 3000, source: .congestionControl), .set(1100))
+        XCTAssertEqual(follower.update(peer: "aiortc", bitsPerSecond: 400_000, ceilingKbps: 3000), .set(400),
+                       "a REMB-only viewer is never thinned, so it counts however low")
+        XCTAssertEqual(follower.outliers, [])
+        XCTAssertEqual(follower.remove(peer: "aiortc", ceilingKbps: 3000), .set(1100))
+        var everyone = BitrateFollower(minimumKbps: 100, outlierRatio: 0)
+        _ = everyone.update(peer: "fast", bitsPerSecond: 2_000_000, ceilingKbps: 3000, source: .congestionControl)
+        XCTAssertEqual(everyone.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl), .set(450),
+                       "ratio 0: the lowest viewer wins, as with REMB")
     }
 }
 
@@ -59,6 +87,26 @@ final class ViewerHubRefusalTests: XCTestCase {
             XCTAssertEqual((error as? SignalingError)?.httpStatus, 404)
         }
         XCTAssertFalse(hub.deleteSession(id: "nope"))
+    }
+
+    /// What the WebRTC layer says becomes a WHEP status: the description's fault 4xx, ours 500.
+    func testPeerConnectionErrorsBecomeWHEPStatuses() {
+        XCTAssertEqual(SignalingError(SDPError.offerHasNoVP8Video).httpStatus, 422)
+        XCTAssertEqual(SignalingError(SDPError.offerWithoutFingerprint).httpStatus, 422)
+        XCTAssertEqual(SignalingError(SDPError.notText).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.badLine(line: 1, text: "x", reason: "y")).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.badAttribute(line: 3, name: "candidate", reason: "y")).httpStatus, 400)
+        XCTAssertEqual(SignalingError(SDPError.tooLarge(bytes: 2, limit: 1)).httpStatus, 413)
+        XCTAssertEqual(SignalingError(SDPError.invalidConfiguration("no cert")).httpStatus, 500)
+        XCTAssertEqual(SignalingError(.ice(.badRemoteCandidate("candidate:x", reason: "libnice"))).httpStatus, 422)
+        XCTAssertEqual(SignalingError(.ice(.gatheringFailed(reason: "no address"))).httpStatus, 500)
+        XCTAssertEqual(SignalingError(.dtls(.certificate("RAND_bytes"))).httpStatus, 500)
+        XCTAssertEqual(SignalingError(PeerConnectionError.invalidConfiguration("RTP sender")).httpStatus, 500)
+        XCTAssertEqual(
+            SignalingError(SDPError.offerHasNoVP8Video), .refused(.unanswerable, reason: "the offer has no video m-line with VP8"))
+        XCTAssertEqual(
+            SignalingError(.ice(.gatheringFailed(reason: "no address"))),
+            .internalFailure("ICE candidate gathering failed: no address"))
     }
 
     func testFullOrEndedCallAnswers503() throws {

@@ -4,7 +4,8 @@ import ScreencastSupport
 import Signaling
 import Synchronization
 import TestSupport
-import WebRTC
+import SDP
+import Sharing
 import XCTest
 
 /// Headless Chromium (Debian `chromium`) loads the viewer page from the real server: the page's script
@@ -177,7 +178,7 @@ private final class AnsweringSessions: WHEPSessionProvider {
             state.withLock { $0.answeredUfrags.append(ufrag) }
             return WHEPSession(id: WHEPSessionID.random(), answer: answer.serialized())
         } catch {
-            throw .sdp(error)
+            throw SignalingError(error)
         }
     }
 

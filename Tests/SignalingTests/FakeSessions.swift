@@ -1,7 +1,8 @@
 import Foundation
 import Signaling
 import Synchronization
-import WebRTC
+import SDP
+import Sharing
 
 /// A WHEPSessionProvider that records every call and answers with canned SDP. It parses offers with the
 /// real SDP parser, so malformed ones fail as they would in production; an offer without VP8 gets
@@ -41,11 +42,11 @@ final class FakeSessions: WHEPSessionProvider {
         state.withLock { $0.calls.append(.create(offer)) }
         if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18) }
         let description: SessionDescription
-        do { description = try SDPParser().parse(offer) } catch { throw .sdp(error) }
+        do { description = try SDPParser().parse(offer) } catch { throw SignalingError(error) }
         if description.sessionName == "full" { throw .unavailable("viewer limit of 4 reached") }
         if description.sessionName == "explode" { throw .internalFailure("ICE agent did not start") }
         guard description.media.contains(where: { $0.kind == "video" && $0.rtpMaps.contains { $0.encodingName.uppercased() == "VP8" } })
-        else { throw .sdp(.offerHasNoVP8Video) }
+        else { throw SignalingError(SDPError.offerHasNoVP8Video) }
         let id = state.withLock { state -> String in
             let id = "s\(state.next)"
             state.next += 1

@@ -49,3 +49,32 @@ final class PageAssetsTests: XCTestCase {
         XCTAssertTrue(unknown.contains(#"data-source-fps="0""#))
     }
 }
+
+/// The page of a call that encrypts end to end: it says so, carries the salt (escaped) for the key
+/// derivation, and has the decrypting worker and the key entry inline.
+final class EncryptedPageTests: XCTestCase {
+    func testThePageKnowsTheCallEncrypts() {
+        let page = ViewerPage.html(sourceFramesPerSecond: 30, e2eeSalt: #"my "salt" <&>"#)
+        XCTAssertTrue(page.contains(#"data-e2ee="on" data-e2ee-salt="my &quot;salt&quot; &lt;&amp;&gt;""#), "the salt, escaped")
+        XCTAssertTrue(page.contains(#"data-source-fps="30.0""#))
+        for needle in [
+            "new RTCRtpScriptTransform(e2eeWorker(), { operation: \"decrypt\" })", "createEncodedStreams()", "encodedInsertableStreams: true",
+            "attachDecryptor(pc.addTransceiver(\"video\", { direction: \"recvonly\" }))", "location.hash", "end-to-end encrypted \\u2014 enter the key",
+            "self.onrtctransform", "name: \"PBKDF2\", hash: \"SHA-256\"", "iterations: 100000", "additionalData: header", "\\u{1F512} key ",
+            "URL.createObjectURL(new Blob([source]",
+        ] {
+            XCTAssertTrue(page.contains(needle), "page lacks \(needle)")
+        }
+        let plain = ViewerPage.html(sourceFramesPerSecond: 30)
+        XCTAssertTrue(plain.contains(#"data-e2ee="off""#))
+        XCTAssertFalse(plain.contains("data-e2ee-salt"))
+    }
+
+    /// The key is never part of what the page sends: the fragment stays in the browser, and nothing in the
+    /// script puts it into a request.
+    func testTheKeyIsNeverSent() {
+        let page = ViewerPage.html
+        XCTAssertNil(page.range(of: #"fetch\([^;]*(hash|passphrase|e2ee)"#, options: .regularExpression))
+        XCTAssertNil(page.range(of: #"(sendBeacon|XMLHttpRequest|localStorage|sessionStorage)"#, options: .regularExpression))
+    }
+}

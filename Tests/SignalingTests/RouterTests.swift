@@ -1,6 +1,5 @@
 import ScreencastSupport
 import Signaling
-import WebRTC
 import XCTest
 
 /// The router and the WHEP routes in memory (no sockets): every status the HTTP tests check for real,
@@ -56,13 +55,11 @@ final class RouterTests: XCTestCase {
     }
 
     func testErrorStatusMapping() {
-        XCTAssertEqual(SignalingError.sdp(.offerHasNoVP8Video).httpStatus, 422)
-        XCTAssertEqual(SignalingError.sdp(.offerWithoutFingerprint).httpStatus, 422)
-        XCTAssertEqual(SignalingError.sdp(.sdpNotText).httpStatus, 400)
-        XCTAssertEqual(SignalingError.sdp(.sdpBadLine(line: 1, text: "x", reason: "y")).httpStatus, 400)
-        XCTAssertEqual(SignalingError.sdp(.sdpTooLarge(bytes: 2, limit: 1)).httpStatus, 413)
-        XCTAssertEqual(SignalingError.sdp(.invalidConfiguration("no cert")).httpStatus, 500)
-        XCTAssertEqual(SignalingError(.offerHasNoVP8Video), .sdp(.offerHasNoVP8Video))
+        XCTAssertEqual(SignalingError.refused(.malformed, reason: "x").httpStatus, 400)
+        XCTAssertEqual(SignalingError.refused(.tooLarge, reason: "x").httpStatus, 413)
+        XCTAssertEqual(SignalingError.refused(.unanswerable, reason: "x").httpStatus, 422)
+        XCTAssertEqual(SignalingError.refused(.unanswerable, reason: "no VP8").description, "no VP8")
+        XCTAssertEqual(DescriptionFault.allCases.map(\.httpStatus), [400, 413, 422])
         XCTAssertEqual(SignalingError.unknownSession("x").httpStatus, 404)
         XCTAssertEqual(SignalingError.unavailable("x").httpStatus, 503)
         XCTAssertEqual(SignalingError.internalFailure("x").httpStatus, 500)

@@ -26,17 +26,20 @@ final class ViewerPageTests: XCTestCase {
         }
     }
 
-    /// `node --check` on the inline script (a syntax check without a browser; skipped without node).
+    /// `node --check` on the inline script and on the e2ee worker's (a syntax check without a browser;
+    /// skipped without node).
     func testScriptParses() throws {
         let node = "/usr/bin/node"
         guard FileManager.default.isExecutableFile(atPath: node) else { throw XCTSkip("node is not installed") }
-        let start = try XCTUnwrap(page.range(of: "<script>")).upperBound
-        let end = try XCTUnwrap(page.range(of: "</script>")).lowerBound
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(ProcessInfo.processInfo.processIdentifier).js")
-        try String(page[start..<end]).write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let result = try ProcessRunner.run(URL(fileURLWithPath: node), ["--check", file.path], timeout: 30)
-        XCTAssertEqual(result.status, 0, result.stderr)
+        for (name, opening) in [("page", "<script>"), ("worker", #"<script id="e2ee-worker" type="text/js-worker">"#)] {
+            let start = try XCTUnwrap(page.range(of: opening), name).upperBound
+            let end = try XCTUnwrap(page.range(of: "</script>", range: start..<page.endIndex), name).lowerBound
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(name)-\(ProcessInfo.processInfo.processIdentifier).js")
+            try String(page[start..<end]).write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let result = try ProcessRunner.run(URL(fileURLWithPath: node), ["--check", file.path], timeout: 30)
+            XCTAssertEqual(result.status, 0, "\(name): \(result.stderr)")
+        }
     }
 
     func testSelfContained() {

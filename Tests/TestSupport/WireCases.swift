@@ -17,6 +17,14 @@ public enum TestPaths {
     /// `Protocol/golden`: the golden streams of the wire spec.
     public static var golden: URL { packageRoot.appendingPathComponent("Protocol/golden") }
 
+    /// The inputs `tools/fuzz` found for `target` (`Tests/Fixtures/fuzz/TARGET/`), sorted by name; each is
+    /// replayed by the fuzz target and checked by a regression test of its module.
+    public static func fuzzRegressions(_ target: String) throws -> [URL] {
+        let folder = packageRoot.appendingPathComponent("Tests/Fixtures/fuzz/\(target)")
+        return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
     /// The folder holding the built products (the test bundle sits beside the executables).
     public static var productsDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -44,13 +52,17 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     /// `Buffer-Format` as read: `JPEG` (also when the expectation has no `format`) or `I420`. I420 frames
     /// have neither `jpegWidth`/`jpegHeight` nor `decodeError`.
     public var format: String
+    /// The YCbCr range of an I420 body (`Buffer-Color-Range`, `full` when the expectation or the stream has
+    /// none); nil for JPEG frames (JFIF: always full).
+    public var colorRange: String?
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
         jpegWidth: Int?, jpegHeight: Int?, decodeError: Bool, timestamp: UInt64? = nil, sequence: UInt64? = nil,
-        format: String = "JPEG"
+        format: String = "JPEG", colorRange: String? = nil
     ) {
         self.format = format
+        self.colorRange = colorRange ?? (format == "I420" ? "full" : nil)
         self.offset = offset
         self.contentLength = contentLength
         self.bufferWidth = bufferWidth
@@ -66,7 +78,7 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
 
     public var description: String {
         "offset=\(offset) len=\(contentLength) \(bufferWidth)x\(bufferHeight) o=\(orientation) r=\(rotation) "
-            + (format != "JPEG" ? "format=\(format)" : decodeError ? "decodeError" : "jpeg=\(jpegWidth ?? -1)x\(jpegHeight ?? -1)")
+            + (format != "JPEG" ? "format=\(format) range=\(colorRange ?? "-")" : decodeError ? "decodeError" : "jpeg=\(jpegWidth ?? -1)x\(jpegHeight ?? -1)")
     }
 }
 
@@ -115,7 +127,7 @@ public struct WireCase: CustomStringConvertible {
                 decodeError: (f["decodeError"] as? Bool) ?? (f["decodeError"] is String),
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value,
                 sequence: (f["sequence"] as? NSNumber)?.uint64Value,
-                format: (f["format"] as? String) ?? "JPEG")
+                format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String)
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(

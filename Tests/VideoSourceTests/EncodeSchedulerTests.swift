@@ -127,4 +127,33 @@ final class EncodeSchedulerTests: XCTestCase {
         XCTAssertLessThan(keyframes[1], 2_040_000)
         XCTAssertGreaterThanOrEqual(keyframes[2] - keyframes[1], 2_000_000)
     }
+
+    func testIdleReencodesWaitForTheBudgetButRequestedKeyframesDoNot() {
+        var scheduler = EncodeScheduler(policy: policy())
+        scheduler.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        // The first refinement is due at 200 ms; the budget holds bytes again only at 700 ms.
+        XCTAssertEqual(scheduler.next(now: 200_000, hasNewFrame: false, hasPicture: true, idleAllowedAt: 700_000), .wait(until: 700_000))
+        XCTAssertEqual(scheduler.next(now: 700_000, hasNewFrame: false, hasPicture: true, idleAllowedAt: 700_000),
+                       .reencode(keyframe: false, quantizerCeiling: 40, reason: .refinement(0)))
+        // A requested keyframe is not held back by the budget (it is spaced instead).
+        XCTAssertTrue(scheduler.requestKeyframe())
+        XCTAssertFalse(scheduler.requestKeyframe(), "a request while one is pending adds nothing")
+        XCTAssertEqual(scheduler.next(now: 1_000_000, hasNewFrame: false, hasPicture: true, idleAllowedAt: 5_000_000),
+                       .reencode(keyframe: true, quantizerCeiling: nil, reason: .keyframeRequest))
+        // New frames are not gated either (libvpx's rate control drops them if need be).
+        XCTAssertEqual(scheduler.next(now: 1_000_000, hasNewFrame: true, hasPicture: true, idleAllowedAt: 5_000_000),
+                       .encodeNew(keyframe: true))
+    }
+
+    func testTheFrameCapAndKeyframeSpacingChangeAtRunTime() {
+        var scheduler = EncodeScheduler(policy: policy())
+        scheduler.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        XCTAssertEqual(scheduler.next(now: 40_000, hasNewFrame: true, hasPicture: true), .encodeNew(keyframe: false))
+        scheduler.setMinFrameInterval(micros: 200_000)  // the rate policy's 5 fps
+        XCTAssertEqual(scheduler.next(now: 40_000, hasNewFrame: true, hasPicture: true), .wait(until: 200_000))
+        scheduler.setKeyframeSpacing(micros: 2_000_000)
+        scheduler.requestKeyframe()
+        XCTAssertFalse(scheduler.keyframeDue(at: 1_500_000))
+        XCTAssertTrue(scheduler.keyframeDue(at: 2_000_000))
+    }
 }

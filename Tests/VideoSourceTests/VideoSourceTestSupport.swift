@@ -60,8 +60,9 @@ func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
 }
 
 /// A light "desktop" picture with dark text-like rows; `variant` moves a dark window so pictures differ.
+/// BT.601 full range (what a JPEG decodes to: JPEG and full-range I420 wire material).
 func makeDesktop(width: Int, height: Int, variant: Int) -> I420Buffer {
-    var picture = I420Buffer(width: width, height: height)
+    var picture = I420Buffer(width: width, height: height, colorSpace: .bt601Full)
     let (ys, uvs, cw, ch) = (picture.yStride, picture.uvStride, picture.chromaWidth, picture.chromaHeight)
     picture.withUnsafeMutablePlanes { y, u, v in
         for row in 0..<height {

@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -243,7 +244,7 @@ def delta(after, before, keys):
 
 def phase_micro(cfg, results):
     log("micro: stages without display")
-    stages = ["parse-1080p", "parse-tiny", "jpeg-encode", "rotation", "vp8-unchanged"]
+    stages = ["parse-1080p", "parse-tiny", "jpeg-encode", "rotation", "range", "vp8-unchanged", "frame-crypto"]
     micro = run_bench_json(sum((["--stage", s] for s in stages), []) + ["--repeat", str(cfg["repeat"])])
     dumps = {}
     for width, height in cfg["sizes"]:
@@ -713,6 +714,15 @@ def phase_variants(cfg, results):
     results["variants"] = rows
 
 
+def phase_network(results):
+    # Debian's python3 has matplotlib (tools/setup); the interpreter running this may be another one.
+    png = os.path.join(REPO, "BENCHMARKS-network.png")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "network.py")
+    log("network: GCC step profile in the simulator, plot to %s" % png)
+    done = subprocess.run(["/usr/bin/python3", script, BENCH, png], capture_output=True, text=True, timeout=600, check=True)
+    results["network"] = json.loads(done.stdout)
+
+
 # MARK: - Main
 
 def main():
@@ -720,7 +730,7 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", dest="json_path")
     parser.add_argument("--markdown", help="write BENCHMARKS.md-style report to this file")
-    parser.add_argument("--phases", default="micro,e2e,e2e-local,compare,scale")
+    parser.add_argument("--phases", default="micro,e2e,e2e-local,compare,scale,network")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, dumps)")
     parser.add_argument("--command-line", default="tools/bench")
     args = parser.parse_args()
@@ -759,6 +769,8 @@ def main():
                     phase_variants(cfg, results)
                 elif phase == "scale":
                     phase_scale(cfg, results)
+                elif phase == "network":
+                    phase_network(results)
             except KeyboardInterrupt:
                 raise
             except Exception as error:

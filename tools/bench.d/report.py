@@ -4,6 +4,8 @@ import os
 import shlex
 
 NOTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
+# The Fuzzing section (tools/fuzz's figures, hand-recorded), kept when this file is re-rendered.
+FUZZING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz.d", "results.md")
 
 
 def median(values):
@@ -330,7 +332,7 @@ def markdown(results):
             "tools/bench.d/xscene.py",
             "# micro-benchmarks",
             ".build/release/screencast-bench --json --repeat %s --stage parse-1080p --stage parse-tiny --stage jpeg-encode "
-            "--stage rotation --stage vp8-unchanged" % results["settings"]["repeat"],
+            "--stage rotation --stage range --stage vp8-unchanged" % results["settings"]["repeat"],
             ".build/release/screencast-agent --display :N --output CONTENT-1080p.frames --fps 30 --duration %s --stats-interval 0 "
             "--log-level warn" % results["settings"]["record_seconds"],
             ".build/release/screencast-bench --json --stage shm-capture --display :N --repeat %s" % results["settings"]["repeat"],
@@ -349,6 +351,10 @@ def markdown(results):
     if scale:
         out.append(_cmd(scale["command"], [(os.getcwd() + "/", "")]))
     out += ["```", ""]
+    out += network_markdown(results.get("network"))
+    if os.path.exists(FUZZING):
+        with open(FUZZING) as f:
+            out.append(f.read().rstrip() + "\n")
     if os.path.exists(NOTES):
         with open(NOTES) as f:
             out.append(f.read().rstrip() + "\n")
@@ -356,6 +362,21 @@ def markdown(results):
 
 
 FPS_HINT = 30
+
+
+def network_markdown(network):
+    """The network phase: the step-profile plot and how long adaptation took."""
+    if not network:
+        return []
+    out = ["## Congestion control: the step profile", "",
+           "Sender-side GCC (`CongestionControl`) in the in-memory simulator (`screencast-bench gcc-sim --profile steps`: "
+           "1 Mbit/s, 300 kbit/s from 20 s, 3 Mbit/s from 40 s; drop-tail queue, 25 ms one way, TWCC every 100 ms); "
+           "target and received rate per second:", "",
+           "![GCC step profile](%s)" % os.path.basename(network["png"]), ""]
+    for step in network["steps"]:
+        took = "never" if step["seconds"] is None else "%g s" % step["seconds"]
+        out.append("- %g → %g kbit/s at %g s: %s (%s)" % (step["fromKbps"], step["toKbps"], step["atSecond"], took, step["goal"]))
+    return out + [""]
 
 
 if __name__ == "__main__":

@@ -16,9 +16,13 @@ Options:
   --points X,Y;...   pixels to read, in video pixel coordinates
   --profile DIR      a writable folder for Chromium's profile (HOME and TMPDIR should point there too)
   --screenshot PATH  save the page as PNG when done
+  --settle S         once --frames are decoded, keep playing S seconds more before reading (default 0)
+  --save-rgba PATH   write the whole video picture as Chromium shows it (drawn on a canvas, read back) as
+                     packed RGBA, 4 bytes a pixel, rows top to bottom, to PATH
 """
 
 import argparse
+import base64
 import json
 import sys
 import time
@@ -32,8 +36,8 @@ FLAGS = [
     "--disable-background-networking", "--window-size=1280,800",
 ]
 
-READ_PIXELS = """
-const points = arguments[0];
+# Draws the playing <video> at its own size on a canvas (`context`), or returns null before its first frame.
+DRAW_VIDEO = """
 const video = document.getElementById("video");
 if (!video || !video.videoWidth) return null;
 const canvas = document.createElement("canvas");
@@ -41,8 +45,33 @@ canvas.width = video.videoWidth;
 canvas.height = video.videoHeight;
 const context = canvas.getContext("2d", { willReadFrequently: true });
 context.drawImage(video, 0, 0);
+"""
+
+READ_PIXELS = DRAW_VIDEO + """
+const points = arguments[0];
 return points.map(([x, y]) => Array.from(context.getImageData(x, y, 1, 1).data));
 """
+
+# The whole video picture as base64 of its RGBA bytes (in chunks: String.fromCharCode takes so many arguments).
+READ_PICTURE = DRAW_VIDEO + """
+const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+let text = "";
+for (let i = 0; i < data.length; i += 32768) text += String.fromCharCode.apply(null, data.subarray(i, i + 32768));
+return [canvas.width, canvas.height, btoa(text)];
+"""
+
+
+def start_browser(profile, insecure_https=False):
+    """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
+    chromium_e2ee.py)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/lib/chromium/chromium"
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--user-data-dir=" + profile)
+    if insecure_https:
+        options.add_argument("--ignore-certificate-errors")
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def main():
@@ -53,6 +82,8 @@ def main():
     parser.add_argument("--points", default="")
     parser.add_argument("--profile", required=True)
     parser.add_argument("--screenshot")
+    parser.add_argument("--settle", type=float, default=0)
+    parser.add_argument("--save-rgba")
     parser.add_argument("--insecure-https", action="store_true",
                         help="accept the call's self-signed HTTPS certificate (--share/--https)")
     parser.add_argument("--leave", action="store_true",
@@ -60,14 +91,7 @@ def main():
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/lib/chromium/chromium"
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--user-data-dir=" + args.profile)
-    if args.insecure_https:
-        options.add_argument("--ignore-certificate-errors")
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_browser(args.profile, insecure_https=args.insecure_https)
     result = {"error": None, "stats": None, "pixels": None, "screenshot": None}
     start = time.monotonic()
     try:
@@ -80,6 +104,9 @@ def main():
             if stats and stats.get("framesDecoded", 0) >= args.frames and stats.get("width"):
                 break
             time.sleep(0.2)
+        if args.settle > 0:
+            time.sleep(args.settle)
+            stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null") or stats
         result["stats"] = stats
         result["elapsedMs"] = round((time.monotonic() - start) * 1000)
         result["state"] = driver.execute_script("return document.body.dataset.state || null")
@@ -87,6 +114,12 @@ def main():
         result["videoWidth"], result["videoHeight"], result["paused"] = size
         if points:
             result["pixels"] = driver.execute_script(READ_PIXELS, points)
+        if args.save_rgba:
+            picture = driver.execute_script(READ_PICTURE)
+            if picture:
+                with open(args.save_rgba, "wb") as out:
+                    out.write(base64.b64decode(picture[2]))
+                result["savedRGBA"] = {"path": args.save_rgba, "width": picture[0], "height": picture[1]}
         if args.screenshot:
             driver.save_screenshot(args.screenshot)
             result["screenshot"] = args.screenshot

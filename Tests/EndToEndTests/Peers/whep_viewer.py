@@ -17,10 +17,15 @@ Options:
   --viewers N        peers at once (default 1)
   --seconds S        how long to watch (default 5)
   --save-last PATH   write viewer 0's last decoded frame as raw I420 to PATH
+  --save-last-rgb PATH  write viewer 0's last decoded frame as packed RGB (3 bytes a pixel, rows top to
+                     bottom) to PATH, converted by libswscale (PyAV) as a player shows VP8: BT.601 limited range
   --rejoin-viewer K  viewer K leaves (close + DELETE) at --rejoin-at seconds and joins again 1 s later
   --rejoin-at S
   --offer-only       print the offer SDP and exit (for tests that tamper with it)
   --mangle-fingerprint  send an offer whose a=fingerprint is not our certificate's (DTLS must fail)
+  --record-frames N  wrap aiortc's VP8 decoder: count its calls, failures and pictures, and keep the first N
+                     encoded frames it was given (hex, as aiortc reassembled them from the RTP payloads);
+                     reported as "decoder": {"attempts", "errors", "pictures", "lastError", "frames"}
   --until-file PATH  stop watching as soon as PATH exists (still at most --seconds)
 
 aioice skips 127.0.0.1 when it gathers host candidates, so host-address discovery is pointed at it:
@@ -61,6 +66,31 @@ def _counting_decode(self, encoded_frame):
 vpx.Vp8Decoder.decode = _counting_decode
 
 
+DECODER_LOG = {"attempts": 0, "errors": 0, "pictures": 0, "lastError": None, "frames": []}
+
+
+def record_decoder(limit):
+    """Wraps aiortc's Vp8Decoder.decode to see what reaches libvpx and what comes out (for e2ee tests)."""
+    from aiortc.codecs import vpx
+
+    original = vpx.Vp8Decoder.decode
+
+    def decode(self, encoded_frame):
+        DECODER_LOG["attempts"] += 1
+        if len(DECODER_LOG["frames"]) < limit:
+            DECODER_LOG["frames"].append(bytes(encoded_frame.data).hex())
+        try:
+            frames = original(self, encoded_frame)
+        except Exception as error:
+            DECODER_LOG["errors"] += 1
+            DECODER_LOG["lastError"] = repr(error)
+            raise
+        DECODER_LOG["pictures"] += len(frames)
+        return frames
+
+    vpx.Vp8Decoder.decode = decode
+
+
 def post_offer(url, token, sdp):
     request = urllib.request.Request(url, data=sdp.encode(), method="POST")
     request.add_header("Content-Type", "application/sdp")
@@ -95,6 +125,14 @@ def mangle_fingerprint(sdp):
             line = "a=fingerprint:" + algorithm + " " + value
         lines.append(line)
     return "\r\n".join(lines)
+
+
+def rgb_bytes(frame):
+    """The frame as packed RGB24 (libswscale's yuv420p → rgb24: BT.601, limited range), without numpy."""
+    frame = frame.reformat(format="rgb24")
+    plane = frame.planes[0]
+    data = bytes(plane)
+    return b"".join(data[row * plane.line_size:row * plane.line_size + 3 * frame.width] for row in range(frame.height))
 
 
 def i420_bytes(frame):
@@ -215,11 +253,15 @@ async def main():
     parser.add_argument("--viewers", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--save-last")
+    parser.add_argument("--save-last-rgb")
     parser.add_argument("--rejoin-viewer", type=int, default=-1)
     parser.add_argument("--rejoin-at", type=float, default=0)
     parser.add_argument("--mangle-fingerprint", action="store_true")
+    parser.add_argument("--record-frames", type=int, default=0)
     parser.add_argument("--until-file")
     args = parser.parse_args()
+    if args.record_frames > 0:
+        record_decoder(args.record_frames)
 
     sessions = [Session(args, index) for index in range(args.viewers)]
     results = [{"index": s.index} for s in sessions]
@@ -261,8 +303,16 @@ async def main():
         with open(args.save_last, "wb") as out:
             out.write(i420_bytes(sessions[0].last))
         results[0]["saved"] = args.save_last
+    if args.save_last_rgb and sessions and sessions[0].last is not None:
+        with open(args.save_last_rgb, "wb") as out:
+            out.write(rgb_bytes(sessions[0].last))
+        results[0]["savedRGB"] = args.save_last_rgb
     for session in sessions + ([rejoined] if rejoined else []):
         await session.leave()
+    report = {"viewers": results}
+    if args.record_frames > 0:
+        report["decoder"] = DECODER_LOG
+    print(json.dumps(report))
     keyframes = [round((t - start) * 1000, 1) for t in KEYFRAME_TIMES]
     print(json.dumps({"viewers": results, "keyframes": len(keyframes), "keyframeTimesMs": keyframes}))
     sys.stdout.flush()

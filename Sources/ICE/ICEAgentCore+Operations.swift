@@ -1,0 +1,149 @@
+internal import CNice
+import Dispatch
+import Glibc
+import SDP
+import ScreencastSupport
+import Synchronization
+
+// What ICEAgent's public methods do (any thread but the GLib one for `gather`).
+extension ICEAgentCore {
+    // MARK: Public operations
+
+    func gather() throws(ICEError) -> [ICECandidate] {
+        if loop.isCurrentThread {
+            throw .agentFailure("gatherCandidates() called on the ICE thread, which it would block")
+        }
+        let handle = try agentHandle()
+        let start = shared.withLock { shared in
+            defer { shared.gatheringStarted = true }
+            return !shared.gatheringStarted
+        }
+        if start {
+            guard nice_agent_gather_candidates(handle.agent, streamID) != 0 else {
+                throw .gatheringFailed(reason: configuration.localAddresses.isEmpty
+                    ? "no usable local address (libnice skips loopback: give --ice-address)"
+                    : "cannot open a socket on \(configuration.localAddresses.joined(separator: ", "))")
+            }
+        }
+        let waiter = DispatchSemaphore(value: 0)
+        let mustWait = shared.withLock { shared in
+            if shared.gatheringDone || shared.closed { return false }
+            shared.gatheringWaiters.append(waiter)
+            return true
+        }
+        if mustWait {
+            let limit = GLibMainLoop.milliseconds(configuration.gatheringTimeLimit)
+            if waiter.wait(timeout: .now() + .milliseconds(Int(limit))) == .timedOut {
+                shared.withLock { $0.gatheringWaiters.removeAll { $0 === waiter } }
+                logger.warning("gathering time limit reached", ["ms": limit])
+            }
+        }
+        if shared.withLock({ $0.closed }) { throw .closed }
+        let candidates = localCandidates(handle)
+        guard !candidates.isEmpty else { throw .gatheringFailed(reason: "no local candidates") }
+        logger.debug("gathered", ["candidates": candidates.count])
+        return candidates
+    }
+
+    func setRemoteCredentials(_ credentials: ICEAgent.Credentials) throws(ICEError) {
+        func valid(_ text: String, _ lengths: ClosedRange<Int>) -> Bool {
+            lengths.contains(text.utf8.count) && ICECandidate.isICEChars(text)
+        }
+        guard valid(credentials.ufrag, 4...256) else {
+            throw .badRemoteCredentials(reason: "ice-ufrag must be 4–256 ice-chars")
+        }
+        guard valid(credentials.password, 22...256) else {
+            throw .badRemoteCredentials(reason: "ice-pwd must be 22–256 ice-chars")
+        }
+        let handle = try agentHandle()
+        guard nice_agent_set_remote_credentials(handle.agent, streamID, credentials.ufrag, credentials.password) != 0
+        else { throw .badRemoteCredentials(reason: "libnice refused them") }
+        let first = shared.withLock { shared in
+            defer { shared.remoteCredentialsSet = true }
+            return !shared.remoteCredentialsSet
+        }
+        if first {
+            loop.schedule(after: configuration.connectTimeLimit) { [weak self] in self?.connectTimeLimitReached() }
+        }
+    }
+
+    func addRemoteCandidates(_ texts: [String]) throws(ICEError) -> Int {
+        var parsed: [(text: String, candidate: ICECandidate)] = []
+        for text in texts {
+            let candidate: ICECandidate
+            guard !text.trimmingSpaces.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .badRemoteCandidate(text, reason: "control character")
+            }
+            do {
+                candidate = try ICECandidate(parsing: text.trimmingSpaces)
+            } catch {
+                throw .badRemoteCandidate(text, reason: error.description)
+            }
+            parsed.append((text, candidate))
+        }
+        return try addRemoteCandidates(parsed)
+    }
+
+    /// Gives the usable ones of `candidates` to libnice (`text`: the candidate as given, for errors).
+    func addRemoteCandidates(_ candidates: [(text: String, candidate: ICECandidate)]) throws(ICEError) -> Int {
+        let usable = candidates.filter { text, candidate in
+            guard let reason = Self.unusableReason(candidate) else { return true }
+            logger.debug("remote candidate skipped", ["reason": reason, "candidate": candidate.sdpValue])
+            return false
+        }
+        guard !usable.isEmpty else { return 0 }
+        let handle = try agentHandle()
+        var list: UnsafeMutablePointer<GSList>?
+        defer { Self.freeCandidateList(list) }
+        for (text, candidate) in usable {
+            guard let parsed = nice_agent_parse_remote_candidate_sdp(
+                handle.agent, streamID, "a=candidate:" + candidate.sdpValue)
+            else { throw .badRemoteCandidate(text, reason: "libnice cannot parse it") }
+            list = g_slist_append(list, parsed)
+        }
+        let added = nice_agent_set_remote_candidates(handle.agent, streamID, 1, list)
+        guard added >= 0 else { throw .badRemoteCandidate(usable[0].text, reason: "libnice refused the candidates") }
+        logger.debug("remote candidates added", ["count": added])
+        return Int(added)
+    }
+
+    func remoteCandidatesComplete() {
+        guard let handle = try? agentHandle() else { return }
+        nice_agent_peer_candidate_gathering_done(handle.agent, streamID)
+    }
+
+    func send(_ datagram: [UInt8]) -> ICEAgent.SendOutcome {
+        guard let handle = handle.withLock({ $0 }) else {
+            stats.withLock { $0.datagramsDropped += 1 }
+            return .dropped
+        }
+        let outcome: ICEAgent.SendOutcome = sender.withLock { queue in
+            if queue.closed { return .dropped }
+            if queue.ready { return transmit(datagram, on: handle) ? .sent : .dropped }
+            guard queue.pending.count < configuration.sendQueueLimit else { return .dropped }
+            queue.pending.append(datagram)
+            return .queued
+        }
+        stats.withLock { stats in
+            switch outcome {
+            case .sent: break  // counted by transmit
+            case .queued: stats.datagramsQueued += 1
+            case .dropped: stats.datagramsDropped += 1
+            }
+        }
+        return outcome
+    }
+
+    /// `nice_agent_send`, counted. Called with `sender` held.
+    func transmit(_ datagram: [UInt8], on handle: NiceAgentHandle) -> Bool {
+        let result = datagram.withUnsafeBytes { bytes in
+            nice_agent_send(handle.agent, streamID, 1, UInt32(bytes.count), bytes.baseAddress?.assumingMemoryBound(to: gchar.self))
+        }
+        guard result == Int32(datagram.count) else { return false }
+        stats.withLock { stats in
+            stats.datagramsSent += 1
+            stats.bytesSent += datagram.count
+        }
+        return true
+    }
+}

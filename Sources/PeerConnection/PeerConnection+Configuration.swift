@@ -1,0 +1,64 @@
+public import DTLS
+public import ICE
+public import RTP
+public import RTPSession
+
+extension PeerConnection {
+    /// What every peer of a call shares: ICE settings, the DTLS certificate, pacing and timers.
+    public struct Configuration: Sendable {
+        /// The ICE agent's settings (the role is set to `controlled` when answering).
+        public var ice: ICEAgent.Configuration
+        /// Our DTLS certificate; its SHA-256 fingerprint goes into the answer (RFC 8122 §5).
+        public var certificate: DTLSCertificate
+        /// The send pacing (token bucket) of each peer.
+        public var pacer: PacerQueue.Configuration
+        /// How often a viewer waiting for its first keyframe asks again, µs.
+        public var keyframeRetryMicros: UInt64
+        /// RTCP Sender Report interval, µs (RFC 3550 §6.2; 1 s by default).
+        public var senderReportIntervalMicros: UInt64
+        /// A DTLS handshake not done this long after the answer ends the peer, µs.
+        public var dtlsHandshakeTimeoutMicros: UInt64
+        /// The wall clock for Sender Reports' NTP timestamps (injected in tests).
+        public var wallClock: any WallClock
+
+        public init(
+            ice: ICEAgent.Configuration, certificate: DTLSCertificate, pacer: PacerQueue.Configuration = .init(),
+            keyframeRetryMicros: UInt64 = 1_000_000, senderReportIntervalMicros: UInt64 = 1_000_000,
+            dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000, wallClock: any WallClock = SystemWallClock()
+        ) {
+            self.ice = ice
+            self.certificate = certificate
+            self.pacer = pacer
+            self.keyframeRetryMicros = keyframeRetryMicros
+            self.senderReportIntervalMicros = senderReportIntervalMicros
+            self.dtlsHandshakeTimeoutMicros = dtlsHandshakeTimeoutMicros
+            self.wallClock = wallClock
+        }
+    }
+
+    /// Where the connection is.
+    public enum State: String, Sendable, Equatable {
+        /// ICE and DTLS in progress.
+        case connecting
+        /// DTLS done, SRTP keyed: media flows (after the lobby's keyframe).
+        case connected
+        /// Ended by ``PeerConnection/close(reason:)`` or by the peer.
+        case closed
+        /// Ended by a failure (ICE, DTLS, timeout).
+        case failed
+    }
+
+    /// What a peer reports to its owner.
+    public enum Event: Sendable, Equatable {
+        /// DTLS finished; media starts with the next keyframe.
+        case connected
+        /// The peer needs a keyframe: it just joined (the lobby), it sent PLI or FIR, or it fell behind.
+        case keyframeNeeded(reason: String)
+        /// The peer's REMB estimate, bits per second.
+        case estimatedBitrate(UInt64)
+        /// The congestion controller's new target for this peer (transport-wide CC), bits per second.
+        case targetBitrate(UInt64)
+        /// The peer is gone; nothing follows.
+        case closed(reason: String, failed: Bool)
+    }
+}

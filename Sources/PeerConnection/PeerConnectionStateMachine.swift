@@ -1,0 +1,374 @@
+public import DTLS
+public import ICE
+import RTP
+public import RTPSession
+public import ScreencastSupport
+public import SDP
+public import SRTP
+
+/// One viewer's connection as a sans-I/O state machine: events in (a datagram, an encoded frame, the
+/// timer, an ICE event, close), ``Output`` out (datagrams to send, events for the owner, when to call
+/// ``handleTimer(nowMicros:wallClock:)`` next). No sockets, threads or clocks: times and the wall clock's
+/// NTP reading are arguments, so a test drives two ends through an in-memory link.
+///
+/// ```
+///            start ── DTLS (client: ClientHello) ─▶ connecting ── handshake done, keys ─▶ connected
+///                                                      │                                    │
+///   datagram ─ RFC 7983 ─▶ DTLS ─▶ DTLSEndpoint        │   SRTP keyed from the DTLS export (RFC 5764 §4.2)
+///                        └▶ RTCP ─▶ SRTCP unprotect ─▶ RTPSenderChain.receiveRTCP (NACK/RTX, PLI, REMB, …)
+///   frame ─▶ RTPSenderChain.send ─▶ pacer ─▶ release ─▶ SRTP protect ─▶ datagrams
+///   timer ─▶ DTLS retransmission / handshake limit, pacer, Sender Reports, lobby
+///   ended (closed or failed) ◀── close · ICE expired · DTLS failure or close_notify · RTCP BYE
+/// ```
+///
+/// Nothing unauthenticated from the network ends it: a datagram of no known kind (RFC 7983 §7), RTP (a
+/// viewer sends none), DTLS records that cannot be genuine or fail OpenSSL's authentication, SRTCP that
+/// libsrtp refuses (tag, replay, too short), RTCP that does not parse: each is counted in
+/// ``DroppedDatagrams`` and dropped. Only authenticated input (a close_notify or fatal alert inside DTLS,
+/// an RTCP BYE inside SRTCP) ends it.
+///
+/// It owns the DTLS endpoint and the SRTP contexts (reference types over OpenSSL and libsrtp), so it is
+/// not copyable: one owner drives it, one event at a time.
+public struct PeerConnectionStateMachine: ~Copyable {
+    /// What one event asks the owner to do.
+    public struct Output: Sendable {
+        /// Datagrams for the peer, in order (DTLS, SRTP, SRTCP).
+        public var datagrams: [[UInt8]] = []
+        /// Events for the owner, in order.
+        public var events: [PeerConnection.Event] = []
+        /// When ``handleTimer(nowMicros:wallClock:)`` is next due (monotonic µs); nil once ended or with
+        /// nothing scheduled.
+        public var deadlineMicros: UInt64?
+
+        public init() {}
+    }
+
+    /// Counters of what came and went, for `/stats`.
+    public struct Counters: Sendable, Equatable {
+        public var datagramsReceived = 0
+        public var dtlsDatagrams = 0
+        /// RTCP compound packets that authenticated and parsed.
+        public var rtcpPackets = 0
+        /// Datagrams from the peer dropped, by why.
+        public var dropped = DroppedDatagrams()
+        /// Our own SRTP/SRTCP protect failures (the peer's packets that fail are in ``dropped``).
+        public var srtpErrors = 0
+        /// Datagrams handed to the owner to send, and their bytes (SRTP, SRTCP and DTLS).
+        public var datagramsOut = 0
+        public var bytesOut = 0
+
+        public init() {}
+    }
+
+    private enum Phase {
+        case connecting
+        case connected(sender: SRTPSender, receiver: SRTPReceiver)
+        case ended(reason: String, failed: Bool)
+    }
+
+    /// The WHEP session id (for logs).
+    public let id: String
+    /// What the answer agreed.
+    public let negotiated: NegotiatedVideo
+    public private(set) var counters = Counters()
+    /// ICE as last reported (for `/stats`).
+    public private(set) var iceState: ICEAgent.State = .new
+    public private(set) var selectedPair: ICEAgent.CandidatePair?
+    /// Monotonic µs when the machine was made and when DTLS finished.
+    public let createdMicros: UInt64
+    public private(set) var connectedMicros: UInt64?
+    private let dtls: DTLSEndpoint
+    private var rtp: RTPSenderChain
+    private var phase: Phase = .connecting
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - negotiated: what the answer agreed (DTLS role, the peer's fingerprints, payload types, feedback).
+    ///   - certificate: our DTLS identity.
+    ///   - sender: the sender chain's configuration (SSRCs, random starting points, pacing, timers).
+    ///   - dtlsHandshakeTimeoutMicros: a handshake not done this long after ``start(nowMicros:)`` fails.
+    ///   - nowMicros: now, monotonic µs (the connection's age counts from here).
+    /// - Throws: ``PeerConnectionError/dtls(_:)`` when OpenSSL cannot be set up,
+    ///   ``PeerConnectionError/invalidConfiguration(_:)`` for a sender the chain refuses.
+    public init(
+        id: String, negotiated: NegotiatedVideo, certificate: DTLSCertificate, sender: RTPSenderChain.Configuration,
+        dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000, logger: Logger, nowMicros now: UInt64
+    ) throws(PeerConnectionError) {
+        var dtlsConfiguration = DTLSConfiguration(negotiated: negotiated, certificate: certificate)
+        dtlsConfiguration.handshakeTimeoutMicros = dtlsHandshakeTimeoutMicros
+        let dtls: DTLSEndpoint
+        do { dtls = try DTLSEndpoint(configuration: dtlsConfiguration) } catch { throw .dtls(error) }
+        let rtp: RTPSenderChain
+        do { rtp = try RTPSenderChain(configuration: sender) } catch { throw .invalidConfiguration("RTP sender: \(error)") }
+        self.id = id
+        self.negotiated = negotiated
+        self.logger = logger
+        createdMicros = now
+        self.dtls = dtls
+        self.rtp = rtp
+    }
+
+    /// Where the connection is.
+    public var state: PeerConnection.State {
+        switch phase {
+        case .connecting: .connecting
+        case .connected: .connected
+        case .ended(_, let failed): failed ? .failed : .closed
+        }
+    }
+
+    /// Why it ended (nil while it has not).
+    public var endReason: String? {
+        if case .ended(let reason, _) = phase { return reason }
+        return nil
+    }
+
+    /// The negotiated SRTP profile once connected.
+    public var srtpProfile: SRTPProtectionProfile? { dtls.keyingMaterial?.profile }
+
+    /// What the DTLS endpoint took and dropped, records by reason.
+    public var dtlsStatistics: DTLSEndpoint.Statistics { dtls.statistics }
+
+    /// The DTLS cipher suite, once chosen.
+    public var dtlsCipherSuite: DTLSCipherSuite? { dtls.cipherSuite }
+
+    /// The sender chain's counters.
+    public var senderReport: RTPSenderChain.Report { rtp.report }
+
+    private var isEnded: Bool {
+        if case .ended = phase { return true }
+        return false
+    }
+
+    // MARK: Events
+
+    /// Starts DTLS (the client sends its ClientHello; the server waits) and the handshake's time limit.
+    public mutating func start(nowMicros now: UInt64) -> Output {
+        var output = Output()
+        stepDTLS(&output, now) { dtls throws(DTLSError) in try dtls.start(nowMicros: now) }
+        return finish(output, now)
+    }
+
+    /// One datagram from the peer (after ICE), classified by its first byte (RFC 7983 §7): DTLS goes to the
+    /// endpoint, SRTCP is unprotected and read by the sender chain; anything else is counted and dropped.
+    /// `wallClock` is now on the wall clock (for RTT, RFC 3550 §6.4.1).
+    public mutating func receive(_ datagram: [UInt8], nowMicros now: UInt64, wallClock: NTPTimestamp) -> Output {
+        var output = Output()
+        guard !isEnded else { return output }
+        counters.datagramsReceived += 1
+        switch DatagramKind.classify(datagram) {
+        case .dtls:
+            counters.dtlsDatagrams += 1
+            let passed = dtls.statistics.recordsPassed
+            if stepDTLS(&output, now, { dtls throws(DTLSError) in try dtls.receive(datagram, nowMicros: now) }) {
+                if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 }
+                checkDTLS(&output, now)
+            }
+        case .rtcp:
+            receiveRTCP(datagram, &output, now, wallClock)
+        case .rtp: counters.dropped.rtp += 1
+        case .stun: counters.dropped.stun += 1
+        case .zrtp: counters.dropped.zrtp += 1
+        case .turnChannel: counters.dropped.turnChannel += 1
+        case .unknown: counters.dropped.unknown += 1
+        }
+        return finish(output, now)
+    }
+
+    /// An encoded frame for the peer: dropped unless connected (and, in the chain, until the lobby's keyframe).
+    public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) -> Output {
+        var output = Output()
+        guard case .connected = phase, negotiated.direction == .sendonly else { return output }
+        do {
+            let outcome = try rtp.send(frame, nowMicros: now)
+            if let wait = outcome.firstKeyframeWaitMicros {
+                logger.info("first keyframe to peer", ["peer": id, "waited.ms": wait / 1000, "bytes": frame.bytes.count])
+            }
+            apply(outcome, &output, now)
+        } catch {
+            logger.warning("frame not sent", ["peer": id, "error": error])
+        }
+        return finish(output, now)
+    }
+
+    /// Runs what is due by `now`: DTLS retransmission and the handshake's limit, the pacer, Sender Reports
+    /// (at wall-clock `wallClock`), the lobby's keyframe retries.
+    public mutating func handleTimer(nowMicros now: UInt64, wallClock: NTPTimestamp) -> Output {
+        var output = Output()
+        guard !isEnded else { return output }
+        if let due = dtls.nextTimeout, now >= due {
+            guard stepDTLS(&output, now, { dtls throws(DTLSError) in try dtls.handleTimeout(nowMicros: now) }) else {
+                return finish(output, now)
+            }
+            checkDTLS(&output, now)
+        }
+        if case .connected = phase { apply(rtp.handleTimer(nowMicros: now, ntp: wallClock), &output, now) }
+        return finish(output, now)
+    }
+
+    /// What the ICE agent reported: its state and selected pair (for `/stats`), or that it gave up on the
+    /// peer, which ends the connection.
+    public mutating func handle(_ event: ICEAgent.Event, nowMicros now: UInt64) -> Output {
+        var output = Output()
+        guard !isEnded else { return output }
+        switch event {
+        case .stateChanged(let state):
+            iceState = state
+            logger.debug("ice state", ["peer": id, "state": state.rawValue])
+        case .selectedPairChanged(let pair):
+            selectedPair = pair
+            logger.info("ice pair selected", [
+                "peer": id, "local": "\(pair.local.address):\(pair.local.port)",
+                "remote": "\(pair.remote.address):\(pair.remote.port)", "type": pair.remote.kind.token,
+            ])
+        case .expired(let expiry):
+            end("ICE \(expiry.rawValue)", failed: true, &output)
+        case .localCandidate, .gatheringDone, .remoteCandidateLearned: break
+        }
+        return finish(output, now)
+    }
+
+    /// Ends the connection: close_notify to the peer when DTLS is up, the pacer emptied, ``PeerConnection/Event/closed(reason:failed:)``
+    /// once. Idempotent.
+    public mutating func close(reason: String, failed: Bool = false, nowMicros now: UInt64) -> Output {
+        var output = Output()
+        end(reason, failed: failed, &output)
+        return finish(output, now)
+    }
+
+    // MARK: Internals
+
+    /// Runs one DTLS step and queues what it produced; a failed step (its alert queued too) ends the
+    /// connection. Returns false when it failed.
+    @discardableResult
+    private mutating func stepDTLS(_ output: inout Output, _ now: UInt64, _ step: (DTLSEndpoint) throws(DTLSError) -> Void) -> Bool {
+        do {
+            try step(dtls)
+        } catch {
+            output.datagrams += dtls.takeDatagrams()
+            end("DTLS: \(error)", failed: true, &output)
+            return false
+        }
+        output.datagrams += dtls.takeDatagrams()
+        return true
+    }
+
+    /// After DTLS input: key SRTP once connected (the sender chain starts); end on close_notify or failure.
+    private mutating func checkDTLS(_ output: inout Output, _ now: UInt64) {
+        switch dtls.state {
+        case .connected(let keys):
+            guard case .connecting = phase else { return }
+            let sender: SRTPSender, receiver: SRTPReceiver
+            do {
+                sender = try SRTPSender(key: keys.writeKey(of: negotiated.dtlsRole))
+                receiver = try SRTPReceiver(key: keys.writeKey(of: negotiated.dtlsRole.peer))
+            } catch {
+                end("SRTP: \(error)", failed: true, &output)
+                return
+            }
+            phase = .connected(sender: sender, receiver: receiver)
+            connectedMicros = now
+            logger.info("peer connected", [
+                "peer": id, "srtp": keys.profile.description, "after.ms": (now - createdMicros) / 1000,
+                "pair": selectedPair.map { "\($0.remote.address):\($0.remote.port)" } ?? "-",
+            ])
+            output.events.append(.connected)
+            apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), &output, now)
+        case .closed(byPeer: true):
+            end("DTLS close_notify from the peer", failed: false, &output)
+        case .failed(let error):
+            end("DTLS: \(error)", failed: true, &output)
+        case .idle, .handshaking, .closed(byPeer: false): break
+        }
+    }
+
+    /// SRTCP from the peer: unprotected (libsrtp checks the tag and the replay window), parsed, read by the
+    /// sender chain. A packet refused at any step is counted by why and dropped; it never ends the peer.
+    private mutating func receiveRTCP(_ datagram: [UInt8], _ output: inout Output, _ now: UInt64, _ wallClock: NTPTimestamp) {
+        guard case .connected(_, let receiver) = phase else {
+            counters.dropped.rtcpBeforeKeys += 1
+            return
+        }
+        var packet = datagram
+        do {
+            try receiver.unprotectRTCP(&packet)
+        } catch {
+            counters.dropped.countSRTCP(error)
+            return
+        }
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPPacket.parseCompound(packet)
+        } catch {
+            counters.dropped.rtcpMalformed += 1
+            return
+        }
+        counters.rtcpPackets += 1
+        apply(rtp.receive(packets, compound: packet, nowMicros: now, arrival: wallClock), &output, now)
+    }
+
+    /// Carries out what the sender chain asked for: RTCP to send, a keyframe, the REMB estimate, goodbye.
+    private mutating func apply(_ outcome: SenderOutcome, _ output: inout Output, _ now: UInt64) {
+        if case .connected(let sender, _) = phase {
+            for var packet in outcome.rtcp {
+                do {
+                    try sender.protectRTCP(&packet)
+                    output.datagrams.append(packet)
+                } catch {
+                    counters.srtpErrors += 1
+                }
+            }
+        }
+        if outcome.pacerOverflowed {
+            logger.warning("pacer overflow: waiting for a keyframe", ["peer": id, "queued": rtp.pacer.queuedBytes])
+        }
+        if let reason = outcome.keyframeRequest { output.events.append(.keyframeNeeded(reason: reason.rawValue)) }
+        if let bitrate = outcome.estimatedBitrate { output.events.append(.estimatedBitrate(bitrate)) }
+        if let target = outcome.targetBitrate { output.events.append(.targetBitrate(target)) }
+        if outcome.goodbye { end("RTCP BYE from the peer", failed: false, &output) }
+    }
+
+    /// Sends what the pacer lets go now, protected in place (the chain reserved the trailer's room).
+    private mutating func pump(_ output: inout Output, _ now: UInt64) {
+        guard case .connected(let sender, _) = phase else { return }
+        var packets = rtp.release(nowMicros: now, reserving: sender.profile.rtpOverhead)
+        for index in packets.indices {
+            do {
+                try sender.protectRTP(&packets[index].bytes)
+            } catch {
+                counters.srtpErrors += 1
+                continue
+            }
+            output.datagrams.append(packets[index].bytes)
+            // A frame's last packet left: its capture → sent latency (`/stats`; a debug line per frame).
+            if let (capture, latency) = packets[index].frameLatency, logger.threshold <= .debug {
+                logger.debug("frame sent", ["peer": id, "capture_us": capture, "sent_us": capture + latency, "latency_us": latency])
+            }
+        }
+    }
+
+    private mutating func end(_ reason: String, failed: Bool, _ output: inout Output) {
+        guard !isEnded else { return }
+        phase = .ended(reason: reason, failed: failed)
+        dtls.close()
+        output.datagrams += dtls.takeDatagrams()
+        rtp.stop()
+        logger.log(failed ? .warning : .info, "peer ended", [
+            "peer": id, "reason": reason, "frames": rtp.stream.statistics.framesSent,
+            "bytes": counters.bytesOut + output.datagrams.reduce(0) { $0 + $1.count },
+        ])
+        output.events.append(.closed(reason: reason, failed: failed))
+    }
+
+    /// Every event ends here: what the pacer allows leaves, and the next deadline is set.
+    private mutating func finish(_ output: Output, _ now: UInt64) -> Output {
+        var output = output
+        if !isEnded { pump(&output, now) }
+        counters.datagramsOut += output.datagrams.count
+        for datagram in output.datagrams { counters.bytesOut += datagram.count }
+        if !isEnded {
+            output.deadlineMicros = RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now))
+        }
+        return output
+    }
+}

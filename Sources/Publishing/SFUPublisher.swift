@@ -1,0 +1,243 @@
+import Dispatch
+import Foundation
+public import Media
+public import PeerConnection
+import RTPSession
+public import ScreencastSupport
+import Synchronization
+public import VideoSource
+
+/// The SFU leg: one more consumer (``VideoSink``) of the shared source's encoded frames, publishing them
+/// through an ``SFUTransport`` (WHIP or Janus) with an offering ``PeerConnection``, and staying published
+/// (``ReconnectSchedule``: at once, 2 s, 5 s, 10 s, then every 10 s; each attempt logged with its reason).
+///
+/// ```
+///   encoder thread ── consume(frame) ──▶ peer.send (posts to the peer's own queue: never blocks, never
+///                                        shared with local viewers, dropped while not connected)
+///   publisher thread: offerer (gather) ─▶ transport.open(offer) ─▶ connect(answer) ─▶ wait for the end
+///                     ─▶ transport.close ─▶ schedule's delay ─▶ again
+/// ```
+///
+/// The first frame after every (re)connect is a keyframe: the sender chain's lobby holds frames until
+/// one and asks for it (``Hooks/requestKeyframe``); PLIs (never FIR from Janus) ask again, NACKs are
+/// answered from the chain's history, REMB reaches ``Hooks/bitrateCeiling``.
+public final class SFUPublisher: VideoSink, @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is inside `state` (a Mutex); the rest is immutable.
+
+    /// What the publisher asks of the call.
+    public struct Hooks: Sendable {
+        public var requestKeyframe: @Sendable () -> Void
+        /// The SFU's REMB estimate, bits per second (Janus: the room's cap): a ceiling for the encoder.
+        public var bitrateCeiling: @Sendable (UInt64) -> Void
+        public init(requestKeyframe: @escaping @Sendable () -> Void, bitrateCeiling: @escaping @Sendable (UInt64) -> Void = { _ in }) {
+            self.requestKeyframe = requestKeyframe
+            self.bitrateCeiling = bitrateCeiling
+        }
+    }
+
+    /// The leg's state for `/stats` and the 5 s line.
+    public enum LegState: String, Sendable { case starting, connecting, published, reconnecting, failed, stopped }
+
+    /// What `/stats` shows of the SFU leg.
+    public struct Stats: Sendable {
+        public var state: LegState
+        public var server: String
+        public var reconnects: Int
+        public var lastReason: String?
+        public var roundTripMillis: Double?
+        public var fractionLost: Double?
+        public var nacksReceived: Int
+        public var packetsRetransmitted: Int
+        public var plisReceived: Int
+        public var firsReceived: Int
+        public var bitrateCeiling: UInt64?
+        public var framesSent: Int
+    }
+
+    private struct State {
+        var leg = LegState.starting
+        var peer: PeerConnection?
+        var stopping = false
+        var schedule = ReconnectSchedule()
+        var lastReason: String?
+        var ceiling: UInt64?
+        var attempt = 0
+        /// ICE servers the last WHIP session offered (RFC 9725 §4.6), used from the next attempt on.
+        var offeredICEServers: WHIPICEServers?
+    }
+
+    private let transport: any SFUTransport
+    private let configuration: PeerConnection.Configuration
+    private let logger: Logger
+    private let hooks: Hooks
+    private let state = Mutex(State())
+    /// Wakes the publisher thread: the peer ended, or stop.
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    public init(transport: any SFUTransport, configuration: PeerConnection.Configuration, logger: Logger, hooks: Hooks) {
+        self.transport = transport
+        self.configuration = configuration
+        self.logger = logger
+        self.hooks = hooks
+    }
+
+    /// Starts publishing on a thread of its own; returns at once.
+    public func start() {
+        let thread = Thread { [self] in
+            run()
+            done.signal()
+        }
+        thread.name = "screencast.sfu"
+        thread.start()
+    }
+
+    /// Ends the leg: closes the peer (DTLS close_notify), ends the session (WHIP DELETE / Janus
+    /// unpublish, leave, destroy), and waits for the thread. Idempotent.
+    public func stop() {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopping = true }
+            return !s.stopping
+        }
+        guard first else { return }
+        wake.signal()
+        done.wait()
+    }
+
+    public var stats: Stats {
+        let (s, peer) = state.withLock { ($0, $0.peer) }
+        let snapshot = peer?.snapshot()
+        let report = snapshot?.sender
+        return Stats(
+            state: s.leg, server: transport.server, reconnects: max(0, s.schedule.reconnects - 1), lastReason: s.lastReason,
+            roundTripMillis: report?.reports.link.roundTripMillis, fractionLost: report?.reports.link.fractionLost,
+            nacksReceived: report?.nack.nacksReceived ?? 0, packetsRetransmitted: report?.nack.packetsRetransmitted ?? 0,
+            plisReceived: report?.keyframes.plisReceived ?? 0, firsReceived: report?.keyframes.firsReceived ?? 0,
+            bitrateCeiling: s.ceiling, framesSent: report?.stream.framesSent ?? 0)
+    }
+
+    // MARK: VideoSink
+
+    public func consume(_ frame: EncodedFrame) {
+        guard let peer = state.withLock({ $0.leg == .published ? $0.peer : nil }) else { return }
+        peer.send(OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros))
+    }
+
+    public func finish() { stop() }
+
+    // MARK: The publisher thread
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    private func run() {
+        while !stopping {
+            let (delay, attempt) = state.withLock { s in
+                s.attempt += 1
+                return (s.schedule.nextDelayMillis(), s.attempt)
+            }
+            if delay > 0 {
+                logger.info("sfu reconnect scheduled", ["in.ms": delay, "attempt": attempt, "reason": state.withLock { $0.lastReason } ?? "-"])
+                _ = wake.wait(timeout: .now() + .milliseconds(Int(delay)))
+                if stopping { break }
+            }
+            do throws(PublishingError) {
+                try publishOnce(attempt: attempt)
+            } catch {
+                state.withLock { s in
+                    s.lastReason = error.description
+                    s.leg = error.isRetryable ? .reconnecting : .failed
+                }
+                logger.warning("sfu attempt failed", ["attempt": attempt, "server": transport.server, "reason": error, "retry": error.isRetryable])
+                if !error.isRetryable { break }
+            }
+        }
+        state.withLock { s in
+            if s.leg != .failed { s.leg = .stopped }
+        }
+    }
+
+    /// One session: offer, answer, connect, wait for its end, close it.
+    private func publishOnce(attempt: Int) throws(PublishingError) {
+        state.withLock { $0.leg = .connecting }
+        var configuration = self.configuration
+        if let offered = state.withLock({ $0.offeredICEServers }) {
+            if configuration.ice.stunServer == nil { configuration.ice.stunServer = offered.stun.first }
+            configuration.ice.turnServers += offered.turn.filter { !configuration.ice.turnServers.contains($0) }
+        }
+        let offerer: PeerConnection.Offerer
+        do { offerer = try PeerConnection.Offerer(configuration: configuration, logger: logger) } catch { throw .peer(error) }
+        let logger = self.logger
+        let opened = try transport.open(
+            offer: offerer.offer, log: { line in logger.info("sfu", ["server": line]) },
+            lost: { [weak self] reason in self?.lost(reason) })
+        if let session = opened.session as? WHIPSession {
+            for skipped in session.iceServers.skipped { logger.warning("sfu ice server link skipped", ["link": skipped]) }
+            state.withLock { $0.offeredICEServers = session.iceServers }
+        }
+        defer {
+            do { try transport.close(opened.session) } catch {
+                logger.warning("sfu session close failed", ["reason": error])
+            }
+        }
+        let peer: PeerConnection
+        do {
+            peer = try offerer.connect(answer: opened.answer, id: "sfu-\(attempt)", logger: logger) { [weak self] event in
+                self?.handle(event)
+            }
+        } catch {
+            throw .peer(error)
+        }
+        let stopped = state.withLock { s -> Bool in
+            s.peer = peer
+            return s.stopping
+        }
+        if !stopped { wake.wait() }
+        let reason = state.withLock { s -> String? in
+            s.peer = nil
+            return s.stopping ? nil : s.lastReason
+        }
+        peer.close(reason: reason == nil ? "stopped" : "reconnecting")
+        if let reason { logger.warning("sfu leg dropped", ["server": transport.server, "reason": reason]) }
+    }
+
+    /// The server ended the session (Janus killed, its session timed out, a hangup): drop the leg now
+    /// rather than wait for ICE consent to fail.
+    private func lost(_ reason: String) {
+        let current = state.withLock { s -> Bool in
+            guard !s.stopping, s.peer != nil else { return false }
+            s.lastReason = reason
+            s.leg = .reconnecting
+            return true
+        }
+        if current { wake.signal() }
+    }
+
+    /// The peer's events, on its queue.
+    private func handle(_ event: PeerConnection.Event) {
+        switch event {
+        case .connected:
+            state.withLock { s in
+                s.leg = .published
+                s.schedule.succeeded()
+            }
+            logger.info("sfu published", ["server": transport.server])
+        case .keyframeNeeded:
+            hooks.requestKeyframe()
+        case .targetBitrate:
+            // Transport-wide CC is not offered to the SFU (yet): REMB is the leg's only rate signal.
+            break
+        case .estimatedBitrate(let bitrate):
+            state.withLock { $0.ceiling = bitrate }
+            hooks.bitrateCeiling(bitrate)
+        case .closed(let reason, _):
+            // Only the current leg's end counts: a leg already dropped (lost, stop) closes with our own reason.
+            let current = state.withLock { s -> Bool in
+                guard s.peer != nil else { return false }
+                s.lastReason = reason
+                if !s.stopping { s.leg = .reconnecting }
+                return true
+            }
+            if current { wake.signal() }
+        }
+    }
+}

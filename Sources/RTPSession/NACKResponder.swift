@@ -1,0 +1,152 @@
+import Glibc
+public import RTP
+
+/// Answers the receiver's generic NACKs (RFC 4585 §6.2.1) from a history of what was sent: RTX packets
+/// (RFC 4588 §4) when RTX was negotiated, else the packets as they were.
+///
+/// ```
+///   packetized ──▶ history (kept max(1 s, 3 RTT), RTPPacketHistory) ◀── NACK (our SSRC) ──┐
+///   RR/SR RTT ──▶ history window, resend interval (once per RTT, 5…500 ms)                │
+///   retransmissions (RTX-wrapped, twice on a lossy link) ──▶ the pacer, ahead of media ◀───┘
+/// ```
+///
+/// Loss seen lately: ``Statistics/lossEstimate`` adds 1/50 per NACKed sequence number and decays by 1/50 per
+/// media packet sent, so it is known before the receiver's first report and is not reset by a quiet one.
+/// At or above ``Configuration/duplicatesAboveLoss`` (or the receiver's reported fraction lost), each
+/// retransmission goes twice: on such a link a lone one is itself lost often enough, and receivers that
+/// NACK a packet only once (aiortc) then stall until their next loss.
+public struct NACKResponder: RTPSenderFeature {
+    /// What the responder needs of the stream.
+    public struct Configuration: Sendable, Equatable {
+        /// The media SSRC the NACKs must name.
+        public var ssrc: UInt32
+        /// The RTX stream when negotiated; nil resends plainly.
+        public var rtx: RTXStream?
+        /// The RTX stream's first sequence number (RFC 4588 §4: random).
+        public var initialRTXSequenceNumber: UInt16
+        /// The history keeps packets max(`historyMinimumMilliseconds`, 3 × RTT) after they were sent, ms.
+        public var historyMinimumMilliseconds: UInt64
+        /// Hard limits on what the history holds, whatever the window (packets rounded up to a power of two).
+        public var historyPackets: Int
+        public var historyBytes: Int
+        /// Loss (0…1) from which every retransmission is sent twice; nil: always once.
+        public var duplicatesAboveLoss: Double?
+
+        public init(
+            ssrc: UInt32, rtx: RTXStream? = nil, initialRTXSequenceNumber: UInt16 = 0,
+            historyMinimumMilliseconds: UInt64 = RTPPacketHistory.defaultMinimumWindowMilliseconds,
+            historyPackets: Int = RTPPacketHistory.defaultCapacity, historyBytes: Int = RTPPacketHistory.defaultMaxBytes,
+            duplicatesAboveLoss: Double? = 0.02
+        ) {
+            self.ssrc = ssrc
+            self.rtx = rtx
+            self.initialRTXSequenceNumber = initialRTXSequenceNumber
+            self.historyMinimumMilliseconds = historyMinimumMilliseconds
+            self.historyPackets = historyPackets
+            self.historyBytes = historyBytes
+            self.duplicatesAboveLoss = duplicatesAboveLoss
+        }
+    }
+
+    public struct Statistics: Sendable, Equatable {
+        /// Generic NACK packets received about our SSRC.
+        public var nacksReceived = 0
+        /// Sequence numbers they named.
+        public var packetsNacked = 0
+        /// Packets resent (RTX or as they were), and their RTP bytes.
+        public var packetsRetransmitted = 0
+        public var bytesRetransmitted = 0
+        /// Second copies sent because the link is lossy.
+        public var duplicateRetransmissions = 0
+        /// NACKed packets no longer held, or resent too recently.
+        public var retransmissionsSkipped = 0
+        /// Recent loss, 0…1 (see the type's description).
+        public var lossEstimate = 0.0
+
+        public init() {}
+    }
+
+    /// The weight of one packet in ``Statistics/lossEstimate``.
+    public static let lossAveraging = 1.0 / 50
+
+    public let configuration: Configuration
+    public private(set) var statistics = Statistics()
+    private var history: RTPPacketHistory
+    private var rtx: RTXPacketizer?
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        history = RTPPacketHistory(
+            ssrc: configuration.ssrc, capacity: configuration.historyPackets, maxBytes: configuration.historyBytes,
+            minimumWindowMilliseconds: configuration.historyMinimumMilliseconds)
+        rtx = configuration.rtx.map {
+            RTXPacketizer(ssrc: $0.ssrc, payloadType: $0.payloadType, initialSequenceNumber: configuration.initialRTXSequenceNumber)
+        }
+    }
+
+    /// Packets and bytes (serialized, plain RTP) the history holds now.
+    public var historyPacketCount: Int { history.count }
+    public var historyByteCount: Int { history.bytes }
+
+    /// Keeps the frame's packets, sent now (ms precision), and lets the loss estimate decay.
+    public mutating func packetized(_ frame: PacketizedFrame) {
+        let millis = frame.nowMicros / 1000
+        for packet in frame.packets { try? history.insert(packet, sentMilliseconds: millis) }
+        statistics.lossEstimate *= pow(1 - Self.lossAveraging, Double(frame.packets.count))
+    }
+
+    /// Reads the RTT of report blocks (the history keeps 3 RTTs: a NACK cannot come back sooner than one),
+    /// and answers NACKs about our SSRC.
+    public mutating func receive(_ packet: RTCPPacket, context: inout FeedbackContext) {
+        switch packet {
+        case .receiverReport, .senderReport:
+            if let rtt = context.link.roundTripMillis { history.roundTripMilliseconds = UInt64(rtt.rounded(.up)) }
+        case .nack(let nack):
+            guard nack.mediaSSRC == configuration.ssrc else {
+                context.ignored += 1
+                return
+            }
+            statistics.nacksReceived += 1
+            retransmit(nack.sequenceNumbers, context: &context)
+        default: break
+        }
+    }
+
+    /// Resends what the history still holds, at most once per RTT for each packet.
+    private mutating func retransmit(_ sequenceNumbers: [UInt16], context: inout FeedbackContext) {
+        let interval = UInt64(max(5, min(context.link.roundTripMillis ?? 20, 500)))
+        statistics.lossEstimate = min(1, statistics.lossEstimate + Double(sequenceNumbers.count) * Self.lossAveraging)
+        let loss = max(statistics.lossEstimate, context.link.fractionLost ?? 0)
+        let copies = configuration.duplicatesAboveLoss.map { loss >= $0 ? 2 : 1 } ?? 1
+        for sequence in sequenceNumbers {
+            statistics.packetsNacked += 1
+            guard let original = history.retransmission(
+                of: sequence, nowMilliseconds: context.nowMicros / 1000, minimumIntervalMilliseconds: interval)
+            else {
+                statistics.retransmissionsSkipped += 1
+                continue
+            }
+            statistics.packetsRetransmitted += 1
+            for copy in 0..<copies {
+                // RTX gives every copy its own RTX sequence number; a plain copy repeats the original exactly
+                // (SRTP then repeats its index with the same keystream, which is safe).
+                let packet = rtx != nil ? rtx!.wrap(original) : original
+                if copy > 0 { statistics.duplicateRetransmissions += 1 }
+                statistics.bytesRetransmitted += packet.serializedSize
+                context.retransmissions.append(packet)
+            }
+        }
+    }
+}
+
+/// The retransmission stream of RFC 4588 (`a=rtpmap:N rtx/90000`, `a=fmtp:N apt=VP8`, `a=ssrc-group:FID`).
+public struct RTXStream: Sendable, Equatable {
+    public var ssrc: UInt32
+    /// 0…127.
+    public var payloadType: UInt8
+
+    public init(ssrc: UInt32, payloadType: UInt8) {
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+    }
+}

@@ -1,0 +1,181 @@
+public import RTP
+
+/// Spreads a peer's outgoing RTP packets in time, so a large keyframe leaves as a stream over a few
+/// milliseconds instead of one burst that overflows socket buffers and router queues (libwebrtc's
+/// "paced sender", in its simplest form).
+///
+/// A leaky bucket: every packet adds its size to a debt that drains at ``Configuration/rateBitsPerSecond``;
+/// a packet may leave while the debt is at most ``Configuration/burstBytes``. Retransmissions go before
+/// media that waits. With the defaults (40 Mbit/s, 12 000 bytes) an interframe of a few kB leaves at once
+/// and a 60 kB keyframe takes about 10 ms.
+///
+/// ```
+///   enqueue(media) ──▶ [ retransmissions | media … ] ──release(now)──▶ packets whose turn has come
+///   enqueueRetransmission ──┘        nextSendMicros: when release has something to give
+/// ```
+///
+/// Sans-I/O: times are the caller's monotonic microseconds. A queue that would hold more than
+/// ``Configuration/maxQueuedBytes`` refuses the frame and is emptied (the caller then waits for a keyframe):
+/// a peer that cannot keep up gets a fresh start instead of an ever-growing delay. The rate can follow a
+/// congestion controller's target (``setRate(bitsPerSecond:nowMicros:)``). Sizes are the packets'
+/// serialized bytes (plain RTP, before SRTP).
+public struct PacerQueue: Sendable {
+    /// How fast and how much: a token bucket of `burstBytes` refilled at `rateBitsPerSecond`.
+    public struct Configuration: Sendable, Equatable {
+        /// The pace, bits per second (at least 100 kbit/s).
+        public var rateBitsPerSecond: Int
+        /// Bytes that may leave at once before pacing applies.
+        public var burstBytes: Int
+        /// The most bytes waiting (media and retransmissions together).
+        public var maxQueuedBytes: Int
+
+        public init(rateBitsPerSecond: Int = 40_000_000, burstBytes: Int = 12_000, maxQueuedBytes: Int = 2_000_000) {
+            self.rateBitsPerSecond = max(100_000, rateBitsPerSecond)
+            self.burstBytes = max(1, burstBytes)
+            self.maxQueuedBytes = max(1, maxQueuedBytes)
+        }
+    }
+
+    /// One queued packet, plain RTP as header + payload (serialized and protected when it is released).
+    public struct Packet: Sendable, Equatable {
+        public var rtp: RTPPacket
+        /// Media or a retransmission (RFC 4588 RTX, or the packet as it was).
+        public var kind: PacketKind
+        /// Its serialized size, bytes.
+        public var size: Int
+        /// Part of a keyframe (counted in ``PacerQueue/queuedKeyframeBytes``).
+        public var keyframe: Bool
+
+        public init(rtp: RTPPacket, kind: PacketKind, keyframe: Bool = false) {
+            self.rtp = rtp
+            self.kind = kind
+            self.keyframe = keyframe
+            size = rtp.serializedSize
+        }
+    }
+
+    /// The rate, burst and size limit this queue keeps (the rate as last set).
+    public private(set) var configuration: Configuration
+    private var retransmissions: [Packet] = []
+    private var retransmissionHead = 0
+    private var media: [Packet] = []
+    private var mediaHead = 0
+    /// Bytes the bucket still has to drain, as of `debtTime`.
+    private var debtBytes: Double = 0
+    private var debtTime: UInt64 = 0
+    /// Bytes waiting.
+    public private(set) var queuedBytes = 0
+    /// Of ``queuedBytes``, those of keyframe packets (a keyframe is never thinned: what counts against a
+    /// congestion budget is the rest).
+    public private(set) var queuedKeyframeBytes = 0
+    /// Times the queue overflowed and was emptied.
+    public private(set) var overflows = 0
+    /// Packets released so far.
+    public private(set) var packetsReleased = 0
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Packets waiting.
+    public var count: Int { (retransmissions.count - retransmissionHead) + (media.count - mediaHead) }
+    public var isEmpty: Bool { count == 0 }
+
+    /// Queues a frame's packets (in order), of a keyframe or not. Returns false, and empties the queue, when
+    /// they do not fit.
+    public mutating func enqueue(media packets: [RTPPacket], keyframe: Bool = false) -> Bool {
+        let size = packets.reduce(0) { $0 + $1.serializedSize }
+        guard queuedBytes + size <= configuration.maxQueuedBytes else {
+            removeAll()
+            overflows += 1
+            return false
+        }
+        compact()
+        for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe)) }
+        queuedBytes += size
+        if keyframe { queuedKeyframeBytes += size }
+        return true
+    }
+
+    /// Queues a retransmission ahead of waiting media. Returns false (dropping it) when the queue is full.
+    public mutating func enqueue(retransmission packet: RTPPacket) -> Bool {
+        let queued = Packet(rtp: packet, kind: .retransmission)
+        guard queuedBytes + queued.size <= configuration.maxQueuedBytes else { return false }
+        compact()
+        retransmissions.append(queued)
+        queuedBytes += queued.size
+        return true
+    }
+
+    /// Changes the pace from `now` on (at least 100 kbit/s): what left before `now` drained at the old rate.
+    public mutating func setRate(bitsPerSecond rate: Int, nowMicros now: UInt64) {
+        debtBytes = drained(at: now)
+        debtTime = max(debtTime, now)
+        configuration.rateBitsPerSecond = max(100_000, rate)
+    }
+
+    /// When ``release(nowMicros:)`` next has a packet to give; nil when the queue is empty.
+    public func nextSendMicros(nowMicros now: UInt64) -> UInt64? {
+        guard !isEmpty else { return nil }
+        let debt = drained(at: now)
+        let excess = debt - Double(configuration.burstBytes)
+        guard excess > 0 else { return now }
+        return now &+ UInt64((excess * 8_000_000 / Double(configuration.rateBitsPerSecond)).rounded(.up))
+    }
+
+    /// The packets whose turn has come by `now`, in sending order.
+    public mutating func release(nowMicros now: UInt64) -> [Packet] {
+        debtBytes = drained(at: now)
+        debtTime = max(debtTime, now)
+        var out: [Packet] = []
+        while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
+            debtBytes += Double(packet.size)
+            queuedBytes -= packet.size
+            if packet.keyframe { queuedKeyframeBytes -= packet.size }
+            out.append(packet)
+        }
+        packetsReleased += out.count
+        compact()
+        return out
+    }
+
+    /// Drops everything waiting.
+    public mutating func removeAll() {
+        retransmissions.removeAll(keepingCapacity: true)
+        media.removeAll(keepingCapacity: true)
+        retransmissionHead = 0
+        mediaHead = 0
+        queuedBytes = 0
+        queuedKeyframeBytes = 0
+    }
+
+    private func drained(at now: UInt64) -> Double {
+        guard now > debtTime else { return debtBytes }
+        let leaked = Double(now - debtTime) * Double(configuration.rateBitsPerSecond) / 8_000_000
+        return max(0, debtBytes - leaked)
+    }
+
+    private mutating func popFirst() -> Packet? {
+        if retransmissionHead < retransmissions.count {
+            defer { retransmissionHead += 1 }
+            return retransmissions[retransmissionHead]
+        }
+        if mediaHead < media.count {
+            defer { mediaHead += 1 }
+            return media[mediaHead]
+        }
+        return nil
+    }
+
+    /// Forgets released packets once they are half the storage (amortized O(1) per packet).
+    private mutating func compact() {
+        if retransmissionHead > 0, retransmissionHead * 2 >= retransmissions.count {
+            retransmissions.removeFirst(retransmissionHead)
+            retransmissionHead = 0
+        }
+        if mediaHead > 0, mediaHead * 2 >= media.count {
+            media.removeFirst(mediaHead)
+            mediaHead = 0
+        }
+    }
+}

@@ -1,0 +1,275 @@
+public import RTP
+
+/// One peer's outgoing VP8 stream as plain RTP/RTCP, sans-I/O: the sender features in a fixed order
+/// around the pacer (pion's interceptor chain, as one value).
+///
+/// ```
+///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ NACKResponder (history) ─▶ PacerQueue ─▶ SendLatency, slot
+///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── slot.willSend (TWCC number) ──▶ RTP bytes
+///   receiveRTCP ─▶ each packet: SenderReports (RTT, loss) ─▶ NACKResponder (RTX) ─▶ KeyframeRequests (PLI/FIR)
+///                               ─▶ REMBReader ─▶ slot (TWCC feedback) ─▶ BYE
+///   handleTimer ─▶ SenderReports (SR + SDES every second) ─▶ slot ─▶ lobby (ask again for a keyframe)
+///   each returns a SenderOutcome: keyframe wanted, REMB estimate, target rate, RTCP to send, goodbye
+/// ```
+///
+/// - The owner (``PeerConnection``'s state machine) protects what ``release(nowMicros:reserving:)`` gives
+///   with SRTP and sends it; it calls the chain again by ``nextDeadlineMicros(nowMicros:)``.
+/// - ``transportFeedback`` is the slot for transport-wide congestion control (the `CongestionControl`
+///   module): it numbers each packet as it leaves and reads the feedback; a ``SenderOutcome/targetBitrate``
+///   it gives drives the pacer (``Configuration/pacingFactor`` × target).
+/// - Everything random is in ``Configuration``; the same inputs always give the same bytes.
+public struct RTPSenderChain: Sendable {
+    public struct Statistics: Sendable, Equatable {
+        /// RTCP compounds that did not parse, plus feedback that was not for us or not negotiated.
+        public var rtcpIgnored = 0
+        /// Keyframes asked of the encoder (new viewer, PLI/FIR, pacer overflow, lobby retries).
+        public var keyframeRequests = 0
+        /// Packets the pacer let go that could not be serialized (a header extension a slot made invalid).
+        public var unsendablePackets = 0
+        /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
+        public var framesThinned = 0
+
+        public init() {}
+    }
+
+    /// A packet the pacer let go: plain RTP bytes with room reserved for the SRTP trailer.
+    public struct OutgoingPacket: Sendable, Equatable {
+        public var bytes: [UInt8]
+        public var kind: PacketKind
+        /// For a frame's last media packet: the frame's capture time and its capture → sent latency, µs.
+        public var frameLatency: (captureMicros: UInt64, latencyMicros: UInt64)?
+
+        public static func == (a: OutgoingPacket, b: OutgoingPacket) -> Bool {
+            a.bytes == b.bytes && a.kind == b.kind && a.frameLatency?.captureMicros == b.frameLatency?.captureMicros
+                && a.frameLatency?.latencyMicros == b.frameLatency?.latencyMicros
+        }
+    }
+
+    public let configuration: Configuration
+    public private(set) var statistics = Statistics()
+    public private(set) var lobby: KeyframeLobby
+    public private(set) var stream: OutgoingVideoStream
+    /// Nil when NACK was not negotiated (NACKs are then ignored).
+    public private(set) var nack: NACKResponder?
+    public private(set) var reports: SenderReports
+    public private(set) var keyframes: KeyframeRequests
+    public private(set) var remb: REMBReader
+    public private(set) var latency = SendLatency()
+    public private(set) var pacer: PacerQueue
+    /// Transport-wide congestion control (numbering, feedback, GCC) when negotiated.
+    public private(set) var congestion: TransportWideCongestionControl?
+    /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
+    public var transportFeedback: (any RTPSenderFeature)?
+    private var sendsMedia = false
+
+    /// - Throws: ``RTPSessionError/invalidConfiguration(_:)`` when the packet size leaves no room for VP8
+    ///   data, the payload type is above 127, or the Sender Report interval is 0.
+    public init(configuration: Configuration) throws(RTPSessionError) {
+        self.configuration = configuration
+        stream = try OutgoingVideoStream(
+            ssrc: configuration.ssrc, payloadType: configuration.payloadType, timestampOffset: configuration.timestampOffset,
+            initialSequenceNumber: configuration.initialSequenceNumber, initialPictureID: configuration.initialPictureID,
+            maxPacketSize: configuration.maxPacketSize)
+        if configuration.feedback.nack {
+            nack = NACKResponder(configuration: .init(
+                ssrc: configuration.ssrc, rtx: configuration.rtx, initialRTXSequenceNumber: configuration.initialRTXSequenceNumber,
+                historyMinimumMilliseconds: configuration.historyMinimumMilliseconds, historyPackets: configuration.historyPackets,
+                historyBytes: configuration.historyBytes, duplicatesAboveLoss: configuration.duplicateRetransmissionsAboveLoss))
+        }
+        reports = try SenderReports(
+            ssrc: configuration.ssrc, cname: configuration.cname, intervalMicros: configuration.senderReportIntervalMicros,
+            rtpClock: RTPTimestampMapper(clockRate: 90_000, offset: configuration.timestampOffset, originMicroseconds: 0))
+        keyframes = KeyframeRequests(ssrc: configuration.ssrc)
+        remb = REMBReader(ssrc: configuration.ssrc)
+        lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
+        pacer = PacerQueue(configuration: configuration.pacer)
+        if let twcc = configuration.transportWideCC { congestion = try TransportWideCongestionControl(configuration: twcc) }
+    }
+
+    // MARK: Events
+
+    /// The transport is up (DTLS done, SRTP keyed): Sender Reports start; a stream that sends media waits in
+    /// the lobby for a keyframe, asked for now.
+    public mutating func start(nowMicros now: UInt64, sendsMedia: Bool) -> SenderOutcome {
+        var outcome = SenderOutcome()
+        self.sendsMedia = sendsMedia
+        reports.start(nowMicros: now)
+        if congestion != nil, let target = congestion?.start(nowMicros: now) {
+            outcome.targetBitrate = target
+            setTargetBitrate(target, nowMicros: now)
+        }
+        if sendsMedia {
+            lobby.enter(nowMicros: now)
+            outcome.requestKeyframe(.newViewer)
+        }
+        finish(&outcome, now)
+        return outcome
+    }
+
+    /// Takes one encoded frame: dropped before ``start(nowMicros:sendsMedia:)`` and until the lobby's
+    /// keyframe; else packetized, kept for NACKs and queued in the pacer. A pacer that overflows is emptied
+    /// and the lobby waits for a keyframe again.
+    /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
+    public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
+        var outcome = SenderOutcome()
+        guard sendsMedia else { return outcome }
+        if !frame.isKeyframe, isOverThinningBudget, lobby.isOpen {
+            // The estimate cannot carry this frame: thin, never a growing queue. The next keyframe resumes.
+            statistics.framesThinned += 1
+            if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
+            finish(&outcome, now)
+            return outcome
+        }
+        guard lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return outcome }
+        if frame.isKeyframe, let wait = lobby.lastWaitMicros, stream.statistics.keyframesSent == 0 {
+            outcome.firstKeyframeWaitMicros = wait
+        }
+        let packetized = try stream.packetize(frame, nowMicros: now)
+        nack?.packetized(packetized)
+        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe) {
+            latency.packetized(packetized)
+            transportFeedback?.packetized(packetized)
+        } else {
+            outcome.pacerOverflowed = true
+            if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.pacerOverflow) }
+        }
+        finish(&outcome, now)
+        return outcome
+    }
+
+    /// Reads the peer's RTCP (one unprotected compound) at `now` (monotonic µs) and wall-clock `arrival`:
+    /// every feature sees every packet, in order. Retransmissions go into the pacer, ahead of media.
+    public mutating func receiveRTCP(_ compound: [UInt8], nowMicros now: UInt64, arrival: NTPTimestamp) -> SenderOutcome {
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPPacket.parseCompound(compound)
+        } catch {
+            statistics.rtcpIgnored += 1
+            return SenderOutcome()
+        }
+        return receive(packets, compound: compound, nowMicros: now, arrival: arrival)
+    }
+
+    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where a
+    /// ``transportFeedback`` slot's transport-cc feedback is read from (RTCPPacket does not carry it).
+    public mutating func receive(
+        _ packets: [RTCPPacket], compound: [UInt8]? = nil, nowMicros now: UInt64, arrival: NTPTimestamp
+    ) -> SenderOutcome {
+        var context = FeedbackContext(nowMicros: now, arrival: arrival, link: reports.statistics.link)
+        for packet in packets {
+            reports.receive(packet, context: &context)
+            if nack != nil {
+                nack!.receive(packet, context: &context)
+            } else if case .nack = packet {
+                context.ignored += 1
+            }
+            keyframes.receive(packet, context: &context)
+            remb.receive(packet, context: &context)
+            congestion?.receive(packet, context: &context)
+            self.transportFeedback?.receive(packet, context: &context)
+            if case .goodbye = packet { context.outcome.goodbye = true }
+        }
+        if transportFeedback != nil || congestion != nil, let compound {
+            do {
+                for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
+                    congestion?.receive(transportFeedback: feedback, context: &context)
+                    transportFeedback?.receive(transportFeedback: feedback, context: &context)
+                }
+            } catch {
+                context.ignored += 1  // a malformed transport-cc packet; the compound's others have acted
+            }
+        }
+        statistics.rtcpIgnored += context.ignored
+        for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
+        if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
+        finish(&context.outcome, now)
+        return context.outcome
+    }
+
+    /// Runs what is due by `now`: the Sender Report (at wall-clock `ntp`), the slot's timers, the lobby's
+    /// next keyframe request.
+    public mutating func handleTimer(nowMicros now: UInt64, ntp: NTPTimestamp) -> SenderOutcome {
+        var context = TimerContext(nowMicros: now, ntp: ntp, stream: stream.statistics)
+        reports.handleTimer(context: &context)
+        congestion?.handleTimer(context: &context)
+        transportFeedback?.handleTimer(context: &context)
+        if lobby.keyframeRequestDue(nowMicros: now) { context.outcome.requestKeyframe(.stillWaiting) }
+        if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
+        finish(&context.outcome, now)
+        return context.outcome
+    }
+
+    /// The packets whose turn has come by `now`, in sending order, serialized with `reserving` bytes of
+    /// spare capacity (the SRTP trailer), after the slot's ``RTPSenderFeature/willSend(_:kind:nowMicros:)``.
+    public mutating func release(nowMicros now: UInt64, reserving trailer: Int = 0) -> [OutgoingPacket] {
+        let released = pacer.release(nowMicros: now)
+        guard !released.isEmpty else { return [] }
+        var out: [OutgoingPacket] = []
+        out.reserveCapacity(released.count)
+        for var packet in released {
+            congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
+            transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(packet.rtp.serializedSize + trailer)
+            do { try packet.rtp.serialize(into: &bytes) } catch {
+                statistics.unsendablePackets += 1
+                continue
+            }
+            let measured = packet.kind == .media ? latency.sent(packet.rtp, sentMicros: now) : nil
+            out.append(OutgoingPacket(bytes: bytes, kind: packet.kind, frameLatency: measured))
+        }
+        return out
+    }
+
+    /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
+    /// target; the pacer keeps its 100 kbit/s floor).
+    public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
+        let rate = Double(bitsPerSecond) * configuration.pacingFactor
+        pacer.setRate(bitsPerSecond: Int(min(rate, Double(Int.max / 2))), nowMicros: now)
+    }
+
+    /// An SFU's cap on this peer (a ceiling for congestion control beside REMB), bits per second; nil
+    /// removes it. Returns the new target when it changed (the pacer already follows it).
+    public mutating func setCap(bitsPerSecond: UInt64?, nowMicros now: UInt64) -> UInt64? {
+        guard congestion != nil, let target = congestion!.setCap(bitsPerSecond: bitsPerSecond, nowMicros: now) else { return nil }
+        setTargetBitrate(target, nowMicros: now)
+        return target
+    }
+
+    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
+    /// the target rate besides keyframe packets (a keyframe leaving is no reason to ask for another one).
+    var isOverThinningBudget: Bool {
+        guard let target = congestion?.controller.targetBitsPerSecond else { return false }
+        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
+        return Double(waiting) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
+    }
+
+    /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
+    /// the slot's deadline; nil when nothing is scheduled.
+    public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
+        let slots = RTPSenderChain.earlier(transportFeedback?.nextDeadlineMicros, congestion?.nextDeadlineMicros)
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, slots)
+        return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
+    }
+
+    /// The earlier of two optional times, without an array (this runs on every pacer tick).
+    public static func earlier(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
+    }
+
+    /// The peer is gone: drops what waits in the pacer and stops reporting.
+    public mutating func stop() {
+        pacer.removeAll()
+        reports.stop()
+        sendsMedia = false
+    }
+
+    /// A keyframe request marks the lobby (it asks again only after its retry interval) and is counted.
+    private mutating func finish(_ outcome: inout SenderOutcome, _ now: UInt64) {
+        guard outcome.keyframeRequest != nil else { return }
+        statistics.keyframeRequests += 1
+        lobby.markRequested(nowMicros: now)
+    }
+}

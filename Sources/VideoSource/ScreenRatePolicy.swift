@@ -1,0 +1,110 @@
+/// How the encoder degrades a screen as its target falls, and recovers as it rises (sans-I/O: the caller
+/// passes the target, the picture size and the time).
+///
+/// Text must stay sharp, so the resolution is kept and the frame rate goes first: the cap is what gives
+/// each frame `bitsPerPixel` bits per pixel, between `minFramesPerSecond` (5) and the configured maximum.
+/// Only at the lowest frame rate does the quantizer floor rise (libvpx's best quantizer, which refinements
+/// stop at), linearly with the shortfall up to `highestFloor`. While degraded, libvpx may use its worst
+/// quantizer (63), so a burst of change cannot hold the rate above the target.
+///
+/// Falls apply at once. Rises wait until the target has allowed them for `recoveryHoldMicros`, then go
+/// one step at a time, in the same order: the frame rate first, then (another hold later) the floor.
+struct ScreenRatePolicy: Sendable, Equatable {
+    /// What the encoder is told.
+    struct Decision: Sendable, Equatable, CustomStringConvertible {
+        /// New frames per second at most.
+        var framesPerSecond: Double
+        /// libvpx's best quantizer, 0…63.
+        var minQuantizer: Int
+        /// libvpx's worst quantizer, `minQuantizer`…63.
+        var maxQuantizer: Int
+
+        var description: String { "\(Self.format(framesPerSecond)) fps, q \(minQuantizer)-\(maxQuantizer)" }
+        static func format(_ fps: Double) -> String { fps == fps.rounded() ? "\(Int(fps))" : "\((fps * 10).rounded() / 10)" }
+    }
+
+    /// The limits it works within.
+    struct Limits: Sendable, Equatable {
+        /// The configured frame rate (`--max-fps`).
+        var maxFramesPerSecond: Double
+        /// The lowest frame rate before the floor rises (`--min-fps`, default 5).
+        var minFramesPerSecond: Double = 5
+        /// The configured quantizer range (`--min-q`, `--max-q`).
+        var minQuantizer: Int
+        var maxQuantizer: Int
+        /// Bits per pixel per frame a screen needs at the best quantizers (0.05: 1280×720 at 1 Mbit/s
+        /// gets 21.7 fps, at 300 kbps 6.5 fps).
+        var bitsPerPixel: Double = 0.05
+        /// The floor rises up to this quantizer (never above `maxQuantizer`).
+        var highestFloor: Int = 40
+        /// How long a rise must be allowed before it is taken, µs.
+        var recoveryHoldMicros: UInt64 = 2_000_000
+    }
+
+    let limits: Limits
+    /// The decision in force.
+    private(set) var current: Decision
+    /// Since when the target has allowed something better than `current` (nil: it does not).
+    private var betterSince: UInt64?
+    private var lastChangeAt: UInt64?
+
+    /// Starts undegraded (the configured maximum rate and range).
+    init(limits: Limits) {
+        self.limits = limits
+        current = Decision(framesPerSecond: limits.maxFramesPerSecond, minQuantizer: limits.minQuantizer,
+                           maxQuantizer: limits.maxQuantizer)
+    }
+
+    /// What `targetKbps` allows for a picture of `pixels`, with no hold.
+    func ideal(targetKbps: Int, pixels: Int) -> Decision {
+        let bits = Double(max(1, targetKbps)) * 1000
+        let perFrame = Double(max(1, pixels)) * limits.bitsPerPixel
+        let lowest = min(limits.minFramesPerSecond, limits.maxFramesPerSecond)
+        // Whole frames per second (tenths below 1), so small changes of the target do not move the cap.
+        var fps = bits / perFrame
+        fps = fps >= 1 ? fps.rounded(.down) : (fps * 10).rounded(.down) / 10
+        fps = min(limits.maxFramesPerSecond, max(lowest, fps))
+        var floor = limits.minQuantizer
+        let atLowest = bits / (perFrame * lowest)
+        if atLowest < 1 {
+            let top = max(limits.minQuantizer, min(limits.highestFloor, limits.maxQuantizer))
+            floor += Int(((1 - atLowest) * Double(top - limits.minQuantizer)).rounded())
+        }
+        return Decision(framesPerSecond: fps, minQuantizer: floor, maxQuantizer: maxQuantizer(fps: fps, floor: floor))
+    }
+
+    /// The decision at `now` for `targetKbps` and a picture of `pixels`.
+    mutating func update(targetKbps: Int, pixels: Int, now: UInt64) -> Decision {
+        let ideal = ideal(targetKbps: targetKbps, pixels: pixels)
+        var next = current
+        next.framesPerSecond = min(next.framesPerSecond, ideal.framesPerSecond)
+        next.minQuantizer = max(next.minQuantizer, ideal.minQuantizer)
+        if next != current {
+            lastChangeAt = now
+            betterSince = nil
+        } else if ideal.framesPerSecond > current.framesPerSecond || ideal.minQuantizer < current.minQuantizer {
+            let since = betterSince ?? now
+            betterSince = since
+            let hold = limits.recoveryHoldMicros
+            if now >= since + hold, now >= (lastChangeAt ?? 0) + hold {
+                if ideal.framesPerSecond > current.framesPerSecond {
+                    next.framesPerSecond = ideal.framesPerSecond
+                } else {
+                    next.minQuantizer = ideal.minQuantizer
+                }
+                lastChangeAt = now
+                betterSince = now  // the next step's hold runs from this one
+            }
+        } else {
+            betterSince = nil
+        }
+        next.maxQuantizer = maxQuantizer(fps: next.framesPerSecond, floor: next.minQuantizer)
+        current = next
+        return next
+    }
+
+    /// 63 while degraded (a lower frame rate or a raised floor), else the configured worst.
+    private func maxQuantizer(fps: Double, floor: Int) -> Int {
+        fps < limits.maxFramesPerSecond || floor > limits.minQuantizer ? 63 : limits.maxQuantizer
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+
+/// Headless Chromium on the viewer page of a call that encrypts end to end (`--e2ee-key-file`), in a
+/// loopback-only network namespace: with the key the page decrypts in its Worker and shows the test pattern;
+/// without it, or with a wrong one, no frame is decoded and the page says so; SIGHUP rotates the key at a
+/// keyframe without a frame lost.
+final class ChromiumE2EETests: XCTestCase {
+    private let (width, height) = (640, 360)
+    private let passphrase = "correct horse + battery/é"
+    private let nextPassphrase = "the next passphrase, after SIGHUP"
+    private let thirdPassphrase = "a third one the page is not told"
+    private let tools = [URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]
+
+    /// A call with a key file (mode 0600) in a folder of its own, and the Chromium profile folder.
+    private func startCall() throws -> (call: CallUnderTest, keyFile: String, profile: String, keys: TemporaryDirectory) {
+        let keys = try TemporaryDirectory(prefix: "sc-e2ee")
+        let keyFile = keys.path("key")
+        XCTAssertTrue(FileManager.default.createFile(atPath: keyFile, contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "\(width)x\(height)", "--e2ee-key-file", keyFile])
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        return (call, keyFile, profile, keys)
+    }
+
+    /// Runs chromium_e2ee.py with `steps` and returns its snapshots.
+    private func browse(_ call: CallUnderTest, profile: String, query: String = "", fragment: String = "", steps: [[String: Any]]) throws -> [[String: Any]] {
+        let points = barSamplePoints(width: width, height: height).map { "\($0.x),\($0.y)" }.joined(separator: ";")
+        let stepsJSON = String(decoding: try JSONSerialization.data(withJSONObject: steps), as: UTF8.self)
+        let report = try EndToEnd.runPeer(
+            EndToEnd.systemPython, "chromium_e2ee.py",
+            ["--url", call.baseURL + "/" + query + fragment, "--profile", profile + "/profile", "--steps", stepsJSON,
+             "--points", points, "--timeout", "60"],
+            timeout: 120, environment: ["HOME": profile, "TMPDIR": profile])
+        print("e2e: chromium e2ee \(report)")
+        XCTAssertNil(report["error"] as? String, "\(report)")
+        return report["snapshots"] as? [[String: Any]] ?? []
+    }
+
+    private func fragment(_ key: String) -> String { "#key=" + key.utf8.map { String(format: "%%%02X", $0) }.joined() }
+
+    private func e2ee(_ snapshot: [String: Any]) -> [String: Any] { (snapshot["stats"] as? [String: Any])?["e2ee"] as? [String: Any] ?? [:] }
+
+    /// Pixels of a snapshot against the test pattern's bars (what the screen shows), BT.601 limited range.
+    private func assertBars(_ snapshot: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
+        guard let pixels = snapshot["pixels"] as? [[Int]], pixels.count == 8 else {
+            return XCTFail("no pixels: \(snapshot)", file: file, line: line)
+        }
+        for (index, pixel) in pixels.enumerated() {
+            let expected = rgb(ofBar: testPatternBars[index])
+            let difference = [abs(pixel[0] - expected.r), abs(pixel[1] - expected.g), abs(pixel[2] - expected.b)].max() ?? 255
+            XCTAssertLessThanOrEqual(difference, 12, "bar \(index): \(pixel) vs \(expected)", file: file, line: line)
+        }
+    }
+
+    /// The key in the fragment: frames decrypt and show the pattern, the overlay has the lock. Then the
+    /// page learns the next passphrase (the link with the new #key=), the key file changes and SIGHUP goes
+    /// to the call: the frames under key index 1 start at a keyframe and the page goes on decoding without
+    /// one failed frame. A third rotation to a passphrase the page lacks: it decodes nothing more and says
+    /// the key changed; typed in, it goes on from a keyframe.
+    func testTheKeyInTheLinkPlaysAndSIGHUPRotatesAtAKeyframe() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testTheKeyInTheLinkPlaysAndSIGHUPRotatesAtAKeyframe", timeout: 180)
+        }
+        guard EndToEnd.requireTools(tools) else { return }
+        let (call, keyFile, profile, keys) = try startCall()
+        defer { call.stop(); keys.remove() }
+        let snapshots = try browse(call, profile: profile, fragment: fragment(passphrase), steps: [
+            ["wait": "decoded", "more": 60], ["pixels": true],
+            ["fragment": nextPassphrase], ["hold": 1],
+            ["rotate": ["file": keyFile, "passphrase": nextPassphrase, "pid": Int(call.process.processIdentifier)]],
+            ["wait": "decoded", "more": 60], ["pixels": true],
+            ["rotate": ["file": keyFile, "passphrase": thirdPassphrase, "pid": Int(call.process.processIdentifier)]],
+            ["wait": "state", "state": "key-changed", "received": 30], ["hold": 1],
+            ["type": thirdPassphrase], ["wait": "decoded", "more": 30], ["pixels": true],
+        ])
+        XCTAssertEqual(snapshots.count, 13)
+        guard snapshots.count == 13 else { return }
+        let first = snapshots[1]
+        XCTAssertEqual(first["e2eeState"] as? String, "decrypting")
+        XCTAssertEqual(first["panelVisible"] as? Bool, false)
+        XCTAssertTrue((first["overlay"] as? String ?? "").hasPrefix("\u{1F512} key 0"), "\(first["overlay"] ?? "-")")
+        XCTAssertEqual(e2ee(first)["mode"] as? String, "script-transform")
+        XCTAssertEqual((first["stats"] as? [String: Any])?["width"] as? Int, width)
+        assertBars(first)
+
+        let last = snapshots[6], counts = e2ee(last)
+        XCTAssertEqual(counts["keyIndex"] as? Int, 1)
+        XCTAssertEqual(counts["failed"] as? Int, 0, "no frame lost across the rotation")
+        XCTAssertEqual(counts["noKey"] as? Int, 0)
+        let switches = try XCTUnwrap(counts["switches"] as? [[String: Any]])
+        XCTAssertEqual(switches.map { $0["keyIndex"] as? Int }, [0, 1])
+        XCTAssertEqual(switches.map { $0["keyframe"] as? Bool }, [true, true], "each key starts at a keyframe")
+        XCTAssertTrue((last["overlay"] as? String ?? "").hasPrefix("\u{1F512} key 1"))
+        assertBars(last)
+
+        let (changed, held) = (snapshots[8], snapshots[9])
+        XCTAssertEqual(changed["message"] as? String, "The call changed its key \u{2014} enter the new key")
+        XCTAssertEqual(held["e2eeState"] as? String, "key-changed")
+        XCTAssertEqual(held["framesDecoded"] as? Int, changed["framesDecoded"] as? Int, "nothing decoded without the key")
+        let third = e2ee(snapshots[12])
+        XCTAssertEqual(third["keyIndex"] as? Int, 2)
+        XCTAssertEqual((third["switches"] as? [[String: Any]])?.last?["keyframe"] as? Bool, true, "the typed key goes on from a keyframe")
+        assertBars(snapshots[12])
+
+        let stats = try call.stats()["e2ee"] as? [String: Any] ?? [:]
+        print("e2e: the call's e2ee stats \(stats)")
+        XCTAssertEqual(stats["enabled"] as? Bool, true)
+        XCTAssertEqual(stats["keyIndex"] as? Int, 2)
+        XCTAssertEqual(stats["rotations"] as? Int, 2)
+        XCTAssertGreaterThan(stats["framesEncrypted"] as? Int ?? 0, 150)
+        XCTAssertEqual(stats["framesDropped"] as? Int, 0)
+        XCTAssertNotNil(call.waitForLine("e2ee key rotated", timeout: 1))
+        for secret in [passphrase, nextPassphrase, thirdPassphrase] {
+            XCTAssertFalse(call.log.contains(secret), "the call never logs a passphrase")
+        }
+    }
+
+    /// No key: frames arrive, none is decoded, the page says the screen is encrypted. A wrong key typed in:
+    /// still none, and the page says the key does not match. The right one typed in: the picture appears.
+    func testNoKeyThenAWrongKeyDecodeNothingAndTheRightOneRecovers() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testNoKeyThenAWrongKeyDecodeNothingAndTheRightOneRecovers", timeout: 180)
+        }
+        guard EndToEnd.requireTools(tools) else { return }
+        let (call, _, profile, keys) = try startCall()
+        defer { call.stop(); keys.remove() }
+        let snapshots = try browse(call, profile: profile, steps: [
+            ["wait": "state", "state": "no-key", "received": 60], ["hold": 1],
+            ["type": "not the passphrase"], ["wait": "state", "state": "wrong-key", "received": 60], ["hold": 1],
+            ["type": passphrase], ["wait": "decoded", "more": 30], ["pixels": true],
+        ])
+        XCTAssertEqual(snapshots.count, 8)
+        guard snapshots.count == 8 else { return }
+        for (index, expected) in [(1, "This screen is end-to-end encrypted \u{2014} enter the key"), (4, "The key does not match \u{2014} enter the key")] {
+            let snapshot = snapshots[index]
+            XCTAssertEqual(snapshot["framesDecoded"] as? Int, 0, "step \(index): not one frame decoded")
+            XCTAssertEqual(snapshot["message"] as? String, expected)
+            XCTAssertEqual(snapshot["panelVisible"] as? Bool, true)
+            XCTAssertGreaterThanOrEqual(e2ee(snapshot)["received"] as? Int ?? 0, 60, "frames arrive all the same")
+            XCTAssertEqual(e2ee(snapshot)["decrypted"] as? Int, 0)
+            XCTAssertFalse((snapshot["overlay"] as? String ?? "").contains("\u{1F512}"))
+        }
+        let refused = e2ee(snapshots[4])
+        XCTAssertGreaterThan(refused["failed"] as? Int ?? 0, 0)
+        XCTAssertEqual((refused["failed"] as? Int ?? 0) + (refused["noKey"] as? Int ?? 0), refused["received"] as? Int,
+                       "every frame refused: no key yet, then the wrong key")
+        let last = snapshots[7], counts = e2ee(last)
+        let waited = (snapshots[6]["elapsedMs"] as? Int ?? 0) - (snapshots[5]["elapsedMs"] as? Int ?? 0)
+        print("e2e: decoding \(waited) ms after the right key was typed; worker keyframe requests \(counts["keyframeRequests"] ?? "-"), "
+              + "delta frames held back \(counts["heldBack"] ?? "-")")
+        let switches = try XCTUnwrap(counts["switches"] as? [[String: Any]])
+        XCTAssertEqual(switches.first?["keyframe"] as? Bool, true, "the decoder starts at a keyframe")
+        XCTAssertEqual(last["e2eeState"] as? String, "decrypting")
+        XCTAssertEqual(last["panelVisible"] as? Bool, false)
+        assertBars(last)
+    }
+
+    /// Without RTCRtpScriptTransform (forced: `?e2ee-api=encoded-streams`), the page decrypts through
+    /// `createEncodedStreams()` on an `encodedInsertableStreams` peer connection.
+    func testTheEncodedStreamsFallbackDecrypts() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testTheEncodedStreamsFallbackDecrypts", timeout: 150)
+        }
+        guard EndToEnd.requireTools(tools) else { return }
+        let (call, _, profile, keys) = try startCall()
+        defer { call.stop(); keys.remove() }
+        let snapshots = try browse(call, profile: profile, query: "?e2ee-api=encoded-streams", fragment: fragment(passphrase), steps: [
+            ["wait": "decoded", "more": 60], ["pixels": true],
+        ])
+        guard let last = snapshots.last else { return XCTFail("no snapshot") }
+        XCTAssertEqual(e2ee(last)["mode"] as? String, "encoded-streams")
+        XCTAssertEqual(e2ee(last)["failed"] as? Int, 0)
+        assertBars(last)
+    }
+}

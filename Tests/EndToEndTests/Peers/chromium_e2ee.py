@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Headless Chromium on the viewer page of a call that encrypts end to end, for ChromiumE2EETests. Run
+with the system python3 (Debian's selenium); the browser is chromium_viewer.py's.
+
+Opens --url (the key, if any, in its #key= fragment), then runs --steps, a JSON array of steps in order:
+
+  {"wait": "decoded", "more": N}           until the page has decoded N more frames than at the step's
+                                           start and its e2ee state is "decrypting"
+  {"wait": "state", "state": S, "received": N}
+                                           until the page's e2ee state is S and its worker has received N
+                                           more frames than at the step's start
+  {"type": KEY}                            type KEY into the page's key field and press Unlock
+  {"fragment": KEY}                        go to the same page with #key=KEY (a new link: hashchange)
+  {"rotate": {"file": PATH, "passphrase": P, "pid": PID}}
+                                           write P to PATH (mode 0600) and send SIGHUP to PID (the call)
+  {"hold": SECONDS}                        wait
+  {"pixels": true}                         read the video's pixels at --points through a canvas
+
+Every step ends with a snapshot of the page. Prints one JSON object on stdout:
+  {"error": TEXT or null, "snapshots": [{"step", "elapsedMs", "stats": lastStats (with its e2ee part),
+   "framesDecoded", "e2eeState", "message": the panel's text or null, "panelVisible", "overlay": the
+   stats overlay's text, "pixels"}, ...]}
+A step that times out (--timeout for the whole run) ends the run with "error".
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+from chromium_viewer import READ_PIXELS, start_browser
+from selenium.webdriver.common.by import By
+
+SNAPSHOT = """
+const viewer = window.screencastViewer;
+const panel = document.getElementById("e2ee");
+return { stats: viewer ? viewer.lastStats : null, e2eeState: document.body.dataset.e2eeState || null,
+  e2ee: viewer && viewer.e2ee ? { state: viewer.e2ee.state, mode: viewer.e2ee.mode, counts: viewer.e2ee.counts } : null,
+  message: panel && !panel.hidden ? document.getElementById("e2ee-message").textContent : null,
+  panelVisible: !!(panel && !panel.hidden), overlay: document.getElementById("stats").textContent };
+"""
+
+
+def snapshot(driver):
+    page = driver.execute_script(SNAPSHOT)
+    stats = page.get("stats") or {}
+    counts = (page.get("e2ee") or {}).get("counts") or {}
+    page["framesDecoded"] = stats.get("framesDecoded", 0)
+    page["received"] = counts.get("received", 0)
+    return page
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--steps", required=True)
+    parser.add_argument("--points", default="")
+    parser.add_argument("--timeout", type=float, default=60)
+    args = parser.parse_args()
+    points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
+    steps = json.loads(args.steps)
+
+    driver = start_browser(args.profile)
+    result = {"error": None, "snapshots": []}
+    start = time.monotonic()
+    deadline = start + args.timeout
+    try:
+        driver.set_script_timeout(10)
+        driver.get(args.url)
+        for step in steps:
+            before = snapshot(driver)
+            if step.get("wait") == "decoded":
+                while True:
+                    now = snapshot(driver)
+                    if now["framesDecoded"] >= before["framesDecoded"] + step["more"] and now["e2eeState"] == "decrypting":
+                        break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("waiting for %d more decoded frames" % step["more"])
+                    time.sleep(0.2)
+            elif step.get("wait") == "state":
+                while True:
+                    now = snapshot(driver)
+                    if now["e2eeState"] == step["state"] and now["received"] >= before["received"] + step.get("received", 0):
+                        break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("waiting for e2ee state %s (now %s)" % (step["state"], now["e2eeState"]))
+                    time.sleep(0.2)
+            elif "type" in step:
+                field = driver.find_element(By.ID, "e2ee-key")
+                field.send_keys(step["type"])
+                driver.find_element(By.CSS_SELECTOR, "#e2ee-entry button").click()
+            elif "fragment" in step:
+                driver.execute_script("location.hash = 'key=' + encodeURIComponent(arguments[0])", step["fragment"])
+            elif "rotate" in step:
+                rotate = step["rotate"]
+                descriptor = os.open(rotate["file"] + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.write(descriptor, (rotate["passphrase"] + "\n").encode())
+                os.close(descriptor)
+                os.replace(rotate["file"] + ".new", rotate["file"])
+                os.kill(rotate["pid"], signal.SIGHUP)
+            elif "hold" in step:
+                time.sleep(step["hold"])
+            page = snapshot(driver)
+            page["step"] = step
+            page["elapsedMs"] = round((time.monotonic() - start) * 1000)
+            if step.get("pixels") and points:
+                page["pixels"] = driver.execute_script(READ_PIXELS, points)
+            result["snapshots"].append(page)
+    except Exception as error:
+        result["error"] = repr(error)
+        try:
+            result["last"] = snapshot(driver)
+        except Exception:
+            pass
+    finally:
+        driver.quit()
+    print(json.dumps(result))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

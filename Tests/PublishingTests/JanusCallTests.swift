@@ -1,0 +1,105 @@
+import Foundation
+import Publishing
+import TestSupport
+import XCTest
+
+/// A real `screencast-call --source testpattern --janus … --janus-create-room` publishing into a real Janus
+/// (``JanusHarness``), watched through Janus by an independent aiortc subscriber
+/// (`Peers/janus_subscriber.py`, the VideoRoom subscriber flow over the Janus HTTP API).
+final class JanusCallTests: XCTestCase {
+    static let python = TestPaths.packageRoot.appendingPathComponent("venv/bin/python")
+    static let script = TestPaths.packageRoot.appendingPathComponent("Tests/PublishingTests/Peers/janus_subscriber.py")
+    let room = 77
+
+    struct Watched: Decodable {
+        var frames: Int
+        var width: Int
+        var height: Int
+        var firstFrameMs: Int?
+        var publisher: String?
+        var error: String?
+    }
+
+    func watch(seconds: Double) throws -> Watched {
+        let result = try ProcessRunner.run(
+            Self.python, [Self.script.path, "--url", JanusHarness.apiURL, "--room", String(room), "--seconds", String(seconds)], timeout: 40)
+        let line = try XCTUnwrap(result.stdout.split(separator: "\n").last, "subscriber printed nothing: \(result.stderr.suffix(3000))")
+        return try JSONDecoder().decode(Watched.self, from: Data(line.utf8))
+    }
+
+    /// The subscriber decodes 320x240 frames of the test pattern through Janus; after SIGKILL and a restart
+    /// of Janus the call re-creates the room and re-publishes, and a new subscriber decodes frames again.
+    func testASubscriberThroughJanusDecodesTheCallAndAgainAfterJanusRestarts() throws {
+        guard JanusHarness.isInside else {
+            for tool in [Self.python, TestPaths.executable("screencast-call")] where !FileManager.default.isExecutableFile(atPath: tool.path) {
+                return XCTFail("\(tool.path) is missing: run tools/setup and swift build")
+            }
+            return try JanusHarness.rerunInNamespace(
+                "PublishingTests.JanusCallTests/testASubscriberThroughJanusDecodesTheCallAndAgainAfterJanusRestarts", timeout: 90)
+        }
+        let janus = try JanusHarness()
+        defer { janus.stop() }
+        try janus.start()
+        let call = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
+            "--source", "testpattern", "--pattern-size", "320x240", "--http", "127.0.0.1:18080", "--stats-interval", "0",
+            "--socket", janus.folder.appendingPathComponent("agent.sock").path, "--ice-address", "127.0.0.2", "--ice-address", "127.0.0.1",
+            "--janus", JanusHarness.apiURL, "--janus-room", String(room), "--janus-create-room", "--janus-display", "e2e",
+        ])
+        defer { _ = ProcessRunner.terminate(call) }
+        var first = try watch(seconds: 4)
+        for _ in 0..<3 where first.error?.contains("no publisher") == true {
+            usleep(500_000)
+            first = try watch(seconds: 4)
+        }
+        XCTAssertNil(first.error)
+        XCTAssertEqual(first.publisher, "e2e")
+        XCTAssertGreaterThan(first.frames, 30, "frames decoded in 4 s")
+        XCTAssertEqual(first.width, 320)
+        XCTAssertEqual(first.height, 240)
+        print("janus: subscriber decoded \(first.frames) frames, first after \(first.firstFrameMs ?? -1) ms")
+
+        let beforeKill = try stats()
+        XCTAssertEqual(beforeKill["state"] as? String, "published")
+        XCTAssertGreaterThanOrEqual(beforeKill["plisReceived"] as? Int ?? 0, 1, "Janus asked for a keyframe for the subscriber")
+
+        // A local WHEP viewer watches straight from the call while Janus dies and comes back.
+        let output = Pipe()
+        let viewer = try ProcessRunner.start(Self.python, [Self.whepViewer.path, "--url", "http://127.0.0.1:18080/whep", "--seconds", "22"], stdout: output)
+        defer { _ = ProcessRunner.terminate(viewer) }
+        usleep(1_000_000)
+        janus.kill()
+        usleep(1_000_000)
+        try janus.start()
+        let restarted = Date()
+        var again = try watch(seconds: 4)
+        while again.error?.contains("no publisher") == true, Date().timeIntervalSince(restarted) < 40 {
+            usleep(500_000)
+            again = try watch(seconds: 4)
+        }
+        print("janus: after the restart, publishing again within \(String(format: "%.1f", Date().timeIntervalSince(restarted))) s; "
+            + "\(again.frames) frames, first after \(again.firstFrameMs ?? -1) ms")
+        XCTAssertNil(again.error)
+        XCTAssertGreaterThan(again.frames, 30)
+        XCTAssertEqual(again.width, 320)
+        let after = try stats()
+        XCTAssertGreaterThanOrEqual(after["reconnects"] as? Int ?? 0, 1)
+        XCTAssertNotNil(after["lastReason"] as? String)
+
+        XCTAssertFalse(ProcessRunner.wait(for: viewer, timeout: 30), "the WHEP viewer ends by itself")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let local = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data((text.split(separator: "\n").last ?? "").utf8)) as? [String: Any])?["viewers"] as? [[String: Any]])
+        print("janus: the local WHEP viewer meanwhile: \(local.first?["frames"] ?? "-") frames, largest gap \(local.first?["maxGapMs"] ?? "-") ms")
+        XCTAssertGreaterThan(local.first?["frames"] as? Int ?? 0, 500, "≈ 30 fps for 20 s")
+        XCTAssertEqual(local.first?["gapsOver500"] as? Int, 0, "no gap over 500 ms while the SFU leg failed and came back")
+    }
+
+    static let whepViewer = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/whep_viewer.py")
+
+    /// The call's `/stats` "sfu" object.
+    func stats() throws -> [String: Any] {
+        let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")
+        let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try XCTUnwrap(json?["sfu"] as? [String: Any], "no sfu in /stats")
+    }
+}

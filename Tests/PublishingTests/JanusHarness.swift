@@ -1,0 +1,104 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A real Janus 1.1.2 (Debian `janus`) for tests, run inside a loopback-only network namespace that the
+/// test re-runs itself in. Janus skips loopback-flagged interfaces when it gathers, so the namespace gets a
+/// veth carrying 127.0.0.2/32 (`../shared/notes/real-peers.md`), and every peer of Janus uses 127.0.0.2
+/// as its host candidate. The configuration is generated into a temporary folder: only the VideoRoom
+/// plugin and the HTTP transport (127.0.0.1:8088), no preset rooms.
+final class JanusHarness {
+    static let binary = "/usr/bin/janus"
+    static let insideVariable = "SCREENCAST_JANUS_INSIDE_NETNS"
+    static let apiURL = "http://127.0.0.1:8088/janus"
+    let folder: URL
+    private(set) var process: Process?
+    let log: URL
+
+    /// Re-runs `test` inside `unshare -n` with lo up and the 127.0.0.2 veth; checks it passed there.
+    static func rerunInNamespace(_ test: String, timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard getuid() == 0 else { return XCTFail("needs root for a network namespace (unshare -n)", file: file, line: line) }
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            return XCTFail("\(binary) is missing: run tools/setup (Debian janus)", file: file, line: line)
+        }
+        let network = "ip link set lo up && ip link add sfu0 type veth peer name sfu1 && ip addr add 127.0.0.2/32 dev sfu0"
+            + " && ip link set sfu0 up && ip link set sfu1 up"
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/unshare"),
+            ["-n", "sh", "-c", "\(network) && \(insideVariable)=1 exec \"$0\" \"$1\"", CommandLine.arguments[0], test], timeout: timeout)
+        let report = result.stdout.split(separator: "\n").filter { $0.hasPrefix("janus:") }.joined(separator: "\n")
+        print("\(test) against Janus in a namespace:\n\(report)")
+        XCTAssertFalse(result.timedOut, "the inner run timed out:\n\(result.stdout.suffix(8000))", file: file, line: line)
+        XCTAssertTrue(result.stdout.contains("Executed 1 test, with 0 failures"),
+                      "inner run failed:\n\(result.stdout.suffix(12000))\n\(result.stderr.suffix(3000))", file: file, line: line)
+    }
+
+    static var isInside: Bool { ProcessInfo.processInfo.environment[insideVariable] != nil }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("janus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        log = folder.appendingPathComponent("janus.log")
+        let libraries = "/usr/lib/x86_64-linux-gnu/janus"
+        let plugins = ["audiobridge", "duktape", "echotest", "lua", "nosip", "recordplay", "sip", "streaming", "textroom", "videocall", "voicemail"]
+        let transports = ["websockets", "mqtt", "nanomsg", "pfunix", "rabbitmq"]
+        let files = [
+            "janus.jcfg": """
+                general: { configs_folder = "\(folder.path)", plugins_folder = "\(libraries)/plugins",
+                    transports_folder = "\(libraries)/transports", events_folder = "\(libraries)/events",
+                    loggers_folder = "\(libraries)/loggers", debug_level = 4, session_timeout = 60 }
+                plugins: { disable = "\(plugins.map { "libjanus_\($0).so" }.joined(separator: ","))" }
+                transports: { disable = "\(transports.map { "libjanus_\($0).so" }.joined(separator: ","))" }
+                events: { broadcast = false }
+                media: { rtp_port_range = "20000-20200" }
+                """,
+            "janus.transport.http.jcfg": """
+                general: { json = "indented", base_path = "/janus", http = true, port = 8088, ip = "127.0.0.1", https = false }
+                admin: { admin_http = false }
+                """,
+            "janus.plugin.videoroom.jcfg": "general: { }\n",
+        ]
+        for (name, text) in files { try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+    }
+
+    /// Starts Janus and waits (at most 10 s) until its HTTP API answers.
+    func start() throws {
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let output = try FileHandle(forWritingTo: log)
+        output.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["-C", folder.appendingPathComponent("janus.jcfg").path, "-F", folder.path]
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        self.process = process
+        let end = Date().addingTimeInterval(10)
+        while Date() < end {
+            if let text = try? String(contentsOf: log, encoding: .utf8), text.contains("HTTP webserver started") { return }
+            usleep(50_000)
+        }
+        throw JanusHarnessError("Janus did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    }
+
+    /// SIGKILL, as a crash does.
+    func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    func stop() {
+        if let process { _ = ProcessRunner.terminate(process) }
+        process = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+}
+
+struct JanusHarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

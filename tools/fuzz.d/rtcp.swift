@@ -1,0 +1,130 @@
+// Fuzz target: RTCP compound packets (RFC 3550 §6, RFC 4585 §6, RFC 5104 §4.3.1, REMB) as the sender side
+// of a call reads them after SRTCP unprotection: RTCPPacket.parseCompound, then RTPSenderState.handleRTCP
+// with a retransmission history of real packets.
+//
+// Input: [mode] then records [length u16] [milliseconds since the last u8] [compound bytes…]
+//   mode bit 0: RTX negotiated; bit 1: NACK negotiated; bit 2: duplicate retransmissions above 2 % loss;
+//   bits 3–4: the sender's SSRC is 0x3a5e91c7 (the seeds' media SSRC), 0x7b1f002d, 0 or 0xffffffff.
+// Before each record the sender packetizes one frame (history to NACK).
+// Properties: parsing ends in packets or a typed RTPError; parsed packets serialise without error and
+// parse back to the same packets (a REMB bitrate rounded to what its 18-bit mantissa holds); handling never traps, retransmits only packets it sent (the originals, or
+// RTX packets that unwrap to them), at most two copies per NACKed sequence number, asks for a keyframe only
+// for a PLI or FIR naming our SSRC, reports the REMB it read; the history stays within its limits.
+import RTP
+@testable import WebRTC
+
+private let ssrcs: [UInt32] = [0x3A5E_91C7, 0x7B1F_002D, 0, 0xFFFF_FFFF]
+private let rtxSSRC: UInt32 = 0x0BAD_CAFE
+
+func fuzzOne(_ bytes: [UInt8]) {
+    var input = FuzzInput(bytes)
+    let mode = input.byte()
+    let ssrc = ssrcs[Int(mode >> 3) & 3]
+    var feedback = NegotiatedVideo.Feedback.all
+    feedback.nack = mode & 2 != 0
+    let configuration = RTPSenderState.Configuration(
+        ssrc: ssrc, payloadType: 96, rtx: mode & 1 != 0 ? .init(ssrc: rtxSSRC, payloadType: 97) : nil, cname: "fuzz",
+        initialSequenceNumber: 1230, historyPackets: 64, historyBytes: 64 * 1200, feedback: feedback,
+        duplicateRetransmissionsAboveLoss: mode & 4 != 0 ? 0.02 : nil)
+    guard var sender = try? RTPSenderState(configuration: configuration) else { violated("a valid sender configuration was refused") }
+
+    var sent: [UInt16: [UInt8]] = [:]
+    var now: UInt64 = 1_000_000
+    var frame = 0
+    while !input.isAtEnd {
+        let length = Int(input.u16()) % 1501
+        now += UInt64(input.byte()) * 1000
+        let compound = Array(input.take(length))
+
+        frame += 1
+        let size = 200 + (frame * 977) % 3000
+        guard let packets = try? sender.packetize(frame: [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: size),
+                                                  isKeyframe: frame == 1, captureMicros: now, nowMicros: now)
+        else { violated("packetizing a \(size)-byte frame failed") }
+        for packet in packets { sent[UInt16(packet[2]) << 8 | UInt16(packet[3])] = packet }
+
+        let parsed = roundTrip(compound)
+        let before = sender.statistics
+        let outcome = sender.handleRTCP(compound, nowMicros: now, arrival: NTPTimestamp(unixMicroseconds: now))
+        checkOutcome(outcome, parsed: parsed, ssrc: ssrc, sender: sender, before: before, sent: sent)
+    }
+}
+
+/// Parses, re-serialises and re-parses; returns the packets (nil when the compound was refused).
+private func roundTrip(_ compound: [UInt8]) -> [RTCPPacket]? {
+    let packets: [RTCPPacket]
+    do {
+        packets = try RTCPPacket.parseCompound(compound)
+    } catch {
+        return nil  // typed: RTPError
+    }
+    let again: [UInt8]
+    do {
+        again = try RTCPPacket.serializeCompound(packets)
+    } catch {
+        violated("parsed RTCP \(packets) does not serialise: \(error)")
+    }
+    do {
+        let reparsed = try RTCPPacket.parseCompound(again)
+        check(reparsed == packets.map(representable), "RTCP changed on re-serialisation: \(packets) → \(reparsed)")
+    } catch {
+        violated("our serialisation \(again) of \(packets) does not parse: \(error)")
+    }
+    return packets
+}
+
+/// The packet as its serialisation can carry it: a REMB bitrate rounded down to 18 bits of mantissa (a parsed
+/// one beyond 64 bits reads as UInt64.max, documented on RTCPRemb.bitrate).
+private func representable(_ packet: RTCPPacket) -> RTCPPacket {
+    guard case .estimatedBitrate(var remb) = packet else { return packet }
+    let (exponent, mantissa) = RTCPRemb.encode(bitrate: remb.bitrate)
+    remb.bitrate = UInt64(mantissa) << exponent
+    return .estimatedBitrate(remb)
+}
+
+private func checkOutcome(
+    _ outcome: RTPSenderState.FeedbackOutcome, parsed: [RTCPPacket]?, ssrc: UInt32, sender: RTPSenderState,
+    before: RTPSenderState.Statistics, sent: [UInt16: [UInt8]]
+) {
+    let after = sender.statistics
+    guard let packets = parsed else {
+        check(outcome == .init(), "a refused compound had an effect: \(outcome)")
+        check(after.rtcpIgnored == before.rtcpIgnored + 1, "a refused compound was not counted")
+        return
+    }
+    var nacked = 0
+    var keyframe = false
+    var remb: UInt64?
+    for packet in packets {
+        switch packet {
+        case .nack(let nack) where nack.mediaSSRC == ssrc: nacked += nack.sequenceNumbers.count
+        case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc: keyframe = true
+        case .fullIntraRequest(let fir) where fir.entries.contains { $0.ssrc == ssrc }: keyframe = true
+        case .estimatedBitrate(let estimate) where estimate.ssrcs.isEmpty || estimate.ssrcs.contains(ssrc): remb = estimate.bitrate
+        default: break
+        }
+    }
+    check(!outcome.keyframeRequested || keyframe, "a keyframe was requested without a PLI or FIR for our SSRC")
+    check(outcome.estimatedBitrate == remb, "REMB \(String(describing: remb)) reported as \(String(describing: outcome.estimatedBitrate))")
+    check(outcome.retransmissions.count <= 2 * nacked, "\(outcome.retransmissions.count) retransmissions for \(nacked) NACKed packets")
+    let rtx = sender.configuration.rtx
+    for bytes in outcome.retransmissions {
+        guard let packet = try? RTPPacket(parsing: bytes) else { violated("a retransmission does not parse as RTP") }
+        var original = packet
+        if let rtx {
+            check(packet.ssrc == rtx.ssrc && packet.payloadType == rtx.payloadType, "RTX packet on SSRC \(packet.ssrc) PT \(packet.payloadType)")
+            guard let unwrapped = try? RTXPacketizer.unwrap(packet, originalSSRC: ssrc, originalPayloadType: 96) else {
+                violated("an RTX retransmission does not unwrap")
+            }
+            original = unwrapped
+        }
+        guard let sentBytes = sent[original.sequenceNumber], let sentPacket = try? RTPPacket(parsing: sentBytes) else {
+            violated("retransmitted sequence number \(original.sequenceNumber) was never sent")
+        }
+        check(original == sentPacket, "retransmission of \(original.sequenceNumber) differs from what was sent")
+    }
+    check(after.rtcpIgnored >= before.rtcpIgnored && after.nacksReceived >= before.nacksReceived
+          && after.packetsRetransmitted >= before.packetsRetransmitted, "a counter went down")
+    check(sender.historyByteCount <= sender.configuration.historyBytes && sender.historyPacketCount <= sender.configuration.historyPackets,
+          "history holds \(sender.historyPacketCount) packets, \(sender.historyByteCount) bytes")
+}
