@@ -309,12 +309,11 @@ async def main():
         results[0]["savedRGB"] = args.save_last_rgb
     for session in sessions + ([rejoined] if rejoined else []):
         await session.leave()
-    report = {"viewers": results}
+    keyframes = [round((t - start) * 1000, 1) for t in KEYFRAME_TIMES]
+    report = {"viewers": results, "keyframes": len(keyframes), "keyframeTimesMs": keyframes}
     if args.record_frames > 0:
         report["decoder"] = DECODER_LOG
     print(json.dumps(report))
-    keyframes = [round((t - start) * 1000, 1) for t in KEYFRAME_TIMES]
-    print(json.dumps({"viewers": results, "keyframes": len(keyframes), "keyframeTimesMs": keyframes}))
     sys.stdout.flush()
 
 
