@@ -30,7 +30,8 @@ final class SocketFileGoneTests: SocketTestCase {
         XCTAssertTrue(back, "the socket file was not made again:\n\(logs.lines.joined(separator: "\n"))")
         XCTAssertEqual(fileMode(folder + "/run")?.permissions, 0o700, "the folder is made 0700 again")
         XCTAssertEqual(fileMode(path.string)?.permissions, 0o600, "and the socket 0600")
-        XCTAssertEqual(logs.count(containing: "socket file gone; listening again"), 1)
+        // The line follows the new socket's bind: wait for it rather than race it.
+        XCTAssertTrue(waitUntil(timeout: 2) { self.logs.count(containing: "socket file gone; listening again") == 1 }, logs.lines.joined(separator: "\n"))
 
         // The sender from before is still the one being read…
         rawWrite(first, message(sequence: 1, bodyBytes: 1000).2)
