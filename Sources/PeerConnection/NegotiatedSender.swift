@@ -18,6 +18,7 @@ extension RTPSenderChain.Configuration {
                 TransportWideCongestionControl.Configuration(
                     extensionID: id, initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &generator))
             })
+        playoutDelayExtensionID = negotiated.playoutDelayExtensionID
     }
 }
 

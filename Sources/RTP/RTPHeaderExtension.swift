@@ -133,6 +133,53 @@ public struct RTPHeaderExtension: Sendable, Equatable {
     }
 }
 
+extension RTPHeaderExtension {
+    /// `block` with `element` added after its elements in the RFC 8285 §4.2 one-byte form (a new block when
+    /// `block` is nil), without parsing the others into an array: one allocation for the new data, padded
+    /// with zero bytes to a multiple of 4. For the per-packet path (TWCC numbers, playout delay).
+    /// - Throws: ``RTPError/malformed(_:_:)`` when `element` does not fit the one-byte form (ID 1…14, 1…16
+    ///   bytes), when `block` is not in the one-byte form, or already holds an element with that ID or the
+    ///   reserved ID 15 (elements after it would be ignored); ``RTPError/truncated(_:needed:available:)`` for a
+    ///   malformed block.
+    public static func appendingOneByte(
+        _ element: RTPHeaderExtensionElement, to block: RTPHeaderExtension?
+    ) throws(RTPError) -> RTPHeaderExtension {
+        guard (1...14).contains(element.id), (1...16).contains(element.data.count) else {
+            throw .malformed(.headerExtension, "element ID \(element.id) with \(element.data.count) bytes does not fit the one-byte form")
+        }
+        var end = 0
+        if let block {
+            guard block.isOneByte else { throw .malformed(.headerExtension, "profile 0x\(String(block.profile, radix: 16)) is not the one-byte form") }
+            let data = block.data
+            var offset = 0
+            while offset < data.count {
+                let byte = data.u8(offset)
+                let id = byte >> 4
+                if id == 0 {
+                    guard byte == 0 else { throw .malformed(.headerExtension, "one-byte element with ID 0, L \(byte & 0x0F)") }
+                    offset += 1
+                    continue
+                }
+                guard id != 15 else { throw .malformed(.headerExtension, "ID 15 ends the block: nothing can follow it") }
+                guard id != element.id else { throw .malformed(.headerExtension, "element ID \(id) is already present") }
+                let length = Int(byte & 0x0F) + 1
+                guard offset + 1 + length <= data.count else {
+                    throw .truncated(.headerExtension, needed: offset + 1 + length, available: data.count)
+                }
+                offset += 1 + length
+                end = offset
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((end + 1 + element.data.count + 3) & ~3)
+        if let block { bytes.append(contentsOf: block.data.prefix(end)) }
+        bytes.append(element.id << 4 | UInt8(element.data.count - 1))
+        bytes.append(contentsOf: element.data)
+        bytes.padToWord(from: 0)
+        return RTPHeaderExtension(profile: oneByteProfile, data: bytes[...])
+    }
+}
+
 /// One RFC 8285 header extension element: its local identifier (negotiated with `a=extmap`) and data.
 public struct RTPHeaderExtensionElement: Sendable, Equatable {
     /// Local identifier: 1…14 in the one-byte form, 1…255 in the two-byte form.

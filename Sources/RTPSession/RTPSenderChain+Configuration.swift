@@ -70,6 +70,9 @@ extension RTPSenderChain {
         /// pacer holds more than this many µs of the target rate besides keyframe packets; keyframes are
         /// always queued.
         public var thinningQueueMicros: UInt64
+        /// The negotiated one-byte ID (1…14) of the playout-delay extension (``RTP/PlayoutDelay``): every media
+        /// packet then carries MIN = MAX = 0 (show at once); nil: not written.
+        public var playoutDelayExtensionID: UInt8? = nil
 
         public init(
             ssrc: UInt32, payloadType: UInt8, rtx: RTXStream? = nil, cname: String, timestampOffset: UInt32 = 0,

@@ -17,6 +17,8 @@ public import RTP
 /// - ``transportFeedback`` is the slot for transport-wide congestion control (the `CongestionControl`
 ///   module): it numbers each packet as it leaves and reads the feedback; a ``SenderOutcome/targetBitrate``
 ///   it gives drives the pacer (``Configuration/pacingFactor`` × target).
+/// - With ``Configuration/playoutDelayExtensionID`` every media packet leaves with the playout delay
+///   MIN = MAX = 0 (``RTP/PlayoutDelay``), added before the TWCC number.
 /// - Everything random is in ``Configuration``; the same inputs always give the same bytes.
 public struct RTPSenderChain: Sendable {
     public struct Statistics: Sendable, Equatable {
@@ -28,6 +30,8 @@ public struct RTPSenderChain: Sendable {
         public var unsendablePackets = 0
         /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
         public var framesThinned = 0
+        /// Media packets whose header extension could not take the playout delay (not the one-byte form).
+        public var packetsWithoutPlayoutDelay = 0
 
         public init() {}
     }
@@ -61,6 +65,8 @@ public struct RTPSenderChain: Sendable {
     /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
     public var transportFeedback: (any RTPSenderFeature)?
     private var sendsMedia = false
+    /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
+    private var playoutDelay: RTPHeaderExtensionElement?
 
     /// - Throws: ``RTPSessionError/invalidConfiguration(_:)`` when the packet size leaves no room for VP8
     ///   data, the payload type is above 127, or the Sender Report interval is 0.
@@ -84,6 +90,10 @@ public struct RTPSenderChain: Sendable {
         lobby = KeyframeLobby(retryIntervalMicros: configuration.keyframeRetryMicros)
         pacer = PacerQueue(configuration: configuration.pacer)
         if let twcc = configuration.transportWideCC { congestion = try TransportWideCongestionControl(configuration: twcc) }
+        if let id = configuration.playoutDelayExtensionID {
+            guard (1...14).contains(id) else { throw .invalidConfiguration("playout-delay extension ID \(id) is not within 1…14") }
+            playoutDelay = PlayoutDelay.element(id: id, limits: .immediate)
+        }
     }
 
     // MARK: Events
@@ -207,6 +217,12 @@ public struct RTPSenderChain: Sendable {
         var out: [OutgoingPacket] = []
         out.reserveCapacity(released.count)
         for var packet in released {
+            if let playoutDelay, packet.kind == .media {
+                // Before the TWCC number, so congestion control counts the packet's final size.
+                do { packet.rtp.headerExtension = try RTPHeaderExtension.appendingOneByte(playoutDelay, to: packet.rtp.headerExtension) } catch {
+                    statistics.packetsWithoutPlayoutDelay += 1
+                }
+            }
             congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
             transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
             var bytes: [UInt8] = []

@@ -95,10 +95,15 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
                 profile: RTPHeaderExtension.oneByteProfile, data: [id << 4 | 1, UInt8(number >> 8), UInt8(truncatingIfNeeded: number), 0][...])
         } else { do {
             let element = TransportWideSequenceNumber.element(id: id, sequenceNumber: number)
-            var elements = try packet.headerExtension?.elements() ?? []
-            elements.removeAll { $0.id == configuration.extensionID }
-            elements.append(element)
-            packet.headerExtension = try RTPHeaderExtension(elements: elements)
+            if let block = packet.headerExtension, block.isOneByte, try block.element(id: id) == nil {
+                // Another one-byte element is there (the playout delay): added after it, one allocation.
+                packet.headerExtension = try RTPHeaderExtension.appendingOneByte(element, to: block)
+            } else {
+                var elements = try packet.headerExtension?.elements() ?? []
+                elements.removeAll { $0.id == configuration.extensionID }
+                elements.append(element)
+                packet.headerExtension = try RTPHeaderExtension(elements: elements)
+            }
         } catch {
             statistics.unnumberedPackets += 1
             return

@@ -107,4 +107,8 @@ public struct NegotiatedVideo: Sendable, Equatable {
     /// (`a=extmap:<id> http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`), when the
     /// offer had it and `transport-cc` feedback for VP8; nil: no TWCC (REMB only).
     public var transportWideCCExtensionID: UInt8?
+    /// The one-byte header extension ID (1…14) of the playout delay
+    /// (`a=extmap:<id> http://www.webrtc.org/experiments/rtp-hdrext/playout-delay`) when the offer had it:
+    /// every media packet then carries MIN = MAX = 0; nil: not written.
+    public var playoutDelayExtensionID: UInt8? = nil
 }

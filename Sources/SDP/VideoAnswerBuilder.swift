@@ -9,6 +9,9 @@
 ///   `a=extmap` of draft-holmer-rmcat-transport-wide-cc-extensions-01 with a one-byte ID (1…14): the
 ///   extmap with the offer's ID and `a=rtcp-fb:<vp8> transport-cc` (Chromium then sends TWCC feedback and
 ///   no REMB); otherwise neither (aiortc: REMB only);
+/// - the playout-delay extension (`http://www.webrtc.org/experiments/rtp-hdrext/playout-delay`) with the
+///   offer's one-byte ID when offered (Chromium does): we then write MIN = MAX = 0 on every media packet so
+///   the receiver shows frames at once;
 /// - our SSRCs and CNAME (`a=ssrc-group:FID` with RTX), `a=msid`, the offer's `a=mid`;
 /// - `a=rtcp-mux` (required in the offer), `a=rtcp-rsize` when offered;
 /// - our ICE credentials, fingerprint and `a=setup` (`passive` for `actpass`/`active`, `active` for `passive`),
@@ -55,6 +58,7 @@ public enum VideoAnswerBuilder {
             transportWideCC: false)
         let twccID = transportWideCCExtensionID(offered, feedback: offeredFeedback, vp8: vp8.payloadType)
         feedback.transportWideCC = twccID != nil
+        let playoutDelayID = receivableExtensionID(offered, uri: playoutDelayURI)
         let direction = offered.direction.answerForSender
         let bundled = offer.bundleGroup.flatMap { group in offered.mid.flatMap { group.mids.contains($0) ? $0 : nil } }
 
@@ -69,7 +73,10 @@ public enum VideoAnswerBuilder {
         if let (stream, track) = local.mediaStreamID { attributes.append(.other(name: "msid", value: "\(stream) \(track)")) }
         attributes.append(.rtcpMux)
         if offered.hasReducedSizeRTCP { attributes.append(.rtcpReducedSize) }
-        if let twccID { attributes.append(.extmap(ExtensionMap(id: twccID, uri: transportWideCCURI))) }
+        var extensions: [ExtensionMap] = []
+        if let twccID { extensions.append(ExtensionMap(id: twccID, uri: transportWideCCURI)) }
+        if let playoutDelayID { extensions.append(ExtensionMap(id: playoutDelayID, uri: playoutDelayURI)) }
+        attributes += extensions.sorted { $0.id < $1.id }.map(SDPAttribute.extmap)  // in ID order, as offers list them
         attributes.append(.rtpmap(RTPMap(payloadType: vp8.payloadType, encodingName: "VP8", clockRate: 90_000)))
         attributes += feedback.attributes(payloadType: vp8.payloadType)
         if let rtx {
@@ -87,7 +94,8 @@ public enum VideoAnswerBuilder {
         let video = NegotiatedVideo(
             mid: offered.mid, mediaIndex: index, direction: direction, vp8PayloadType: vp8.payloadType,
             rtxPayloadType: rtx?.payloadType, feedback: feedback, reducedSizeRTCP: offered.hasReducedSizeRTCP,
-            dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID)
+            dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID,
+            playoutDelayExtensionID: playoutDelayID)
         return (answer, video)
     }
 
@@ -100,8 +108,17 @@ public enum VideoAnswerBuilder {
         _ offered: MediaDescription, feedback: [RTCPFeedbackAttribute], vp8: UInt8
     ) -> UInt8? {
         guard feedback.contains(where: { $0.matches(payloadType: vp8, type: "transport-cc", parameter: nil) }) else { return nil }
+        return receivableExtensionID(offered, uri: transportWideCCURI)
+    }
+
+    /// The URI of the playout-delay extension (libwebrtc's `rtp-hdrext/playout-delay`, ``RTP/PlayoutDelay``).
+    public static let playoutDelayURI = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+
+    /// The offer's ID for the extension `uri` when it fits the one-byte form we write (1…14, RFC 8285 §4.2)
+    /// and its direction lets the offerer receive it (RFC 8285 §8: not `sendonly` or `inactive`).
+    static func receivableExtensionID(_ offered: MediaDescription, uri: String) -> UInt8? {
         let map = offered.extensionMaps.first { map in
-            map.uri == transportWideCCURI && (1...14).contains(map.id) && (map.direction ?? .sendrecv) != .sendonly
+            map.uri == uri && (1...14).contains(map.id) && (map.direction ?? .sendrecv) != .sendonly
                 && map.direction != .inactive
         }
         return map?.id

@@ -12,6 +12,8 @@
 ///   resets once connected.
 /// - An overlay with resolution, fps, bitrate and RTT (selected candidate pair) from `getStats()` each
 ///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`).
+/// - Low latency: the receiver's `jitterBufferTarget` (and Chromium's `playoutDelayHint`) is 0, and the call
+///   writes the playout-delay header extension (MIN = MAX = 0) when the offer has it.
 /// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
 ///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
@@ -115,6 +117,15 @@ public enum ViewerPage {
             });
           }
 
+          // A screen is not a conversation: no jitter-buffer smoothing, each frame is shown once decoded
+          // (jitterBufferTarget ms, WebRTC Extensions §6; Chromium's older playoutDelayHint, seconds).
+          function showAtOnce(receiver) {
+            try {
+              if ("jitterBufferTarget" in receiver) receiver.jitterBufferTarget = 0;
+              if ("playoutDelayHint" in receiver) receiver.playoutDelayHint = 0;
+            } catch (error) {}
+          }
+
           function deleteSession(url) {
             if (!url) return;
             fetch(url, { method: "DELETE", headers: authHeaders({}), keepalive: true }).catch(() => {});
@@ -144,7 +155,9 @@ public enum ViewerPage {
               pc = new RTCPeerConnection(peerConfiguration());
               viewer.pc = pc;
               // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
-              attachDecryptor(pc.addTransceiver("video", { direction: "recvonly" }));
+              const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
+              attachDecryptor(transceiver);
+              showAtOnce(transceiver.receiver);
               pc.ontrack = (event) => {
                 const stream = event.streams[0] || new MediaStream([event.track]);
                 if (video.srcObject !== stream) video.srcObject = stream;

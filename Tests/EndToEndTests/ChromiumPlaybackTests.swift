@@ -7,7 +7,8 @@ import XCTest
 /// the call learns it as peer-reflexive.
 final class ChromiumPlaybackTests: XCTestCase {
     /// The video reaches the source's size, the page's getStats shows ≥ 60 frames decoded, and pixels read
-    /// from the video through a canvas have the test pattern's bar colours.
+    /// from the video through a canvas have the test pattern's bar colours; the receiver's
+    /// `jitterBufferTarget` and `playoutDelayHint` are 0 and the answer Chromium applied has the playout delay.
     func testChromiumPlaysTheTestPatternOnTheViewerPage() throws {
         guard EndToEnd.isInsideNamespace else {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumPlaybackTests/testChromiumPlaysTheTestPatternOnTheViewerPage", timeout: 150)
@@ -41,6 +42,12 @@ final class ChromiumPlaybackTests: XCTestCase {
         XCTAssertEqual(report["videoWidth"] as? Int, width)
         XCTAssertEqual(report["videoHeight"] as? Int, height)
         XCTAssertEqual(report["state"] as? String, "connected")
+        // Low latency: the page asked for no jitter-buffer target, and Chromium took the playout delay.
+        let lowLatency = try XCTUnwrap(report["lowLatency"] as? [String: Any], "no receiver report: \(report)")
+        XCTAssertEqual(lowLatency["jitterBufferTarget"] as? Double, 0)
+        XCTAssertEqual(lowLatency["playoutDelayHint"] as? Double, 0)
+        let extmaps = try XCTUnwrap(lowLatency["answerExtmaps"] as? [String])
+        XCTAssertEqual(extmaps.filter { $0.hasSuffix(" http://www.webrtc.org/experiments/rtp-hdrext/playout-delay") }.count, 1, "\(extmaps)")
         let pixels = try XCTUnwrap(report["pixels"] as? [[Int]], "no pixels read")
         XCTAssertEqual(pixels.count, 8)
         for (index, pixel) in pixels.enumerated() where pixel.count >= 3 {

@@ -51,12 +51,15 @@ final class AnswerAndTrickleTests: XCTestCase {
         XCTAssertEqual(sender.keyframeRetryMicros, 700_000)
         XCTAssertEqual(sender.senderReportIntervalMicros, 400_000)
         XCTAssertLessThanOrEqual(sender.initialSequenceNumber, 0x7FFF)
+        XCTAssertEqual(sender.playoutDelayExtensionID, 5, "Chromium offers the playout delay as ID 5")
+        XCTAssertTrue(lines.contains("a=extmap:5 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"))
     }
 
     /// aiortc offers no `ccm fir`: the chain's feedback says so; an offer without VP8 is refused by check.
     func testNegotiatedFeedbackAndRefusals() throws {
         let aiortc = try answer(try SDPFixture.text("aiortc-offer.sdp"), seed: 5)
         XCTAssertFalse(aiortc.sender.feedback.fullIntraRequest)
+        XCTAssertNil(aiortc.sender.playoutDelayExtensionID, "aiortc offers no playout delay")
         XCTAssertTrue(aiortc.sender.feedback.nack)
         XCTAssertNotNil(aiortc.sender.rtx)
         let audio = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=rtpmap:111 opus/48000/2\r\n"

@@ -19,8 +19,8 @@ final class AnswerBuilderTests: XCTestCase {
 
     /// Our session and VP8 + RTX video section (SSRCs 0x11111111 and 0x22222222) up to the candidates, with
     /// this DTLS role (RFC 5763 §5: `passive` in an answer to `actpass`, `actpass` in our offer), and
-    /// transport-wide congestion control with this extension ID.
-    static func ourVideoSection(setup: String, transportWideCC id: Int? = nil) -> [String] {
+    /// transport-wide congestion control with this extension ID, and the playout delay with that one.
+    static func ourVideoSection(setup: String, transportWideCC id: Int? = nil, playoutDelay: Int? = nil) -> [String] {
         session + ["a=group:BUNDLE 0", "m=video 50000 UDP/TLS/RTP/SAVPF 96 97", "c=IN IP4 127.0.0.1"] + ourTransport + [
             "a=setup:\(setup)",
             "a=mid:0",
@@ -28,7 +28,8 @@ final class AnswerBuilderTests: XCTestCase {
             "a=msid:screencast screen",
             "a=rtcp-mux",
             "a=rtcp-rsize",
-        ] + (id.map { ["a=extmap:\($0) http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"] } ?? []) + [
+        ] + (id.map { ["a=extmap:\($0) http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"] } ?? [])
+        + (playoutDelay.map { ["a=extmap:\($0) http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"] } ?? []) + [
             "a=rtpmap:96 VP8/90000",
             "a=rtcp-fb:96 nack",
             "a=rtcp-fb:96 nack pli",
@@ -46,7 +47,7 @@ final class AnswerBuilderTests: XCTestCase {
     func testAnswerToChromiumWHEPOffer() throws {
         let offer = try SessionDescription(parsing: fixture("chromium-whep-offer.sdp"))
         let (answer, video) = try VideoAnswerBuilder.answer(offer, local: localParameters())
-        let expected = Self.ourVideoSection(setup: "passive", transportWideCC: 4) + Self.ourCandidates + [
+        let expected = Self.ourVideoSection(setup: "passive", transportWideCC: 4, playoutDelay: 5) + Self.ourCandidates + [
             "m=audio 0 UDP/TLS/RTP/SAVPF 111",
             "c=IN IP4 0.0.0.0",
             "a=mid:1",
@@ -59,8 +60,10 @@ final class AnswerBuilderTests: XCTestCase {
         let text = answer.serialized()
         XCTAssertEqual(lines(text), expected)
         XCTAssertTrue(text.hasSuffix("\r\n"))
-        // Of Chromium's eleven header extensions only the transport-wide sequence number is answered (ID 4).
-        XCTAssertEqual(answer.media[0].extensionMaps.map(\.id), [4])
+        // Of Chromium's eleven header extensions the transport-wide sequence number (ID 4) and the playout
+        // delay (ID 5) are answered.
+        XCTAssertEqual(answer.media[0].extensionMaps.map(\.id), [4, 5])
+        XCTAssertEqual(video.playoutDelayExtensionID, 5)
         // The answer is itself valid SDP.
         XCTAssertEqual(try SessionDescription(parsing: text), answer)
 
@@ -112,6 +115,7 @@ final class AnswerBuilderTests: XCTestCase {
         XCTAssertEqual(video.feedback, .init(nack: true, pictureLossIndication: true, fullIntraRequest: false, estimatedBitrate: true))
         // aiortc offers abs-send-time and goog-remb but no transport-cc: REMB only, no header extension.
         XCTAssertNil(video.transportWideCCExtensionID)
+        XCTAssertNil(video.playoutDelayExtensionID)
         XCTAssertTrue(answer.media[0].extensionMaps.isEmpty)
         XCTAssertFalse(video.reducedSizeRTCP)
         XCTAssertEqual(video.remote.fingerprints.map(\.algorithm), ["sha-256", "sha-384", "sha-512"])
@@ -178,6 +182,38 @@ final class AnswerBuilderTests: XCTestCase {
         XCTAssertEqual(answer.media[0].ssrcAttributes, [SSRCAttribute(ssrc: 0x1111_1111, name: "cname", value: "screencast-cname")])
         XCTAssertEqual(video.remote.iceUfrag, "abcd", "session-level ICE credentials are used")
         XCTAssertEqual(video.remote.fingerprints, [Fingerprint(algorithm: "sha-256", value: "AA:BB")])
+    }
+
+    /// The playout delay is answered with the offer's ID alone (no feedback needed), in the one-byte range,
+    /// only when the offerer receives it; lines in ID order whatever the offer's order.
+    func testPlayoutDelayNegotiation() throws {
+        func offer(_ extmaps: String) throws -> SessionDescription {
+            try SessionDescription(parsing: """
+                v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n\
+                a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuv\r\na=fingerprint:sha-256 AA:BB\r\n\
+                m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\na=recvonly\r\na=rtcp-mux\r\n\
+                \(extmaps)a=rtpmap:100 VP8/90000\r\na=rtcp-fb:100 transport-cc\r\n
+                """)
+        }
+        let uri = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+        let twcc = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+        let both = try VideoAnswerBuilder.answer(offer("a=extmap:12 \(uri)\r\na=extmap:3 \(twcc)\r\n"), local: localParameters())
+        XCTAssertEqual(both.video.playoutDelayExtensionID, 12)
+        XCTAssertEqual(both.video.transportWideCCExtensionID, 3)
+        let text = both.answer.serialized()
+        let extmaps = lines(text).filter { $0.hasPrefix("a=extmap") }
+        XCTAssertEqual(extmaps, ["a=extmap:3 \(twcc)", "a=extmap:12 \(uri)"])
+        XCTAssertTrue(text.contains("a=extmap:3 \(twcc)\r\na=extmap:12 \(uri)\r\na=rtpmap:100 VP8/90000\r\n"))
+        for (extmap, id) in [
+            ("a=extmap:1 \(uri)\r\n", UInt8?.some(1)), ("a=extmap:14/recvonly \(uri)\r\n", 14),
+            ("a=extmap:15 \(uri)\r\n", nil),  // two-byte form only: we write the one-byte form
+            ("a=extmap:5/sendonly \(uri)\r\n", nil), ("a=extmap:5/inactive \(uri)\r\n", nil),
+            ("a=extmap:5 \(uri)/x\r\n", nil), ("", nil),
+        ] {
+            let answer = try VideoAnswerBuilder.answer(offer(extmap), local: localParameters())
+            XCTAssertEqual(answer.video.playoutDelayExtensionID, id, extmap)
+            XCTAssertEqual(answer.answer.media[0].extensionMaps.filter { $0.uri == uri }.map(\.id), id.map { [$0] } ?? [], extmap)
+        }
     }
 
     func testOffersWeMustRefuse() throws {

@@ -19,6 +19,13 @@ Options:
   --settle S         once --frames are decoded, keep playing S seconds more before reading (default 0)
   --save-rgba PATH   write the whole video picture as Chromium shows it (drawn on a canvas, read back) as
                      packed RGBA, 4 bytes a pixel, rows top to bottom, to PATH
+  --default-playout  for measuring the low-latency settings against Chromium's defaults: before the page
+                     loads, make the receiver's jitterBufferTarget/playoutDelayHint setters no-ops and drop
+                     the playout-delay a=extmap from the call's answer
+
+The report also has "lowLatency": the receiver's jitterBufferTarget and playoutDelayHint as the page left
+them, the answer's a=extmap lines, and Chromium's jitter buffer figures (inbound-rtp jitterBufferDelay /
+jitterBufferEmittedCount as ms per frame, and jitterBufferTargetDelay likewise).
 """
 
 import argparse
@@ -61,6 +68,38 @@ return [canvas.width, canvas.height, btoa(text)];
 """
 
 
+# Chromium's defaults, for a measured comparison (--default-playout).
+DEFAULT_PLAYOUT = """
+for (const name of ["jitterBufferTarget", "playoutDelayHint"]) {
+  const proto = RTCRtpReceiver.prototype, own = Object.getOwnPropertyDescriptor(proto, name);
+  if (own) Object.defineProperty(proto, name, { get: own.get, set() {}, configurable: true });
+}
+const setRemote = RTCPeerConnection.prototype.setRemoteDescription;
+RTCPeerConnection.prototype.setRemoteDescription = function (description) {
+  const sdp = description.sdp.split("\\r\\n").filter((l) => !l.includes("rtp-hdrext/playout-delay")).join("\\r\\n");
+  return setRemote.call(this, { type: description.type, sdp });
+};
+"""
+
+LOW_LATENCY = """
+const done = arguments[0], pc = window.screencastViewer && window.screencastViewer.pc;
+if (!pc) return done(null);
+const receiver = pc.getReceivers()[0];
+const out = { jitterBufferTarget: receiver.jitterBufferTarget, playoutDelayHint: receiver.playoutDelayHint,
+  answerExtmaps: (pc.remoteDescription ? pc.remoteDescription.sdp : "").split("\\r\\n").filter((l) => l.startsWith("a=extmap:")) };
+pc.getStats().then((report) => {
+  report.forEach((s) => {
+    if (s.type === "inbound-rtp" && s.kind === "video" && s.jitterBufferEmittedCount) {
+      out.jitterBufferMsPerFrame = 1000 * s.jitterBufferDelay / s.jitterBufferEmittedCount;
+      out.jitterBufferTargetMsPerFrame = 1000 * (s.jitterBufferTargetDelay || 0) / s.jitterBufferEmittedCount;
+      out.framesEmitted = s.jitterBufferEmittedCount;
+    }
+  });
+  done(out);
+}, () => done(out));
+"""
+
+
 def start_browser(profile, insecure_https=False):
     """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
     chromium_e2ee.py)."""
@@ -86,6 +125,8 @@ def main():
     parser.add_argument("--save-rgba")
     parser.add_argument("--insecure-https", action="store_true",
                         help="accept the call's self-signed HTTPS certificate (--share/--https)")
+    parser.add_argument("--default-playout", action="store_true",
+                        help="measure against Chromium's defaults: no jitterBufferTarget 0, no playout-delay extension")
     parser.add_argument("--leave", action="store_true",
                         help="leave the page as a person closing the tab would (pagehide) before quitting")
     args = parser.parse_args()
@@ -96,6 +137,8 @@ def main():
     start = time.monotonic()
     try:
         driver.set_script_timeout(10)
+        if args.default_playout:
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": DEFAULT_PLAYOUT})
         driver.get(args.url)
         result["secureContext"] = driver.execute_script("return window.isSecureContext")
         stats = None
@@ -108,6 +151,7 @@ def main():
             time.sleep(args.settle)
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null") or stats
         result["stats"] = stats
+        result["lowLatency"] = driver.execute_async_script(LOW_LATENCY)
         result["elapsedMs"] = round((time.monotonic() - start) * 1000)
         result["state"] = driver.execute_script("return document.body.dataset.state || null")
         size = driver.execute_script("const v = document.getElementById('video'); return [v.videoWidth, v.videoHeight, v.paused]")
