@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "FrameWire"),
         .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
-        .target(name: "Capture", dependencies: ["CXCB", "CYUV", "Media", "ScreencastSupport"]),
+        .target(name: "Capture", dependencies: ["CXCB", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),

@@ -76,9 +76,13 @@ public enum CaptureFormat: String, Sendable, Equatable, CaseIterable {
     /// converted with libyuv `ARGBToI420` (``Media/BGRXToYUV``) and sent with `Buffer-Color-Range: limited`:
     /// for a call on the same machine, ≈3.1 MB a frame at 1080p (≈93 MB/s at 30 fps).
     case i420
+    /// The BGRX picture in memory shared with the call (`Buffer-Format: BGRX-SHM`, Protocol/frame-wire.md
+    /// §2.7): copied once from the X server's segment into one of two slots of a memfd the call maps; only
+    /// the header travels on the socket. The call converts it once to BT.601 limited range.
+    case shm
 
-    /// The YCbCr range of the bodies: full for JPEG (JFIF), limited for I420.
-    public var colorRange: YCbCrRange { self == .i420 ? .limited : .full }
+    /// The YCbCr range of the bodies: full for JPEG (JFIF), limited for I420 (and what the call makes of shm).
+    public var colorRange: YCbCrRange { self == .jpeg ? .full : .limited }
 }
 
 /// The one higher-quality refresh sent once the screen has been static for a while, so text ends up sharp.

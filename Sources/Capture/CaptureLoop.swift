@@ -1,3 +1,4 @@
+import FrameWire
 import Glibc
 import Media
 import ScreencastSupport
@@ -22,6 +23,9 @@ final class CaptureLoop {
     private var area = CaptureRect(x: 0, y: 0, width: 0, height: 0)
     private var frameSize = (width: 0, height: 0)
     private var lastFrame: CapturedFrame?
+    /// `--format shm`: the memory the frames are written to, and the slot the next one takes.
+    private var sharedPicture: SharedPicture?
+    private var nextSlot = 0
     private var nextIndex: UInt64 = 0
     /// The sequence number of the request of the last grab (see ``isBeforeLastGrab(_:)``).
     private var lastGrabSequence: UInt32?
@@ -212,16 +216,21 @@ final class CaptureLoop {
         let grabbed = MonotonicClock.nowMicros()
         lastGrabSequence = image.requestSequence
         cursor?.draw(into: image, showing: area)
-        let raw = configuration.format == .i420
+        let raw = configuration.format != .jpeg
         let quality = raw ? 0 : kind == .paintOver ? paintOver?.quality ?? configuration.quality : configuration.quality
         let subsampling = raw ? .yuv420 : kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
         var body: [UInt8] = []
+        var shared: (picture: SharedPicture, reference: SharedPictureReference)?
         do {
             let native = frameSize.width == area.width && frameSize.height == area.height
             if !native {
                 try BGRXScaler.scale(image.view, toWidth: frameSize.width, height: frameSize.height, into: &scaled)
             }
-            if raw {
+            if configuration.format == .shm {
+                shared = native ? try writeShared(image.view)
+                    : try scaled.withPixels { (pixels) throws(MediaError) in try writeShared(pixels) }
+                body = [0x0A]
+            } else if raw {
                 // A fresh buffer per frame (the frame, and its keepalive repeats, keep it after this returns),
                 // not zero-filled first: ARGBToI420 writes every byte.
                 let count = I420Buffer.byteCount(width: frameSize.width, height: frameSize.height)
@@ -244,11 +253,12 @@ final class CaptureLoop {
             throw .encodeFailed(error)
         }
         let encoded = MonotonicClock.nowMicros()
-        let frame = CapturedFrame(
+        var frame = CapturedFrame(
             body: body, format: configuration.format, width: frameSize.width, height: frameSize.height, timestampMicros: grabbed, index: nextIndex,
             kind: kind, quality: quality, subsampling: subsampling, area: area,
             grabMicros: grabbed - started, encodeMicros: encoded - grabbed)
         nextIndex += 1
+        frame.shared = shared
         lastFrame = frame
         stats.frames += 1
         if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
@@ -257,6 +267,34 @@ final class CaptureLoop {
         stats.jpegBytes += body.count
         stats.method = grabber.method?.rawValue ?? ""
         return frame
+    }
+
+    /// `pixels` copied into the next slot of the shared memory (a new memfd, the next generation, when the
+    /// size changed), between the slot's seqlock writes.
+    private func writeShared(_ pixels: BGRXPixels) throws(MediaError) -> (picture: SharedPicture, reference: SharedPictureReference) {
+        if sharedPicture.map({ $0.width != pixels.width || $0.height != pixels.height }) ?? true {
+            do throws(SharedPictureError) {
+                sharedPicture = try SharedPicture.create(width: pixels.width, height: pixels.height, generation: (sharedPicture?.generation ?? 0) + 1)
+            } catch {
+                throw .invalidArgument("shared memory: \(error)")
+            }
+            nextSlot = 0
+        }
+        let picture = sharedPicture!
+        let slot = nextSlot
+        nextSlot = (nextSlot + 1) % SharedPicture.slotCount
+        let odd = picture.beginWrite(slot: slot)
+        let target = picture.mutablePixels(slot: slot)
+        let row = pixels.width * 4
+        if pixels.stride == row {
+            target.baseAddress!.copyMemory(from: pixels.base.baseAddress!, byteCount: row * pixels.height)
+        } else {
+            for y in 0..<pixels.height {
+                (target.baseAddress! + y * row).copyMemory(from: pixels.base.baseAddress! + y * pixels.stride, byteCount: row)
+            }
+        }
+        let version = picture.endWrite(slot: slot, began: odd)
+        return (picture, SharedPictureReference(generation: picture.generation, slot: slot, version: version))
     }
 
     /// The last frame again, stamped `now`.

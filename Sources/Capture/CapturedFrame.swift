@@ -1,3 +1,4 @@
+public import FrameWire
 import Media
 
 /// One frame ready to send: a JPEG — or raw I420, per ``format`` — of the captured area (scaled as
@@ -21,6 +22,8 @@ public struct CapturedFrame: Sendable {
     public var format: CaptureFormat
     /// The YCbCr range of ``body``: full for a JPEG, limited for I420 (``CaptureFormat/colorRange``).
     public var colorRange: YCbCrRange { format.colorRange }
+    /// For ``CaptureFormat/shm``: the memory holding the picture and where in it (the body is then one LF).
+    public var shared: (picture: SharedPicture, reference: SharedPictureReference)?
     /// The body (a JPEG when ``format`` is `.jpeg`); the name older callers use.
     public var jpeg: [UInt8] { body }
     /// Frame width in pixels (after scaling).

@@ -1,4 +1,5 @@
 import Foundation
+public import FrameWire
 import Glibc
 import ScreencastSupport
 
@@ -96,6 +97,12 @@ public final class FrameSender: Sendable {
     /// ``close()`` the message is counted as dropped.
     public func offer(_ message: [UInt8]) { core.offer(message) }
 
+    /// ``offer(_:)`` for a `BGRX-SHM` message (Protocol/frame-wire.md §2.7): `picture`'s descriptor is passed
+    /// with `SCM_RIGHTS` on the message's first byte whenever this connection has not had that generation
+    /// yet (the first such message after each connect, and after each new mapping); the sender holds
+    /// `picture` until the message is written or dropped.
+    public func offer(_ message: [UInt8], sharedPicture picture: SharedPicture) { core.offer(message, picture: picture) }
+
     /// Hands over one message without loss: waits until the pending slot is free (the writer has
     /// started the previous message), then fills it. For replaying dumps.
     ///
@@ -130,6 +137,8 @@ final class SenderCore: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var pending: [UInt8]?
+    /// The memory the pending message refers to (`BGRX-SHM`), whose descriptor may need passing.
+    private var pendingPicture: SharedPicture?
     private var inFlightBytes = 0
     private var writing = false
     private var closed = false
@@ -152,7 +161,7 @@ final class SenderCore: @unchecked Sendable {
 
     // MARK: - Caller side
 
-    func offer(_ message: [UInt8]) {
+    func offer(_ message: [UInt8], picture: SharedPicture? = nil) {
         condition.lock()
         defer { condition.unlock() }
         if closed {
@@ -161,6 +170,7 @@ final class SenderCore: @unchecked Sendable {
         }
         if pending != nil { stats.droppedFrames += 1 }
         pending = message
+        pendingPicture = picture
         condition.broadcast()
     }
 
@@ -170,6 +180,7 @@ final class SenderCore: @unchecked Sendable {
         while pending != nil, !closed { condition.wait() }
         guard !closed else { throw .closed }
         pending = message
+        pendingPicture = nil
         condition.broadcast()
     }
 
@@ -211,7 +222,7 @@ final class SenderCore: @unchecked Sendable {
     // MARK: - Writer thread
 
     private enum Next {
-        case message([UInt8])
+        case message([UInt8], SharedPicture?)
         case idle
         case closed
     }
@@ -228,6 +239,8 @@ final class SenderCore: @unchecked Sendable {
         var failures = 0
         var reportedWaiting: Int32?
         var connectedAt: UInt64 = 0
+        /// The memory generation whose descriptor this connection has (passed once per connection).
+        var passedGeneration: UInt64?
 
         func disconnect(_ reason: String, errno code: Int32?) {
             socket?.close()
@@ -250,6 +263,7 @@ final class SenderCore: @unchecked Sendable {
                 switch connect() {
                 case .success(let connected):
                     socket = connected
+                    passedGeneration = nil
                     connectedAt = MonotonicClock.nowMicros()
                     reportedWaiting = nil
                     let count = setConnected(true)
@@ -271,8 +285,10 @@ final class SenderCore: @unchecked Sendable {
                 break
             case .idle:
                 if peerHasHungUp(connection) { disconnect("eof", errno: nil) }
-            case .message(let message):
-                let result = write(message, to: connection)
+            case .message(let message, let picture):
+                let passing = picture.flatMap { $0.generation == passedGeneration ? nil : $0 }
+                let result = write(message, passing: passing?.descriptor, to: connection)
+                if case .written = result, let passing { passedGeneration = passing.generation }
                 finishWrite(message.count, written: { if case .written = result { true } else { false } }())
                 if case .failed(let code) = result { disconnect(FrameSocketError.errorText(code), errno: code) }
             }
@@ -347,11 +363,13 @@ final class SenderCore: @unchecked Sendable {
             if !condition.wait(until: deadline) { return .idle }
         }
         guard !closed, let message = pending else { return .closed }
+        let picture = pendingPicture
         pending = nil
+        pendingPicture = nil
         writing = true
         inFlightBytes = message.count
         condition.broadcast()
-        return .message(message)
+        return .message(message, picture)
     }
 
     private func finishWrite(_ count: Int, written: Bool) {
@@ -368,19 +386,29 @@ final class SenderCore: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Writes all of `message`, waiting for room with poll (and the wake-up, so close stays prompt).
-    private func write(_ message: [UInt8], to socket: FileDescriptor) -> WriteResult {
+    /// Writes all of `message`, waiting for room with poll (and the wake-up, so close stays prompt); with
+    /// `descriptor`, it goes with the first byte (`SCM_RIGHTS`).
+    private func write(_ message: [UInt8], passing descriptor: Int32? = nil, to socket: FileDescriptor) -> WriteResult {
         let fd = socket.rawValue
         return message.withUnsafeBytes { raw -> WriteResult in
             guard let base = raw.baseAddress else { return .written }
             var offset = 0
             while offset < raw.count {
-                let count = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                let count: Int
+                var code: Int32 = 0
+                if let descriptor, offset == 0 {
+                    let sent = UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: raw[...]), passing: descriptor)
+                    count = max(sent, -1)
+                    if sent < 0 { code = Int32(-sent) }
+                } else {
+                    count = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    if count < 0 { code = errno }
+                }
                 if count > 0 {
                     offset += count
                     continue
                 }
-                let code = count < 0 ? errno : EPIPE
+                if count == 0 { code = EPIPE }
                 if code == EINTR { continue }
                 guard code == EAGAIN || code == EWOULDBLOCK else { return .failed(code) }
                 var fds = [

@@ -16,11 +16,42 @@ final class ServerConnection {
     /// Whether "sender connected" was logged (not held back by the connection-log rate limit); the end of
     /// an unannounced connection goes through the same limit.
     var announced = true
+    /// Descriptors received (`SCM_RIGHTS`) and not yet taken by a `BGRX-SHM` frame of a new generation.
+    var descriptors: [Int32] = []
+    /// The kernel dropped descriptors (more at once than a read takes).
+    var descriptorsTruncated = false
+    /// The memory the last `BGRX-SHM` frame used.
+    var picture: SharedPicture?
+
+    /// Descriptors a sender may have waiting, unused by any frame (named limit).
+    static let maxWaitingDescriptors = 4
 
     init(socket: FileDescriptor, info: SenderInfo, limits: FrameWireLimits) {
         self.socket = socket
         self.info = info
         decoder = FrameDecoder(limits: limits)
+    }
+
+    deinit { for fd in descriptors { close(fd) } }
+
+    /// The mapping `header` names (Protocol/frame-wire.md §2.7): the current one for its generation and size,
+    /// else the oldest waiting descriptor mapped as that generation (the previous mapping is let go).
+    func sharedPicture(for header: FrameHeader) throws(SharedPictureError) -> SharedPicture? {
+        guard let memory = header.memory else { return nil }
+        if descriptorsTruncated || descriptors.count > Self.maxWaitingDescriptors {
+            throw .tooManyDescriptors(limit: Self.maxWaitingDescriptors)
+        }
+        if let picture, picture.generation == memory.generation, picture.width == header.bufferWidth,
+           picture.height == header.bufferHeight {
+            return picture
+        }
+        guard !descriptors.isEmpty else { throw .descriptorMissing(generation: memory.generation) }
+        picture = nil
+        let fd = descriptors.removeFirst()
+        let mapped = try SharedPicture.map(descriptor: fd, generation: memory.generation, width: header.bufferWidth,
+                                           height: header.bufferHeight)
+        picture = mapped
+        return mapped
     }
 }
 
@@ -161,7 +192,8 @@ struct ServerLoop {
         do {
             try connection.decoder.read({ (buffer: UnsafeMutableRawBufferPointer) throws(FrameSocketError) -> Int in
                 context.readObserver?(buffer.count)
-                let count = try UnixSocket.read(fd, into: buffer)
+                let count = try UnixSocket.receive(fd, into: buffer, descriptors: &connection.descriptors,
+                                                   truncated: &connection.descriptorsTruncated)
                 bytes += count
                 if count > 0, let tap = context.rawBytes {
                     tap(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -169,7 +201,16 @@ struct ServerLoop {
                 return count
             }, emit: { event in
                 switch event {
-                case .frame(let frame):
+                case .frame(var frame):
+                    guard ended == nil else { return }  // the memory of an earlier frame failed: nothing more
+                    if frame.header.format == .sharedBGRX {
+                        do throws(SharedPictureError) {
+                            frame.sharedPicture = try connection.sharedPicture(for: frame.header)
+                        } catch {
+                            ended = .stream(.error(.sharedMemory(error)))
+                            return
+                        }
+                    }
                     frames += 1
                     if context.logger.threshold <= .debug {
                         context.logger.debug("frame", [
@@ -181,7 +222,7 @@ struct ServerLoop {
                     }
                     context.onEvent(.frame(frame, info))
                 case .end(let end):
-                    ended = .stream(end)
+                    if ended == nil { ended = .stream(end) }
                 }
             })
         } catch let error as FrameSocketError {

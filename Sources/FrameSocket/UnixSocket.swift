@@ -81,6 +81,80 @@ enum UnixSocket {
         }
     }
 
+    /// Room for the control message of one `recvmsg`: `CMSG_SPACE(4 × maxDescriptorsPerRead)` (a 16-byte
+    /// `cmsghdr` on 64-bit Linux, then the descriptors, padded to 8).
+    static let maxDescriptorsPerRead = 4
+    private static let controlBytes = 16 + ((4 * maxDescriptorsPerRead + 7) & ~7)
+
+    /// `recvmsg(2)` into `buffer` (never empty), retrying `EINTR`; descriptors passed with `SCM_RIGHTS`
+    /// (received close-on-exec) are appended to `descriptors`, in order. `truncated` is set when the kernel
+    /// had to drop descriptors (`MSG_CTRUNC`: more than ``maxDescriptorsPerRead`` at once).
+    ///
+    /// - Returns: bytes read, 0 at end of stream.
+    static func receive(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, descriptors: inout [Int32], truncated: inout Bool
+    ) throws(FrameSocketError) -> Int {
+        try withUnsafeTemporaryAllocation(byteCount: controlBytes, alignment: 8) { (control) throws(FrameSocketError) -> Int in
+            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+            while true {
+                let count = withUnsafeMutablePointer(to: &vector) { vectorPointer -> Int in
+                    var message = msghdr()
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    message.msg_control = control.baseAddress
+                    message.msg_controllen = control.count
+                    let count = recvmsg(fd, &message, Int32(MSG_CMSG_CLOEXEC))
+                    guard count >= 0 else { return count }
+                    if message.msg_flags & Int32(MSG_CTRUNC) != 0 { truncated = true }
+                    // Walk the cmsghdrs (CMSG_FIRSTHDR/CMSG_NXTHDR by hand: they are macros).
+                    var offset = 0
+                    let end = Int(message.msg_controllen)
+                    while offset + 16 <= end {
+                        let length = control.load(fromByteOffset: offset, as: Int.self)
+                        let level = control.load(fromByteOffset: offset + 8, as: Int32.self)
+                        let type = control.load(fromByteOffset: offset + 12, as: Int32.self)
+                        guard length >= 16, offset + length <= end else { break }
+                        if level == SOL_SOCKET, type == Int32(SCM_RIGHTS) {
+                            for index in 0..<((length - 16) / 4) {
+                                descriptors.append(control.load(fromByteOffset: offset + 16 + 4 * index, as: Int32.self))
+                            }
+                        }
+                        offset += (length + 7) & ~7
+                    }
+                    return count
+                }
+                if count >= 0 { return count }
+                if errno != EINTR { throw .lastError("recvmsg") }
+            }
+        }
+    }
+
+    /// `sendmsg(2)` of `bytes` with `descriptor` passed as `SCM_RIGHTS` (non-blocking, `MSG_NOSIGNAL`).
+    /// The descriptor travels with the first byte sent.
+    /// - Returns: bytes sent (≥ 1), or −errno.
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, passing descriptor: Int32) -> Int {
+        withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { control -> Int in
+            control.storeBytes(of: 20, toByteOffset: 0, as: Int.self)  // CMSG_LEN(4)
+            control.storeBytes(of: SOL_SOCKET, toByteOffset: 8, as: Int32.self)
+            control.storeBytes(of: Int32(SCM_RIGHTS), toByteOffset: 12, as: Int32.self)
+            control.storeBytes(of: descriptor, toByteOffset: 16, as: Int32.self)
+            control.storeBytes(of: 0, toByteOffset: 20, as: Int32.self)
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            while true {
+                let count = withUnsafeMutablePointer(to: &vector) { vectorPointer -> Int in
+                    var message = msghdr()
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    message.msg_control = control.baseAddress
+                    message.msg_controllen = 24
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
+                if count >= 0 { return count }
+                if errno != EINTR { return -Int(errno) }
+            }
+        }
+    }
+
     /// Sets or clears `O_NONBLOCK`.
     static func setNonBlocking(_ fd: Int32, _ on: Bool) throws(FrameSocketError) {
         let flags = fcntl(fd, F_GETFL)

@@ -41,6 +41,15 @@ public enum FrameEncoder {
             out.append(contentsOf: range.rawValue.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
+        if let memory = header.memory {
+            out.append(contentsOf: "Buffer-Memory: ".utf8)
+            appendDecimal(memory.generation, to: &out)
+            out.append(.space)
+            appendDecimal(UInt64(memory.slot), to: &out)
+            out.append(.space)
+            appendDecimal(memory.version, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        }
         if let timestamp = header.timestampMicros {
             out.append(contentsOf: "Buffer-Timestamp: ".utf8)
             appendDecimal(timestamp, to: &out)

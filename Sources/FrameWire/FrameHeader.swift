@@ -20,12 +20,16 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// `Buffer-Color-Range` as given (nil: absent): the YCbCr range of an I420 body. See
     /// ``bodyColorRange`` for what the body holds either way.
     public var colorRange: BufferColorRange?
+    /// `Buffer-Memory` of a ``BufferFormat/sharedBGRX`` frame (Protocol/frame-wire.md §2.7): where the picture
+    /// is in the shared memory; nil for every other format.
+    public var memory: SharedPictureReference?
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
         timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
-        colorRange: BufferColorRange? = nil
+        colorRange: BufferColorRange? = nil, memory: SharedPictureReference? = nil
     ) {
+        self.memory = memory
         self.format = format
         self.colorRange = colorRange
         self.contentLength = contentLength
@@ -88,14 +92,37 @@ public enum BufferFormat: String, Sendable, Equatable, Hashable, CaseIterable, C
     /// `((width + 1) / 2) × ((height + 1) / 2)` bytes, where width and height are `Buffer-Width`/`-Height`.
     /// Our agent writes it only when asked (`--format i420`): for a call on the same machine.
     case i420 = "I420"
+    /// The picture is in memory shared with the reader (Protocol/frame-wire.md §2.7): BGRX, 4 bytes a pixel
+    /// (B, G, R, unused), rows of `4 × width` bytes, top to bottom, in the slot `Buffer-Memory` names of the
+    /// memfd passed with `SCM_RIGHTS`; the body is one LF byte. Our agent writes it only when asked
+    /// (`--format shm`): for a call on the same machine that maps the memory.
+    case sharedBGRX = "BGRX-SHM"
 
-    /// The value as written on the wire (`JPEG`, `I420`).
+    /// The value as written on the wire (`JPEG`, `I420`, `BGRX-SHM`).
     public var description: String { rawValue }
 
     /// Bytes of a tightly packed I420 picture of `width`×`height` pixels:
     /// `width·height + 2·((width+1)/2)·((height+1)/2)`.
     public static func i420ByteCount(width: Int, height: Int) -> Int {
         width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+    }
+}
+
+/// `Buffer-Memory: <generation> <slot> <version>` (Protocol/frame-wire.md §2.7): which mapping, which of
+/// its ``SharedPicture/slotCount`` slots, and the slot's seqlock version once the picture was written.
+public struct SharedPictureReference: Sendable, Equatable, Hashable {
+    /// The mapping's number, chosen by the sender; a new one comes with its own descriptor.
+    public var generation: UInt64
+    /// 0 or 1.
+    public var slot: Int
+    /// The slot's version after the write (even); another version in the memory means the slot was
+    /// rewritten (the frame is stale).
+    public var version: UInt64
+
+    public init(generation: UInt64, slot: Int, version: UInt64) {
+        self.generation = generation
+        self.slot = slot
+        self.version = version
     }
 }
 
@@ -110,11 +137,21 @@ public struct Frame: Sendable, Equatable {
     public var offset: Int
     /// Bytes of the header block as received, status line through the empty line.
     public var headerLength: Int
+    /// For a ``BufferFormat/sharedBGRX`` frame read from a socket: the mapped memory its
+    /// ``FrameHeader/memory`` names (attached by the socket reader; nil from a file or a plain decoder).
+    public var sharedPicture: SharedPicture?
 
     /// The bytes this message occupied in the stream: `headerLength + body.count`.
     public var messageLength: Int { headerLength + body.count }
 
-    public init(header: FrameHeader, body: [UInt8], offset: Int = 0, headerLength: Int = 0) {
+    /// Equal headers, bodies and positions, and the same mapping (by identity).
+    public static func == (a: Frame, b: Frame) -> Bool {
+        a.header == b.header && a.body == b.body && a.offset == b.offset && a.headerLength == b.headerLength
+            && a.sharedPicture === b.sharedPicture
+    }
+
+    public init(header: FrameHeader, body: [UInt8], offset: Int = 0, headerLength: Int = 0, sharedPicture: SharedPicture? = nil) {
+        self.sharedPicture = sharedPicture
         self.header = header
         self.body = body
         self.offset = offset

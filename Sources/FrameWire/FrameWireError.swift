@@ -21,6 +21,10 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
     /// `Buffer-Width`×`Buffer-Height` (the format, Content-Length, the bytes expected); reported at the
     /// empty line, before any body byte is buffered.
     case bodyLengthMismatch(format: String, contentLength: Int, expected: Int)
+    /// A `BGRX-SHM` frame whose memory the reader cannot use (§2.7): no descriptor came for a new
+    /// generation, the memory could not be mapped, is smaller than the picture's layout or does not
+    /// describe it, or more descriptors came than a reader holds. Reported by the socket reader.
+    case sharedMemory(SharedPictureError)
 
     /// The kind's name as used in `inspect --json` and the handed cases: `badStatusLine`, ….
     public var kind: String {
@@ -33,6 +37,7 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
         case .headerTooLarge: "headerTooLarge"
         case .bodyTooLarge: "bodyTooLarge"
         case .bodyLengthMismatch: "bodyLengthMismatch"
+        case .sharedMemory: "sharedMemory"
         }
     }
 
@@ -47,6 +52,7 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
         case .bodyTooLarge(let length, let limit): "Content-Length \(length) is above the limit of \(limit) bytes"
         case .bodyLengthMismatch(let format, let length, let expected):
             "Content-Length \(length) does not match the \(format) picture's \(expected) bytes"
+        case .sharedMemory(let error): "shared memory: \(error)"
         }
     }
 }

@@ -20,9 +20,11 @@ struct HeaderFields: Sendable {
     private(set) var format: String?
     /// The `Buffer-Color-Range` value, lower-cased, as first given (checked at the empty line).
     private(set) var colorRange: String?
+    /// The first `Buffer-Memory` value as given (read at the empty line, for `BGRX-SHM` only).
+    private(set) var memory: [UInt8]?
 
     private enum Known {
-        case contentLength, width, height, orientation, timestamp, sequence, format, colorRange
+        case contentLength, width, height, orientation, timestamp, sequence, format, colorRange, memory
     }
 
     /// The lower-case names this reader knows.
@@ -35,6 +37,7 @@ struct HeaderFields: Sendable {
         (Array("buffer-sequence".utf8), .sequence),
         (Array("buffer-format".utf8), .format),
         (Array("buffer-color-range".utf8), .colorRange),
+        (Array("buffer-memory".utf8), .memory),
     ]
 
     /// Adds one header line (without its line end).
@@ -78,6 +81,8 @@ struct HeaderFields: Sendable {
             let text = String(decoding: value.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
             if let colorRange, colorRange != text { throw .conflictingHeaders("Buffer-Color-Range") }
             colorRange = text
+        case .memory:
+            if memory == nil { memory = Array(value) }
         }
     }
 
@@ -104,19 +109,34 @@ struct HeaderFields: Sendable {
             }
             range = known
         }
-        if bufferFormat == .i420 {
-            let expected = BufferFormat.i420ByteCount(width: width, height: height)
+        if bufferFormat != .jpeg {
+            let expected = bufferFormat == .i420 ? BufferFormat.i420ByteCount(width: width, height: height) : 1
             guard contentLength == expected else {
                 throw .bodyLengthMismatch(format: bufferFormat.rawValue, contentLength: contentLength, expected: expected)
             }
         }
+        var reference: SharedPictureReference?
+        if bufferFormat == .sharedBGRX {
+            guard let memory else { throw .missingHeader("Buffer-Memory") }
+            reference = try Self.memoryReference(memory[...])
+        }
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
             orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat,
-            colorRange: range)
+            colorRange: range, memory: reference)
     }
 
     // MARK: - Helpers
+
+    /// `Buffer-Memory` = generation SP slot SP version (§2.7): three 1*DIGIT numbers within 64 bits, one SP
+    /// between them, the slot 0 or 1, the version even (an odd one is a slot being written).
+    private static func memoryReference(_ value: ArraySlice<UInt8>) throws(FrameWireError) -> SharedPictureReference {
+        let parts = value.split(separator: .space, omittingEmptySubsequences: false)
+        guard parts.count == 3, let generation = digits(parts[0]), let slot = digits(parts[1]), let version = digits(parts[2]),
+              slot < UInt64(SharedPicture.slotCount), version % 2 == 0
+        else { throw .badHeaderValue(name: "Buffer-Memory", value: show(value)) }
+        return SharedPictureReference(generation: generation, slot: Int(slot), version: version)
+    }
 
     /// A required numeric value: 1*DIGIT (leading zeros allowed), at least 1, at most `max` when given.
     private static func required(_ value: ArraySlice<UInt8>, name: String, max: Int?) throws(FrameWireError) -> Int {

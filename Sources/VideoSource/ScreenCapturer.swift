@@ -183,6 +183,15 @@ final class ScreenCapturer: Sendable {
                     "count": count, "suppressed": suppressed,
                 ])
             }
+        case .failure(.staleSharedPicture):
+            connection.withLock { c in c?.frames += 1 }
+            hub.stats.dropped(.stale)
+        case .failure(.noSharedMemory):
+            if let (count, suppressed) = countUndecodable() {
+                logger.warning("frame dropped: a BGRX-SHM frame without its shared memory", [
+                    "offset": frame.offset, "count": count, "suppressed": suppressed,
+                ])
+            }
         case .failure(.decode(let error)):
             if let (count, suppressed) = countUndecodable() {
                 logger.warning("frame dropped: JPEG does not decode", [

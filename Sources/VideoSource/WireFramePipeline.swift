@@ -13,6 +13,11 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// A raw I420 body whose length is not the picture's size (a `Frame` made without the wire decoder,
     /// which refuses such streams): counted as `DropReason.decodeError`.
     case rawLength(width: Int, height: Int, expected: Int, got: Int)
+    /// A `BGRX-SHM` frame without its mapping (read from a file or dump, not a socket): `DropReason.decodeError`.
+    case noSharedMemory
+    /// A `BGRX-SHM` frame whose slot was rewritten before or while it was converted (the agent is two
+    /// frames ahead): `DropReason.stale`; a newer frame is on its way.
+    case staleSharedPicture
 
     var description: String {
         switch self {
@@ -21,6 +26,8 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
             "picture of \(width)x\(height) (\(width * height) pixels) exceeds the decode budget of \(budget) pixels"
         case .rawLength(let width, let height, let expected, let got):
             "I420 body of \(got) bytes, but a \(width)x\(height) I420 picture has \(expected)"
+        case .noSharedMemory: "a BGRX-SHM frame without its shared memory (only a socket reader maps it)"
+        case .staleSharedPicture: "the shared slot was rewritten before it was read"
         }
     }
 }
@@ -94,6 +101,7 @@ final class WireFramePipeline {
     /// Decodes and rotates `frame`; the result's picture comes from the pool (or is the I420 body itself).
     func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
         if frame.header.format == .i420 { return processI420(frame, captureTimestampMicros: captureTimestampMicros) }
+        if frame.header.format == .sharedBGRX { return processShared(frame, captureTimestampMicros: captureTimestampMicros) }
         let header = frame.header
         let info: JPEGInfo
         do throws(MediaError) {
@@ -153,6 +161,39 @@ final class WireFramePipeline {
             }
             return .success(VideoFrame(picture: try limitedRange(picture), captureTimestampMicros: captureTimestampMicros,
                                        appliedRotation: rotation))
+        } catch {
+            return .failure(.decode(error))
+        }
+    }
+
+    /// A `BGRX-SHM` frame: its slot converted once, straight from the shared memory into a pooled buffer, to
+    /// BT.601 limited range (libyuv `ARGBToI420`), then checked against the slot's seqlock version (a
+    /// rewritten slot is dropped as stale, never shown torn); rotation as for JPEG.
+    private func processShared(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
+        guard let shared = frame.sharedPicture, let memory = frame.header.memory else { return .failure(.noSharedMemory) }
+        let (width, height) = (shared.width, shared.height)
+        if width * height > maximumDecodePixels || width > maximumDimension || height > maximumDimension {
+            noteRefused(width: width, height: height, what: "picture")
+            return .failure(.tooLarge(width: width, height: height, budget: maximumDecodePixels))
+        }
+        guard shared.version(slot: memory.slot) == memory.version else { return .failure(.staleSharedPicture) }
+        var converted = pool.take(width: width, height: height)
+        do throws(MediaError) {
+            let pixels = shared.pixels(slot: memory.slot)
+            try BGRXToYUV.convertToI420(BGRXPixels(base: pixels, width: width, height: height, stride: shared.stride),
+                                        range: .limited, into: &converted)
+        } catch {
+            pool.recycle(converted)
+            return .failure(.decode(error))
+        }
+        guard shared.isIntact(slot: memory.slot, version: memory.version) else {
+            pool.recycle(converted)
+            return .failure(.staleSharedPicture)
+        }
+        let rotation = noteRotation(frame.header)
+        do throws(MediaError) {
+            return .success(VideoFrame(picture: try upright(converted, rotation: rotation),
+                                       captureTimestampMicros: captureTimestampMicros, appliedRotation: rotation))
         } catch {
             return .failure(.decode(error))
         }

@@ -113,12 +113,18 @@ struct AgentOptions {
         }
         if let format = arguments.string("format") {
             guard let parsed = CaptureFormat(rawValue: format) else {
-                throw UsageError("--format must be jpeg or i420, not '\(format)'")
+                throw UsageError("--format must be jpeg, i420 or shm, not '\(format)'")
             }
             capture.format = parsed
-            if parsed == .i420 {
+            if parsed != .jpeg {
                 for name in ["quality", "subsampling", "paint-over-quality", "paint-over-delay"] where arguments.string(name) != nil {
-                    throw UsageError("--\(name) is for JPEG frames; --format i420 sends raw pictures")
+                    throw UsageError("--\(name) is for JPEG frames; --format \(format) sends raw pictures")
+                }
+            }
+            if parsed == .shm {
+                // The picture lives in memory only the socket's reader maps: there is nothing a file could hold.
+                for name in ["output", "record"] where arguments.string(name) != nil {
+                    throw UsageError("--\(name) cannot record --format shm (the picture is in shared memory); use jpeg or i420")
                 }
             }
         }

@@ -2,7 +2,7 @@
 let agentUsage = """
     Usage: screencast-agent [options]
 
-    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420; Protocol/frame-wire.md)
+    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420, shared memory with --format shm; Protocol/frame-wire.md)
     to the call process's Unix socket. Only changes are sent (X DAMAGE); once the screen has been still for a
     moment one sharper JPEG refresh follows ("paint-over"), and the last frame is repeated every --keepalive
     seconds.
@@ -30,12 +30,16 @@ let agentUsage = """
       --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces GetImage)
 
     Format:
-      --format jpeg|i420     frame bodies (default jpeg). jpeg: what iOS senders write and every reader
+      --format jpeg|i420|shm frame bodies (default jpeg). jpeg: what iOS senders write and every reader
                              accepts. i420: the raw picture (BT.601 limited-range I420, what VP8 carries;
                              "Buffer-Format: I420", "Buffer-Color-Range: limited"),
                              no JPEG encode here and no decode in the call, for a call on this machine only:
                              ~3.1 MB a frame at 1080p (~93 MB/s at 30 fps); iOS-style readers accept only
-                             jpeg. --quality, --subsampling and the paint-over do not apply to i420.
+                             jpeg. shm: the BGRX picture in memory shared with the call (a memfd passed
+                             once over the socket; "Buffer-Format: BGRX-SHM"): per frame one copy into
+                             shared memory and a header on the socket; needs --socket (no --output or
+                             --record) and a call that maps it (others refuse the stream). --quality,
+                             --subsampling and the paint-over apply to jpeg only.
 
     Rate, size and quality:
       --fps N                at most N frames per second (default 30; fewer when less changes)

@@ -85,14 +85,21 @@ final class FrameOutputs: Sendable {
     }
 
     /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`, and
-    /// `Buffer-Format: I420` with `Buffer-Color-Range: limited` for a raw frame (never for JPEG, whose header
+    /// `Buffer-Format: I420` with `Buffer-Color-Range: limited` for a raw frame, `Buffer-Format: BGRX-SHM` with
+    /// `Buffer-Memory` for a shared one (never for JPEG, whose header
     /// stays the iOS sender's: a JPEG is full range by definition).
     static func message(for frame: CapturedFrame, orientation: Int) -> [UInt8] {
         let raw = frame.format == .i420
+        let format: BufferFormat = switch frame.format {
+        case .jpeg: .jpeg
+        case .i420: .i420
+        case .shm: .sharedBGRX
+        }
         let header = FrameHeader(
             contentLength: frame.body.count, bufferWidth: frame.width, bufferHeight: frame.height,
             orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index,
-            format: raw ? .i420 : .jpeg, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil)
+            format: format, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil,
+            memory: frame.shared?.reference)
         return FrameEncoder.encode(header: header, body: frame.body)
     }
 
@@ -117,7 +124,7 @@ final class FrameOutputs: Sendable {
                     ])
                 }
             }
-            sender?.offer(message)
+            if let shared = frame.shared { sender?.offer(message, sharedPicture: shared.picture) } else { sender?.offer(message) }
             counters.frames += 1
             counters.bytes += message.count
             return frameLimit.map { counters.frames >= $0 } ?? false
