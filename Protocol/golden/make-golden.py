@@ -88,7 +88,10 @@ def write(name, note, canonical, parts, tail=b"", error=None):
         frame = {"offset": offset, "contentLength": len(body), "bufferWidth": width,
                  "bufferHeight": height, "orientation": orientation,
                  "rotation": ROTATION.get(orientation, 0)}
-        if "format" in fields:
+        if fields.get("format") == "BGRX-SHM":
+            frame["format"] = "BGRX-SHM"
+            frame["memory"] = fields["memory"]
+        elif "format" in fields:
             frame["format"] = fields["format"]
             frame["colorRange"] = fields.get("range", "full")
         else:
@@ -192,6 +195,29 @@ def main():
           "a 16x16 JPEG, then one with Buffer-Color-Range: limited (a JPEG is full range): badHeaderValue",
           False, [(b"", ios_header(len(jpeg_body), 16, 16, 1), jpeg_body, {"w": 16, "h": 16, "o": 1, "jw": 16, "jh": 16})],
           tail=ios_header(len(jpeg_body), 16, 16, 1, b"Buffer-Color-Range: limited\r\n") + jpeg_body,
+          error="badHeaderValue")
+
+    # 8. Our agent with --format shm: the picture is in shared memory (a memfd passed with SCM_RIGHTS, which a
+    #    byte stream cannot hold), so each message is the header and a one-LF body. Two 64x48 frames in slots
+    #    0 and 1 of generation 1, a keepalive naming slot 1 again, then a resize to 32x16: generation 2.
+    parts = []
+    for seq, (w, h, memory) in enumerate([(64, 48, (1, 0, 2)), (64, 48, (1, 1, 2)), (64, 48, (1, 1, 2)), (32, 16, (2, 0, 2))]):
+        ts = 9_000_000 + seq * 16_667
+        extra = (b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: %d %d %d\r\nBuffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\n"
+                 % (memory + (ts, seq)))
+        parts.append((b"", ios_header(1, w, h, 1, extra), b"\n",
+                      {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq, "format": "BGRX-SHM", "memory": list(memory)}))
+    write("agent-shm", "screencast-agent --format shm: 64x48 in slots 0 and 1 of generation 1, a keepalive of slot 1, "
+          "then 32x16 in generation 2 (the memory itself is not in the stream)", True, parts)
+
+    # 9. Buffer-Memory as a reader checks it: a tolerant one first (padding, leading zeros, any case of the name
+    #    and the format), then a slot beyond the two: badHeaderValue at the empty line.
+    tolerant = ios_header(1, 8, 4, 1, b"buffer-format: bgrx-shm\r\nBUFFER-MEMORY: \t007 01 0010 \r\n")
+    write("shm-bad-memory",
+          "a tolerant BGRX-SHM header (generation 7, slot 1, version 10), then Buffer-Memory: 1 2 4 (slot 2 of 2): "
+          "badHeaderValue", False,
+          [(b"", tolerant, b"\n", {"w": 8, "h": 4, "o": 1, "format": "BGRX-SHM", "memory": [7, 1, 10]})],
+          tail=ios_header(1, 8, 4, 1, b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: 1 2 4\r\n") + b"\n",
           error="badHeaderValue")
 
 

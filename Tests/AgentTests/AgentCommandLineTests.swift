@@ -23,6 +23,7 @@ final class AgentCommandLineTests: XCTestCase {
                        "--keepalive", "--orientation", "--log-level", "--paint-over-quality", "--shm", "--stats-interval", "--format"] {
             XCTAssertTrue(result.stdout.contains(option), "--help does not mention \(option)")
         }
+        XCTAssertTrue(result.stdout.contains("--format jpeg|i420|shm"), "--help names the shm format")
         XCTAssertEqual(try run(["-h"]).stdout, result.stdout)
     }
 
@@ -35,7 +36,10 @@ final class AgentCommandLineTests: XCTestCase {
             (["--max-size", "12x"], "--max-size must be WxH"),
             (["--scale", "0.5", "--max-size", "640x480"], "--scale and --max-size exclude each other"),
             (["--subsampling", "422"], "--subsampling must be 420 or 444, not '422'"),
-            (["--format", "png"], "--format must be jpeg or i420, not 'png'"),
+            (["--format", "png"], "--format must be jpeg, i420 or shm, not 'png'"),
+            (["--format", "shm", "--output", "x.frames"], "--output cannot record --format shm (the picture is in shared memory); use jpeg or i420"),
+            (["--format", "shm", "--record", "x.frames"], "--record cannot record --format shm"),
+            (["--format", "shm", "--subsampling", "444"], "--subsampling is for JPEG frames; --format shm sends raw pictures"),
             (["--format", "i420", "--quality", "50"], "--quality is for JPEG frames; --format i420 sends raw pictures"),
             (["--format", "i420", "--paint-over-delay", "2"], "--paint-over-delay is for JPEG frames"),
             (["--cursor", "maybe"], "--cursor must be on or off, not 'maybe'"),

@@ -13,8 +13,8 @@ import XTestSupport
 /// 4 levels of the screen in RGB, measured at the patch centre, and a whole-picture PSNR ≥ 38 dB against
 /// the chart once the paint-over (JPEG wire) and the call's refinement have arrived.
 ///
-/// Everything runs in a loopback-only network namespace. The two wires (default JPEG, `--format i420`)
-/// each get a run of their own.
+/// Everything runs in a loopback-only network namespace. The three wires (default JPEG, `--format i420`,
+/// `--format shm`) each get a run of their own.
 final class ColourChartTests: XCTestCase {
     private let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium")
     private let chromedriver = URL(fileURLWithPath: "/usr/bin/chromedriver")
@@ -32,6 +32,14 @@ final class ColourChartTests: XCTestCase {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ColourChartTests/testTheChartOverTheI420WireReachesEveryViewerInItsColours", timeout: 180)
         }
         try share(agentArguments: ["--format", "i420"], wire: "I420 wire")
+    }
+
+    /// The shared-memory wire: the call maps the agent's memfd and converts the BGRX picture once.
+    func testTheChartOverTheSharedMemoryWireReachesEveryViewerInItsColours() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ColourChartTests/testTheChartOverTheSharedMemoryWireReachesEveryViewerInItsColours", timeout: 180)
+        }
+        try share(agentArguments: ["--format", "shm"], wire: "shm wire")
     }
 
     /// One share of the chart, seen by every viewer; each reading checked against the chart.

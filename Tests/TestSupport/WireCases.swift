@@ -55,12 +55,15 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     /// The YCbCr range of an I420 body (`Buffer-Color-Range`, `full` when the expectation or the stream has
     /// none); nil for JPEG frames (JFIF: always full).
     public var colorRange: String?
+    /// `Buffer-Memory` of a `BGRX-SHM` frame: generation, slot, version; nil for other formats.
+    public var memory: [Int]?
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
         jpegWidth: Int?, jpegHeight: Int?, decodeError: Bool, timestamp: UInt64? = nil, sequence: UInt64? = nil,
-        format: String = "JPEG", colorRange: String? = nil
+        format: String = "JPEG", colorRange: String? = nil, memory: [Int]? = nil
     ) {
+        self.memory = memory
         self.format = format
         self.colorRange = colorRange ?? (format == "I420" ? "full" : nil)
         self.offset = offset
@@ -127,7 +130,8 @@ public struct WireCase: CustomStringConvertible {
                 decodeError: (f["decodeError"] as? Bool) ?? (f["decodeError"] is String),
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value,
                 sequence: (f["sequence"] as? NSNumber)?.uint64Value,
-                format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String)
+                format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String,
+                memory: f["memory"] as? [Int])
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(

@@ -112,8 +112,8 @@ class Call:
 
 
 def start_agent(name, display, socket_path, wire="jpeg"):
-    """The agent on `display`; `wire` is its `--format`: jpeg (the default, iOS-compatible wire) or i420 (raw
-    planes for a local call, no JPEG round trip)."""
+    """The agent on `display`; `wire` is its `--format`: jpeg (the default, iOS-compatible wire), i420 (raw
+    planes for a local call, no JPEG round trip) or shm (the picture in memory shared with the call)."""
     argv = [AGENT, "--display", display, "--socket", socket_path, "--fps", str(FPS), "--stats-interval", "1"]
     if wire != "jpeg":
         argv += ["--format", wire]
@@ -288,7 +288,7 @@ def phase_micro(cfg, results):
 def phase_e2e(cfg, results, wire="jpeg"):
     """The end-to-end run. With the default JPEG wire it is also the memory soak (full run); `wire="i420"`
     (phase `e2e-local`) is a shorter latency/CPU window with the agent sending raw I420 planes."""
-    key = "e2e" if wire == "jpeg" else "e2eLocal"
+    key = {"jpeg": "e2e", "i420": "e2eLocal", "shm": "e2eShm"}[wire]
     soak = cfg.get("soak_seconds") if wire == "jpeg" else None
     window_length = cfg["e2e_window"] if wire == "jpeg" else cfg["e2e_local_window"]
     log("e2e: agent (%s wire) + call at %dx%d, %d fps, scrolling text, one aiortc viewer, %d s" % (
@@ -763,6 +763,8 @@ def main():
                     phase_e2e(cfg, results)
                 elif phase == "e2e-local":
                     phase_e2e(cfg, results, wire="i420")
+                elif phase == "e2e-shm":
+                    phase_e2e(cfg, results, wire="shm")
                 elif phase == "compare":
                     phase_compare(cfg, results)
                 elif phase == "variants":
