@@ -6,8 +6,8 @@ import TestSupport
 import XTestSupport
 import XCTest
 
-/// Chaos between the real agent (under Xvfb) and the real call process: the call restarted 20 times, the
-/// agent and then the call stopped with SIGSTOP, the agent's recording on a full disk, the socket folder
+/// Chaos between the real agent (under Xvfb) and the real call process: the call restarted 20 times, shm
+/// agents killed while sharing, the agent and then the call stopped with SIGSTOP, the agent's recording on a full disk, the socket folder
 /// deleted, the X server killed. Each test is bounded by the X test watchdog (60 s).
 final class AgentChaosTests: XServerTestCase {
     let agentPath = TestPaths.executable("screencast-agent")
@@ -87,6 +87,35 @@ final class AgentChaosTests: XServerTestCase {
         agent.send(SIGINT)
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0, agent.stderr)
         XCTAssertEqual(agent.lastLogFields("info agent summary ")?["connects"], "20", agent.stderr)
+    }
+
+    /// `--format shm` agents SIGKILLed one after the other while sharing to one call: each death ends its
+    /// connection, the next agent's memory is mapped and its frames flow, and the call keeps no mapping or
+    /// descriptor of a dead agent (`/proc/PID/maps` lists its memfds; at the end there is none).
+    func testSharedMemoryAgentsKilledWhileSharingLeaveNothingBehind() throws {
+        let call = try startCall()
+        func memfdMappings() -> Int {
+            let maps = (try? String(contentsOfFile: "/proc/\(call.pid)/maps", encoding: .utf8)) ?? ""
+            return maps.split(separator: "\n").filter { $0.contains("memfd:screencast-picture") }.count
+        }
+        func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(call.pid)/fd").count) ?? -1 }
+        var descriptorCounts: [Int] = []
+        for round in 0..<5 {
+            let before = sequences(call).count
+            let agent = try startAgent(["--format", "shm"])
+            XCTAssertNotNil(secondsUntil(timeout: 10) { sequences(call).count >= before + 5 }, "round \(round): no frames:\n\(call.stderr.suffix(2000))")
+            XCTAssertEqual(memfdMappings(), 1, "round \(round): the live agent's memory, mapped once")
+            agent.send(SIGKILL)
+            _ = agent.waitForExit(timeout: 5)
+            XCTAssertNotNil(secondsUntil(timeout: 5) { count("frame-server sender ended", in: call) == round + 1 }, "round \(round)")
+            XCTAssertNotNil(secondsUntil(timeout: 5) { memfdMappings() == 0 }, "round \(round): the dead agent's memory is still mapped")
+            descriptorCounts.append(descriptors())
+        }
+        print("chaos: shm agents killed 5 times; the call's descriptors after each: \(descriptorCounts)")
+        XCTAssertEqual(Set(descriptorCounts).count, 1, "the call's descriptors grew: \(descriptorCounts)")
+        XCTAssertEqual(count("sharedMemory", in: call), 0, call.stderr.suffix(2000).description)
+        call.send(SIGTERM)
+        XCTAssertEqual(call.waitForExit(timeout: 10), 0, call.stderr.suffix(2000).description)
     }
 
     /// The agent stopped (SIGSTOP) for 12 s (the 30 s, shortened: the 5 s watchdog fires the same):
