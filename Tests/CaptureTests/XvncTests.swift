@@ -60,6 +60,37 @@ final class XvncTests: XServerTestCase {
         XCTAssertTrue(logs.lines.contains { $0.contains("capture area changed") })
     }
 
+    /// `--format shm` through two resizes: each new size is a new memfd of the next generation, sized for
+    /// it, holding the screen's colour in every pixel.
+    func testSharedMemoryFollowsResizesWithNewGenerations() throws {
+        client.setRootColor(0x446688)
+        let (capture, collector) = try startCapture(configuration { $0.format = .shm })
+        collector.wait(count: 1)
+        try server.run("xrandr", ["-s", "800x600"])
+        _ = collector.wait(timeout: 3) { $0.contains { $0.width == 800 } }
+        try server.run("xrandr", ["-s", "1024x768"])
+        let frames = collector.wait(timeout: 3) { $0.contains { $0.width == 1024 } }
+        capture.stop()
+        XCTAssertEqual(capture.wait(timeout: 5), .stopped)
+        var bySize: [String: (generation: UInt64, frame: CapturedFrame)] = [:]
+        for frame in frames {
+            let shared = try XCTUnwrap(frame.shared, "a shm frame without its memory")
+            XCTAssertEqual(frame.body, [0x0A])
+            XCTAssertEqual([shared.picture.width, shared.picture.height], [frame.width, frame.height])
+            XCTAssertEqual(shared.reference.generation, shared.picture.generation)
+            bySize["\(frame.width)x\(frame.height)"] = bySize["\(frame.width)x\(frame.height)"] ?? (shared.picture.generation, frame)
+        }
+        XCTAssertEqual(bySize.mapValues(\.generation), ["640x480": 1, "800x600": 2, "1024x768": 3])
+        let last = try XCTUnwrap(bySize["1024x768"]?.frame.shared)
+        XCTAssertTrue(last.picture.isIntact(slot: last.reference.slot, version: last.reference.version))
+        let pixels = last.picture.pixels(slot: last.reference.slot)
+        var wrong = 0
+        for index in stride(from: 0, to: pixels.count, by: 4) where (pixels[index], pixels[index + 1], pixels[index + 2]) != (0x88, 0x66, 0x44) {
+            wrong += 1
+        }
+        XCTAssertEqual(wrong, 0, "pixels of another colour than the screen's")
+    }
+
     func testMonitorCaptureFollowsTheMonitorThroughAResize() throws {
         let monitors = try ScreenCapture.listMonitors(display: server.display)
         let output = try XCTUnwrap(monitors.first { $0.area == CaptureRect(x: 0, y: 0, width: 640, height: 480) }, "\(monitors)")
