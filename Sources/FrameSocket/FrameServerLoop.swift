@@ -230,6 +230,11 @@ struct ServerLoop {
         } catch {
             ended = .ioError(.systemCall(name: "read", errno: EIO, path: nil))
         }
+        // Descriptors nobody asked for (a sender passing them with JPEG frames) cannot pile up: past the limit
+        // the connection ends, and its deinit closes them.
+        if ended == nil, connection.descriptorsTruncated || connection.descriptors.count > ServerConnection.maxWaitingDescriptors {
+            ended = .stream(.error(.sharedMemory(.tooManyDescriptors(limit: ServerConnection.maxWaitingDescriptors))))
+        }
         connection.frames += frames
         connection.bytes += bytes
         if frames > 0 { connection.lastProgressMicros = MonotonicClock.nowMicros() }

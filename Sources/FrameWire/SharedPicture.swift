@@ -86,7 +86,12 @@ public final class SharedPicture: @unchecked Sendable {
             close(fd)
             throw .systemCall(name: "ftruncate", errno: code)
         }
-        _ = fcntl(fd, fileAddSeals, sealShrink)  // a reader never sees the memory shrink under it
+        // A reader never sees the memory shrink under it (which would be SIGBUS on its next read).
+        guard fcntl(fd, fileAddSeals, sealShrink) == 0 else {
+            let code = errno
+            close(fd)
+            throw .systemCall(name: "fcntl(F_ADD_SEALS)", errno: code)
+        }
         guard let mapped = mmap(nil, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
             let code = errno
             close(fd)
@@ -102,7 +107,7 @@ public final class SharedPicture: @unchecked Sendable {
     }
 
     /// The reader's side: maps `descriptor` (taking ownership: closed on failure too) read-only and checks
-    /// it describes a `width`×`height` picture (the frame's `Buffer-Width`/`Buffer-Height`).
+    /// it is sealed against shrinking and describes a `width`×`height` picture (the frame's `Buffer-Width`/`Buffer-Height`).
     /// - Throws: ``SharedPictureError/tooLarge(width:height:limit:)``, ``SharedPictureError/tooSmall(bytes:needed:)``,
     ///   ``SharedPictureError/badControlBlock(_:)``, ``SharedPictureError/systemCall(name:errno:)``.
     public static func map(descriptor fd: Int32, generation: UInt64, width: Int, height: Int) throws(SharedPictureError) -> SharedPicture {
@@ -120,6 +125,12 @@ public final class SharedPicture: @unchecked Sendable {
         guard Int(info.st_mode) & Int(S_IFMT) == Int(S_IFREG), Int(info.st_size) >= needed else {
             close(fd)
             throw .tooSmall(bytes: Int(info.st_size), needed: needed)
+        }
+        // Memory its writer could still shrink would fault (SIGBUS) the reader's next read: refused.
+        let seals = fcntl(fd, fileGetSeals)
+        guard seals >= 0, seals & sealShrink != 0 else {
+            close(fd)
+            throw .notSealed
         }
         // Read-only: the reader never writes (atomic loads of the version words are plain loads).
         guard let mapped = mmap(nil, needed, PROT_READ, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
@@ -187,6 +198,7 @@ public final class SharedPicture: @unchecked Sendable {
     private static let memfdCloseOnExec: UInt32 = 0x0001  // MFD_CLOEXEC
     private static let memfdAllowSealing: UInt32 = 0x0002  // MFD_ALLOW_SEALING
     private static let fileAddSeals: Int32 = 1033  // F_ADD_SEALS (F_LINUX_SPECIFIC_BASE + 9)
+    private static let fileGetSeals: Int32 = 1034  // F_GET_SEALS (F_LINUX_SPECIFIC_BASE + 10)
     private static let sealShrink: Int32 = 0x0002  // F_SEAL_SHRINK
 }
 
@@ -200,6 +212,9 @@ public enum SharedPictureError: Error, Sendable, Equatable, CustomStringConverti
     case tooSmall(bytes: Int, needed: Int)
     /// The control block does not say what the frame's header says.
     case badControlBlock(String)
+    /// The memory is not sealed against shrinking (`F_SEAL_SHRINK`, memfd_create(2)): its writer could
+    /// truncate it under the reader.
+    case notSealed
     /// A frame of a new generation arrived with no descriptor received for it.
     case descriptorMissing(generation: UInt64)
     /// More descriptors arrived than a reader keeps waiting (``limit``) before a frame used them.
@@ -211,6 +226,7 @@ public enum SharedPictureError: Error, Sendable, Equatable, CustomStringConverti
         case .tooLarge(let width, let height, let limit): "a \(width)x\(height) BGRX slot exceeds \(limit) bytes"
         case .tooSmall(let bytes, let needed): "the memory has \(bytes) bytes, the picture's layout needs \(needed)"
         case .badControlBlock(let reason): "control block: \(reason)"
+        case .notSealed: "the memory is not sealed against shrinking (F_SEAL_SHRINK)"
         case .descriptorMissing(let generation): "no memory descriptor (SCM_RIGHTS) came for generation \(generation)"
         case .tooManyDescriptors(let limit): "more than \(limit) descriptors waiting"
         }

@@ -84,7 +84,9 @@ enum HelpText {
                           the clockwise turn it asks for (8 → 90, 3 → 180, 6 → 270, else 0)
             format        Buffer-Format: "JPEG" (also when absent) or "I420" (a raw picture of W x H; such a
                           frame has no jpegWidth/jpegHeight and no decodeError, but "colorRange": "limited" or
-                          "full", its Buffer-Color-Range, full when absent; the table shows it in brackets)
+                          "full", its Buffer-Color-Range, full when absent; the table shows it in brackets),
+                          or "BGRX-SHM" (the picture was in the sender's shared memory, not in the dump: no
+                          jpegWidth/jpegHeight, no decodeError, but "memory": [GENERATION, SLOT, VERSION])
             jpegWidth/jpegHeight: the JPEG's own size. A body that does not decode as a JPEG (one that decodes
                           only with a libjpeg warning, such as a premature end, counts as not decoding) has
                           "decodeError":"MESSAGE" instead, and decoding goes on with the next frame.

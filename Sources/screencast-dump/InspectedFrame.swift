@@ -21,6 +21,9 @@ struct InspectedFrame {
         if header.format == .i420 {
             // Raw: its size is Buffer-Width/Height, its length checked by the wire decoder; its range said.
             pairs.append(("colorRange", .string(header.bodyColorRange.rawValue)))
+        } else if let memory = header.memory {
+            // Shared memory: the picture is not in the dump; where it was is.
+            pairs.append(("memory", .array([.uint(memory.generation), .number(memory.slot), .uint(memory.version)])))
         } else if let jpegSize {
             pairs += [("jpegWidth", .number(jpegSize.width)), ("jpegHeight", .number(jpegSize.height))]
         } else {
@@ -36,7 +39,8 @@ struct InspectedFrame {
 
     /// The frame's table row (numbered `index`), plus a `decode error:` line when the body did not decode.
     func tableRows(index: Int) -> String {
-        let jpeg = header.format == .i420 ? "(\(header.bodyColorRange))" : jpegSize.map { "\($0.width)x\($0.height)" } ?? "UNDECODABLE"
+        let jpeg = header.format == .i420 ? "(\(header.bodyColorRange))"
+            : header.memory.map { "(shm \($0.generation)/\($0.slot))" } ?? jpegSize.map { "\($0.width)x\($0.height)" } ?? "UNDECODABLE"
         var text = pad(index, 5) + pad(offset, 11) + pad(header.contentLength, 10) + "  "
             + padRight("\(header.bufferWidth)x\(header.bufferHeight)", 11) + pad(header.orientation, 8)
             + pad(header.rotation.degrees, 5) + "  " + padRight(header.format.rawValue, 8) + padRight(jpeg, 12)

@@ -92,7 +92,8 @@ struct InspectReport {
                 jpegWidth: f["jpegWidth"] as? Int, jpegHeight: f["jpegHeight"] as? Int,
                 decodeError: f["decodeError"] != nil,
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value, sequence: (f["sequence"] as? NSNumber)?.uint64Value,
-                format: try XCTUnwrap(f["format"] as? String, "format in \(f)"), colorRange: f["colorRange"] as? String)
+                format: try XCTUnwrap(f["format"] as? String, "format in \(f)"), colorRange: f["colorRange"] as? String,
+                memory: f["memory"] as? [Int])
         }
         end = try XCTUnwrap(root["end"] as? String)
         XCTAssertTrue(root.keys.contains("error"), "error key present (null or object)")

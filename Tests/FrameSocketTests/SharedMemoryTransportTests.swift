@@ -8,6 +8,11 @@ import XCTest
 /// generation with a new descriptor; a reconnect passes it again; a frame whose memory is missing, too small
 /// or described otherwise ends the connection with a typed error, frames before it standing.
 final class SharedMemoryTransportTests: SocketTestCase {
+    /// A small JPEG-format message (the body is not checked by the framing).
+    private func validJPEGMessage() -> [UInt8] {
+        FrameEncoder.encode(header: FrameHeader(contentLength: 3, bufferWidth: 4, bufferHeight: 4), body: [0xFF, 0xD8, 0xFF])
+    }
+
     private func shmMessage(_ picture: SharedPicture, slot: Int, version: UInt64, width: Int? = nil, height: Int? = nil, sequence: UInt64) -> [UInt8] {
         let header = FrameHeader(contentLength: 1, bufferWidth: width ?? picture.width, bufferHeight: height ?? picture.height,
                                  sequence: sequence, format: .sharedBGRX,
@@ -134,6 +139,42 @@ final class SharedMemoryTransportTests: SocketTestCase {
             XCTAssertEqual(events.frames.count, 1, "the frame before stands")
             sender.close()
         }
+    }
+
+    /// A regular file passed as the memory (not a sealed memfd: its writer could shrink it) is refused, and
+    /// descriptors passed with JPEG frames, which no frame takes, end the connection past the limit instead of
+    /// piling up; every received descriptor is closed (the base class checks none outlives the test).
+    func testUnsealedMemoryAndUnaskedDescriptorsAreRefused() throws {
+        let path = try socketPath()
+        let events = EventRecorder()
+        let server = FrameServer(path: path, logger: logger("server"), onEvent: events.handler)
+        try server.start()
+        defer { server.stop() }
+        let file = folder + "/plain-file"
+        let fileFD = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(fileFD, 0)
+        defer { close(fileFD); unlink(file) }
+        XCTAssertEqual(ftruncate(fileFD, 3 * 4096), 0)
+
+        func send(_ bytes: [UInt8], passing descriptor: Int32, on fd: Int32) {
+            let sent = bytes.withUnsafeBytes { UnixSocket.send(fd, $0, passing: descriptor) }
+            XCTAssertEqual(sent, bytes.count)
+        }
+        let unsealed = rawConnect(path)
+        let header = FrameHeader(contentLength: 1, bufferWidth: 8, bufferHeight: 4, format: .sharedBGRX,
+                                 memory: .init(generation: 1, slot: 0, version: 2))
+        send(FrameEncoder.encode(header: header, body: [0x0A]), passing: fileFD, on: unsealed)
+        XCTAssertTrue(events.wait(timeout: 5) { $0.ended.count == 1 })
+        XCTAssertEqual(events.ended.last?.1, .stream(.error(.sharedMemory(.notSealed))))
+        close(unsealed)
+
+        let flooding = rawConnect(path)
+        XCTAssertTrue(events.wait(timeout: 5) { $0.connected.count == 2 })
+        for _ in 0..<6 { send(validJPEGMessage(), passing: fileFD, on: flooding) }
+        XCTAssertTrue(events.wait(timeout: 5) { $0.ended.count == 2 })
+        XCTAssertEqual(events.ended.last?.1, .stream(.error(.sharedMemory(.tooManyDescriptors(limit: 4)))))
+        XCTAssertLessThanOrEqual(events.frames.count, 5, "frames before the limit stand")
+        close(flooding)
     }
 
     func testLimitsOfTheWriter() {

@@ -59,7 +59,7 @@ final class EncryptedPageTests: XCTestCase {
         XCTAssertTrue(page.contains(#"data-source-fps="30.0""#))
         for needle in [
             "new RTCRtpScriptTransform(e2eeWorker(), { operation: \"decrypt\" })", "createEncodedStreams()", "encodedInsertableStreams: true",
-            "attachDecryptor(pc.addTransceiver(\"video\", { direction: \"recvonly\" }))", "location.hash", "end-to-end encrypted \\u2014 enter the key",
+            "attachDecryptor(transceiver)", "showAtOnce(transceiver.receiver)", "location.hash", "end-to-end encrypted \\u2014 enter the key",
             "self.onrtctransform", "name: \"PBKDF2\", hash: \"SHA-256\"", "iterations: 100000", "additionalData: header", "\\u{1F512} key ",
             "URL.createObjectURL(new Blob([source]",
         ] {
