@@ -126,7 +126,7 @@ public final class FrameSender: Sendable {
 
 /// The sender's shared state and its writer thread's loop.
 ///
-/// `@unchecked Sendable` is safe because every mutable stored property (`pending`, `inFlightBytes`,
+/// `@unchecked Sendable` is safe because every mutable stored property (`pending`, `pendingPicture`, `inFlightBytes`,
 /// `closed`, `threadDone`, `stats`) is read and written only while `condition` is locked; the `let`s
 /// are Sendable; the connected socket is a local of the writer thread and never shared.
 final class SenderCore: @unchecked Sendable {
@@ -202,6 +202,7 @@ final class SenderCore: @unchecked Sendable {
                 pending = nil
                 stats.droppedFrames += 1
             }
+            pendingPicture = nil
             condition.broadcast()
         }
         condition.unlock()
