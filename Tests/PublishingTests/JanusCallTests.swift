@@ -58,7 +58,7 @@ final class JanusCallTests: XCTestCase {
         XCTAssertEqual(first.height, 240)
         print("janus: subscriber decoded \(first.frames) frames, first after \(first.firstFrameMs ?? -1) ms")
 
-        let beforeKill = try stats()
+        let beforeKill = try Self.stats()
         XCTAssertEqual(beforeKill["state"] as? String, "published")
         XCTAssertGreaterThanOrEqual(beforeKill["plisReceived"] as? Int ?? 0, 1, "Janus asked for a keyframe for the subscriber")
 
@@ -81,7 +81,7 @@ final class JanusCallTests: XCTestCase {
         XCTAssertNil(again.error)
         XCTAssertGreaterThan(again.frames, 30)
         XCTAssertEqual(again.width, 320)
-        let after = try stats()
+        let after = try Self.stats()
         XCTAssertGreaterThanOrEqual(after["reconnects"] as? Int ?? 0, 1)
         XCTAssertNotNil(after["lastReason"] as? String)
 
@@ -97,9 +97,10 @@ final class JanusCallTests: XCTestCase {
     static let whepViewer = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/whep_viewer.py")
 
     /// The call's `/stats` "sfu" object.
-    func stats() throws -> [String: Any] {
+    /// One part of the call's `/stats` (the SFU leg by default).
+    static func stats(path: String = "sfu") throws -> [String: Any] {
         let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")
         let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return try XCTUnwrap(json?["sfu"] as? [String: Any], "no sfu in /stats")
+        return try XCTUnwrap(json?[path] as? [String: Any], "no \(path) in /stats")
     }
 }
