@@ -101,7 +101,11 @@ struct CallRun {
             return SFUPublisher(
                 transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
                 logger: logger.named("sfu"),
-                hooks: .init(requestKeyframe: { source.requestKeyframe() }))
+                hooks: .init(
+                    requestKeyframe: { source.requestKeyframe() },
+                    // The SFU leg's cap and congestion target bound the one shared encoder, as a viewer's do.
+                    bitrateCeiling: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .remb) },
+                    targetBitrate: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .congestionControl) }))
         }
         // With e2ee the SFU leg gets the encrypted frames, as the viewers do.
         let e2ee = try startEncryption(before: viewers, and: sfu.map { [$0] } ?? [], source: source)

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import Publishing
 import TestSupport
 import XCTest
@@ -97,6 +98,66 @@ final class JanusCallTests: XCTestCase {
     static let whepViewer = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/whep_viewer.py")
 
     /// The call's `/stats` "sfu" object.
+    /// A room made beforehand with a 250 kbps cap (Janus REMBs it to publishers) below the encoder's default
+    /// for 640x360 at 30 fps (553 kbps) and below the leg's congestion target without it (about 310 kbps on
+    /// this loopback): the cap bounds the one shared encoder (its target and the bytes it makes), and
+    /// Janus's TWCC feedback (transport-cc offered, kept by Janus) drives the leg's congestion target, which
+    /// stays under the cap. (The test pattern is mostly still: the encoder makes less than its target, and
+    /// the congestion target, limited by what is acknowledged, stays near it.)
+    func testTheRoomsCapBoundsTheSharedEncoderAndJanusSendsTWCCFeedback() throws {
+        guard JanusHarness.isInside else {
+            return try JanusHarness.rerunInNamespace(
+                "PublishingTests.JanusCallTests/testTheRoomsCapBoundsTheSharedEncoderAndJanusSendsTWCCFeedback", timeout: 90)
+        }
+        let janus = try JanusHarness()
+        defer { janus.stop() }
+        try janus.start()
+        let capped = 79
+        let created = try JanusHarness.videoRoom(["request": "create", "room": capped, "publishers": 1, "videocodec": "vp8", "bitrate": 250_000])
+        XCTAssertEqual(created["videoroom"] as? String, "created", "\(created)")
+        let defaultKbps = VP8EncoderSettings.defaultBitrateKbps(width: 640, height: 360, framesPerSecond: 30)
+        XCTAssertGreaterThan(defaultKbps, 400, "the cap must be below what the encoder would use")
+        let call = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
+            "--source", "testpattern", "--pattern-size", "640x360", "--http", "127.0.0.1:18080", "--stats-interval", "0",
+            "--socket", janus.folder.appendingPathComponent("agent.sock").path, "--ice-address", "127.0.0.2", "--ice-address", "127.0.0.1",
+            "--janus", JanusHarness.apiURL, "--janus-room", String(capped),
+        ])
+        defer { _ = ProcessRunner.terminate(call) }
+        let start = Date()
+        func ceiling() -> Int? { ((try? Self.stats(path: "viewers"))?["bitrate"] as? [String: Any])?["ceilingKbps"] as? Int }
+        while ceiling() != 250 || (try? Self.stats())?["twccFeedbackPackets"] as? Int ?? 0 < 10, Date().timeIntervalSince(start) < 15 {
+            usleep(200_000)
+        }
+        let sfu = try Self.stats()
+        XCTAssertEqual(sfu["state"] as? String, "published")
+        XCTAssertEqual(sfu["bitrateCeilingBps"] as? Int, 250_000, "Janus's REMB is the room's cap")
+        XCTAssertEqual(ceiling(), 250, "the cap is the shared encoder's ceiling")
+        let encoderKbps = try XCTUnwrap(try Self.stats(path: "viewers").isEmpty ? nil : Self.topLevel("bitrateKbps"))
+        XCTAssertLessThanOrEqual(encoderKbps, 250, "the shared encoder's target is under the cap")
+        XCTAssertGreaterThanOrEqual(encoderKbps, 150)
+        // The bytes the encoder makes over 4 s, under the cap (libvpx's rate control within 25 %).
+        let before = try Self.topLevel("bytes")
+        let measured = Date()
+        usleep(4_000_000)
+        let after = try Self.topLevel("bytes")
+        let kbps = Double(after - before) * 8 / 1000 / Date().timeIntervalSince(measured)
+        let leg = try Self.stats()
+        print("janus: room cap 250 kbps (default \(defaultKbps)): encoder target \(encoderKbps) kbps, made \(String(format: "%.0f", kbps)) kbps; "
+            + "TWCC feedback \(leg["twccFeedbackPackets"] ?? "-") packets, leg target \(leg["targetBps"] ?? "-") bps")
+        XCTAssertLessThanOrEqual(kbps, 250 * 1.25)
+        XCTAssertGreaterThan(kbps, 30, "the encoder still sends the moving picture")
+        XCTAssertGreaterThan(leg["twccFeedbackPackets"] as? Int ?? 0, 10, "Janus sends TWCC feedback (every 200 ms by default)")
+        let target = try XCTUnwrap(leg["targetBps"] as? Int, "no congestion target for the leg")
+        XCTAssertLessThanOrEqual(target, 250_000, "the cap is the congestion target's ceiling")
+    }
+
+    /// A number at the top of the call's `/stats` (the source's: `bitrateKbps`, `bytes`).
+    static func topLevel(_ key: String) throws -> Int {
+        let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")
+        let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try XCTUnwrap(json?[key] as? Int, "no \(key) in /stats")
+    }
+
     /// One part of the call's `/stats` (the SFU leg by default).
     static func stats(path: String = "sfu") throws -> [String: Any] {
         let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")

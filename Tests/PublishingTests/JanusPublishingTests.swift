@@ -13,15 +13,7 @@ final class JanusPublishingTests: XCTestCase {
 
     /// Our own look into the room through the Janus HTTP API: `listparticipants` from a second session.
     func publishers() throws -> [String] {
-        let http = HTTPClient()
-        func post(_ url: String, _ verb: String, _ extra: [String: Any] = [:]) throws -> [String: Any] {
-            try JanusMessage.reply(http.request("POST", url, body: JanusMessage.request(verb, transaction: "probe", extra)).body)
-        }
-        let session = try JanusMessage.id(post(JanusHarness.apiURL, "create"))
-        defer { _ = try? post("\(JanusHarness.apiURL)/\(session)", "destroy") }
-        let handle = try JanusMessage.id(post("\(JanusHarness.apiURL)/\(session)", "attach", ["plugin": "janus.plugin.videoroom"]))
-        let reply = try post("\(JanusHarness.apiURL)/\(session)/\(handle)", "message", ["body": ["request": "listparticipants", "room": room]])
-        let participants = JanusMessage.pluginData(reply)?["participants"] as? [[String: Any]] ?? []
+        let participants = try JanusHarness.videoRoom(["request": "listparticipants", "room": room])["participants"] as? [[String: Any]] ?? []
         return participants.filter { $0["publisher"] as? Bool == true }.compactMap { $0["display"] as? String }
     }
 
