@@ -9,7 +9,7 @@ public import SDP
 ///
 /// ```
 ///   our ICE credentials + all gathered candidates, random SSRCs/CNAME/session id
-///     ──▶ offer text (sendonly VP8 + RTX, transport-wide CC, a=setup:actpass, a=end-of-candidates: no trickle needed)
+///     ──▶ offer text (sendonly VP8 + RTX, transport-wide CC when configured, a=setup:actpass, a=end-of-candidates: no trickle needed)
 ///   answer text ── accept ──▶ NegotiatedVideo (DTLS role from the answer's a=setup), the sender chain's configuration
 /// ```
 public struct PeerOffer: Sendable {
@@ -46,7 +46,7 @@ public struct PeerOffer: Sendable {
         do {
             offer = try VideoOfferBuilder.offer(
                 local: local, vp8PayloadType: vp8PayloadType, rtxPayloadType: rtxPayloadType,
-                transportWideCCExtensionID: Self.transportWideCCExtensionID).serialized()
+                transportWideCCExtensionID: configuration.offersTransportWideCC ? Self.transportWideCCExtensionID : nil).serialized()
         } catch {
             throw .sdp(error)
         }

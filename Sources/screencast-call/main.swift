@@ -98,8 +98,10 @@ struct CallRun {
         let sfu = try options.sfu.map { transport in
             var ice = options.ice
             ice.role = .controlling
+            var configuration = PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared())
+            configuration.offersTransportWideCC = true
             return SFUPublisher(
-                transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
+                transport: transport, configuration: configuration,
                 logger: logger.named("sfu"),
                 hooks: .init(
                     requestKeyframe: { source.requestKeyframe() },
