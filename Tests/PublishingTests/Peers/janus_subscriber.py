@@ -124,4 +124,5 @@ async def main():
     print(json.dumps(result))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())
