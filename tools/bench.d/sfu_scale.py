@@ -14,6 +14,8 @@ with the packets every subscriber counted. Prints one JSON object:
    {"min", "median", "max"}, "callFramesEncoded", "callKbps"}], "janusCpuPercent"...}
 
 Usage (as root, inside the namespace): sfu_scale.py --call PATH --counts 1,100 [--size 1280x720]
+       sfu_scale.py --write-janus-config FOLDER   (only the Janus configuration: VideoRoom and HTTP on
+                                                   127.0.0.1:8088, no preset rooms; for tools/demo --sfu)
 """
 
 import argparse
@@ -164,12 +166,15 @@ async def measure(args, pid, count, room):
 
 async def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--call", required=True)
+    parser.add_argument("--call")
     parser.add_argument("--counts", default="1,100")
     parser.add_argument("--size", default="1280x720")
     parser.add_argument("--settle", type=float, default=5)
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--write-janus-config", metavar="FOLDER", help="only write the Janus configuration there (tools/demo --sfu)")
     args = parser.parse_args()
+    if args.write_janus_config:
+        return write_janus_config(args.write_janus_config)
     folder = tempfile.mkdtemp(prefix="sfu-scale-")
     write_janus_config(folder)
     log = open(os.path.join(folder, "janus.log"), "w")
