@@ -15,6 +15,7 @@
 /// - Low latency: the receiver's `jitterBufferTarget` (and Chromium's `playoutDelayHint`) is 0, and the call
 ///   writes the playout-delay header extension (MIN = MAX = 0) when the offer has it.
 /// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
+///   `?janus=URL&room=N` (watch through that Janus VideoRoom instead, ``ViewerPageJanus``),
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
 ///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
@@ -91,6 +92,7 @@ public enum ViewerPage {
             disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
           window.screencastViewer = viewer;
         \#(ViewerPageE2EE.pageScript)
+        \#(ViewerPageJanus.pageScript)
           function authHeaders(extra) {
             const headers = Object.assign({}, extra);
             if (token) headers["Authorization"] = "Bearer " + token;
@@ -136,6 +138,7 @@ public enum ViewerPage {
             viewer.disconnectTimer = null;
             deleteSession(viewer.sessionURL);
             viewer.sessionURL = null;
+            if (janus.url) janusTeardown();
             if (viewer.pc) {
               viewer.pc.onconnectionstatechange = null;
               viewer.pc.ontrack = null;
@@ -154,16 +157,23 @@ public enum ViewerPage {
             try {
               pc = new RTCPeerConnection(peerConfiguration());
               viewer.pc = pc;
-              // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
-              const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
-              attachDecryptor(transceiver);
-              showAtOnce(transceiver.receiver);
               pc.ontrack = (event) => {
+                showAtOnce(event.receiver);  // also the receiver a Janus offer made
                 const stream = event.streams[0] || new MediaStream([event.track]);
                 if (video.srcObject !== stream) video.srcObject = stream;
                 video.play().catch(() => {});
               };
               pc.onconnectionstatechange = () => onConnectionState(pc, generation);
+              if (janus.url) {
+                await janusSubscribe(pc, generation);
+                viewer.lastProgress = performance.now();
+                if (generation === viewer.generation && pc.connectionState !== "connected") setStatus("negotiating", "negotiated");
+                return;
+              }
+              // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
+              const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
+              attachDecryptor(transceiver);
+              showAtOnce(transceiver.receiver);
               await pc.setLocalDescription(await pc.createOffer());
               await waitForGathering(pc, gatherLimitMs);
               if (generation !== viewer.generation) return;
