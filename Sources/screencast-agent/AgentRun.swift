@@ -33,8 +33,9 @@ struct AgentRun {
         }
         defer { withExtendedLifetime(signals) {} }
 
-        // Order: a display that cannot be used fails first (one error line, and an existing dump file of the
-        // same name is left alone); then a dump file that cannot be written; then the socket sender; then
+        // Order: the dump's folder was checked with the options (exit 64, before anything is logged); a
+        // display that cannot be used fails first here (one error line, and an existing dump file of the same
+        // name is left alone); then a dump file that cannot be opened after all; then the socket sender; then
         // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
         let capture = try Self.openCapture(options.capture, logger: logger) { frame in outputsBox.withLock { $0 }?.handle(frame) }
@@ -102,8 +103,9 @@ struct AgentRun {
 }
 
 extension AgentRun {
-    /// Opens the display and the capture area. A `--region` wholly outside the screen at start is the
-    /// user's fault (``AgentUsageFault``, exit 64); after a resize the same fault stays a runtime failure.
+    /// Opens the display and the capture area. A `--region` wholly outside the screen or a `--monitor` the
+    /// display does not have, at start, is the user's fault (``AgentUsageFault``, exit 64); after a resize
+    /// the same fault stays a runtime failure.
     static func openCapture(
         _ configuration: CaptureConfiguration, logger: Logger, onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws -> ScreenCapture {
@@ -111,6 +113,8 @@ extension AgentRun {
             return try ScreenCapture(configuration: configuration, logger: logger.named("capture"), startsAtOnce: false, onFrame: onFrame)
         } catch .regionOutsideScreen(let region, let width, let height) {
             throw AgentUsageFault(reason: "--region \(region) lies wholly outside the \(width)x\(height) screen")
+        } catch .noSuchMonitor(let name, let available) {
+            throw AgentUsageFault(reason: CaptureError.noSuchMonitor(name, available: available).description)
         }
     }
 }

@@ -103,12 +103,12 @@ final class AgentCommandLineTests: XCTestCase {
         XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n")
     }
 
-    /// Without a usable display the display error comes first (the dump is never opened); the unwritable dump
-    /// itself is checked under X in `AgentUnderXTests.testUnwritableDumpExits1WithOneLine`.
-    func testUnusableDisplayIsReportedBeforeAnUnwritableDump() throws {
+    /// A dump in a missing folder is the command line's fault and is said first (64), before the display is
+    /// tried (an unusable display is a runtime failure, 1); under X in `AgentUnderXTests`.
+    func testADumpInAMissingFolderIsReportedBeforeAnUnusableDisplay() throws {
         let result = try run(["--display", ":4093", "--output", "/nonexistent-folder/x.frames"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
-        XCTAssertTrue(result.stderr.hasPrefix("screencast-agent: cannot open X display ':4093'"), result.stderr)
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 2, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("screencast-agent: --output: folder '/nonexistent-folder' does not exist"), result.stderr)
     }
 }

@@ -49,7 +49,7 @@ final class InspectTests: XCTestCase {
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(help.stdout.contains("Usage: screencast-dump"))
         let missing = try ProcessRunner.run(tool, ["inspect", "/nonexistent/file.frames"])
-        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.status, 64)
         XCTAssertTrue(missing.stderr.contains("/nonexistent/file.frames"), missing.stderr)
     }
 
