@@ -1,6 +1,7 @@
 import Capture
 import FrameSocket
 import Foundation
+import FrameWire
 import ScreencastSupport
 import Synchronization
 
@@ -52,7 +53,7 @@ struct AgentRun {
         defer { sender?.close() }
         let outputs = FrameOutputs(
             sender: sender, dump: dump, logger: logger, orientation: options.orientation, frameLimit: options.frameLimit,
-            requestStop: { failed in requestStop(failed ? .failure : .frames) })
+            capture: Self.captureDescription(options), requestStop: { failed in requestStop(failed ? .failure : .frames) })
         outputsBox.withLock { $0 = outputs }
         if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
         capture.start()
@@ -116,6 +117,21 @@ extension AgentRun {
         } catch .noSuchMonitor(let name, let available) {
             throw AgentUsageFault(reason: CaptureError.noSuchMonitor(name, available: available).description)
         }
+    }
+}
+
+extension AgentRun {
+    /// What the `Capture-*` fields say of this run (Protocol/frame-wire.md §2.7): the display, what is
+    /// captured, the frame rate asked for; the rectangle is added per frame.
+    static func captureDescription(_ options: AgentOptions) -> CaptureDescription {
+        let area = switch options.capture.target {
+        case .root: "screen"
+        case .monitor(let selector): "monitor \(selector)"
+        case .region: "region"
+        }
+        return CaptureDescription(
+            display: options.capture.display ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "-", area: area,
+            framesPerSecond: String(format: "%g", options.capture.maxFramesPerSecond))
     }
 }
 

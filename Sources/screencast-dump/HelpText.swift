@@ -93,6 +93,7 @@ enum HelpText {
             optional, after those, only when the frame carries them (screencast-agent writes both):
             "timestamp":T Buffer-Timestamp, capture time in CLOCK_MONOTONIC µs (exact unsigned 64-bit)
             "sequence":S  Buffer-Sequence, the sender's frame counter (exact unsigned 64-bit)
+            "capture":{"Capture-Display":…}  the Capture-* fields given (what the agent captures; frame-wire.md §2.7)
           ERROR: {"kind":K,"message":M,"offset":B}
             kind          badStatusLine, badHeaderLine, missingHeader, badHeaderValue, conflictingHeaders,
                           headerTooLarge, bodyTooLarge or bodyLengthMismatch (an I420 body of the wrong size)

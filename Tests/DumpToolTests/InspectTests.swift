@@ -93,6 +93,7 @@ struct InspectReport {
                 decodeError: f["decodeError"] != nil,
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value, sequence: (f["sequence"] as? NSNumber)?.uint64Value,
                 format: try XCTUnwrap(f["format"] as? String, "format in \(f)"), colorRange: f["colorRange"] as? String)
+                .withCapture(f["capture"] as? [String: String] ?? [:])
         }
         end = try XCTUnwrap(root["end"] as? String)
         XCTAssertTrue(root.keys.contains("error"), "error key present (null or object)")
