@@ -18,6 +18,9 @@ public struct HTTPServerOptions: Sendable {
 
     /// Serve HTTPS (TLS through libmicrohttpd's GnuTLS) with this identity instead of plain HTTP.
     public var tls: TLSIdentity?
+    /// HTTPS only: a connection that sends nothing for this long (ms) is closed before TLS starts
+    /// (``TLSPortAcceptor``).
+    public var tlsFirstByteTimeoutMillis: Int32 = TLSPortAcceptor.defaultFirstByteTimeoutMillis
 
     public init(
         connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, perAddressConnectionLimit: UInt32 = 32, tls: TLSIdentity? = nil
@@ -113,7 +116,8 @@ public final class HTTPServer: Sendable {
         var acceptor: TLSPortAcceptor?
         if options.tls != nil {
             do {
-                acceptor = try TLSPortAcceptor(address: address, daemon: started, logger: logger)
+                acceptor = try TLSPortAcceptor(
+                    address: address, daemon: started, firstByteTimeoutMillis: options.tlsFirstByteTimeoutMillis, logger: logger)
             } catch {
                 MHD_stop_daemon(started)
                 guard case .startFailed(_, let reason) = error else { throw error }

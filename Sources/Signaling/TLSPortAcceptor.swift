@@ -11,15 +11,20 @@ import Synchronization
 /// reply: it gets a plaintext answer instead, a `301` to the same path over `https://` for a GET or HEAD
 /// with a usable `Host`, else `400`, each with a line saying that this port speaks HTTPS.
 ///
-/// Limits: a connection that sends nothing within ``firstByteTimeoutMillis`` is closed; at most
+/// Limits: a connection that sends nothing within `firstByteTimeoutMillis` (default
+/// ``defaultFirstByteTimeoutMillis``, `HTTPServerOptions.tlsFirstByteTimeoutMillis`) is closed; at most
 /// ``maxWaiting`` connections wait for their first byte at once (more are closed at accept); a plaintext
 /// request is read up to ``maxPlaintextBytes``.
-final class TLSPortAcceptor: @unchecked Sendable {
+public final class TLSPortAcceptor: @unchecked Sendable {
     // @unchecked Sendable: `listener` and `daemon` are set in init and only read after; `waiting` and
     // `stopped` are Mutex-guarded; the accept thread is the only one calling accept(2).
-    static let firstByteTimeoutMillis: Int32 = 10_000
-    static let maxWaiting = 64
-    static let maxPlaintextBytes = 8192
+    /// How long a new connection may stay silent before it is closed, ms.
+    public static let defaultFirstByteTimeoutMillis: Int32 = 10_000
+    /// Connections waiting for their first byte at once; more are closed at accept.
+    public static let maxWaiting = 64
+    /// Bytes of a plaintext request read before it is answered.
+    public static let maxPlaintextBytes = 8192
+    private let firstByteTimeoutMillis: Int32
 
     let listener: Int32
     let port: UInt16
@@ -32,7 +37,7 @@ final class TLSPortAcceptor: @unchecked Sendable {
     /// Binds `address` (SO_REUSEADDR, as libmicrohttpd does), listens, and starts accepting for `daemon`
     /// (started with `MHD_USE_NO_LISTEN_SOCKET`).
     /// - Throws: the `strerror` text of the failed call.
-    init(address: SocketAddress, daemon: OpaquePointer, logger: Logger) throws(SignalingError) {
+    init(address: SocketAddress, daemon: OpaquePointer, firstByteTimeoutMillis: Int32, logger: Logger) throws(SignalingError) {
         let fd = socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .startFailed(endpoint: "-", reason: "socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
@@ -51,6 +56,7 @@ final class TLSPortAcceptor: @unchecked Sendable {
             return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
         }
         listener = fd
+        self.firstByteTimeoutMillis = max(1, firstByteTimeoutMillis)
         self.port = port
         self.daemon = daemon
         self.logger = logger
@@ -95,7 +101,9 @@ final class TLSPortAcceptor: @unchecked Sendable {
                 continue
             }
             let (address, addressLength) = (peer, length)
-            DispatchQueue.global().async { [self] in
+            // A thread of its own (at most maxWaiting of them): a silent client must not hold a shared
+            // dispatch worker for the whole timeout.
+            Thread.detachNewThread { [self] in
                 defer { waiting.withLock { $0 -= 1 } }
                 route(fd, address: address, length: addressLength)
             }
@@ -106,7 +114,7 @@ final class TLSPortAcceptor: @unchecked Sendable {
     private func route(_ fd: Int32, address: sockaddr_storage, length: socklen_t) {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var first: UInt8 = 0
-        guard poll(&poller, 1, Self.firstByteTimeoutMillis) == 1, recv(fd, &first, 1, Int32(MSG_PEEK)) == 1 else {
+        guard poll(&poller, 1, firstByteTimeoutMillis) == 1, recv(fd, &first, 1, Int32(MSG_PEEK)) == 1 else {
             close(fd)
             return
         }
