@@ -97,10 +97,16 @@ final class AgentCommandLineTests: XCTestCase {
         XCTAssertEqual(list.stderr.split(separator: "\n").count, 1, list.stderr)
     }
 
-    func testBadDisplayNameExits1() throws {
-        let result = try run(["--display", "not a display", "--output", "/tmp/never-written-\(getpid()).frames"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n")
+    /// A display name xcb cannot parse is the command line's fault (64); a display that does not answer is
+    /// a runtime failure (1, `testUnreachableDisplayExits1WithOneLine`).
+    func testBadDisplayNameIsBadUsage() throws {
+        for arguments in [["--display", "not a display", "--output", "/tmp/never-written-\(getpid()).frames"],
+                          ["--display", "not a display", "--list-monitors"]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n"
+                + "Try 'screencast-agent --help'.\n", "\(arguments)")
+        }
     }
 
     /// A dump in a missing folder is the command line's fault and is said first (64), before the display is
