@@ -10,6 +10,10 @@
 /// estimate would hold the encoder down for everyone. Feedback heard again (``heard(peer:nowMicros:ceilingKbps:)``
 /// or a new estimate) makes it count again.
 ///
+/// Ceilings (``setCeiling(_:bitsPerSecond:ceilingKbps:)``: an SFU's REMB, Janus's fixed room cap) bound the
+/// decision whatever the estimates say and are not estimates themselves: no viewer is an outlier against a
+/// cap, and a cap below the configured rate is applied even without estimates.
+///
 /// Sans-I/O: the owner reports estimates, feedback, the time (CLOCK_MONOTONIC µs) and departures; each call
 /// says whether to change the encoder's target and to what (`nil`: back to the configured or size-dependent
 /// default). Changes smaller than ``minimumChange`` (relative) are not worth a reconfiguration and are skipped.
@@ -47,8 +51,11 @@ public struct BitrateFollower: Sendable, Equatable {
         var heardMicros: UInt64
         /// Nothing heard for ``silenceLimitMicros``: not counted.
         var silent = false
+        /// False for a consumer whose liveness is checked elsewhere (the SFU leg): never silent here.
+        var tracksSilence = true
     }
     private var estimates: [String: Estimate] = [:]
+    private var ceilings: [String: Int] = [:]
     /// What was last decided (`useDefault` at the start).
     public private(set) var applied: Decision = .useDefault
 
@@ -87,16 +94,19 @@ public struct BitrateFollower: Sendable, Equatable {
     /// A viewer's new estimate (bits per second) from `source`, at `nowMicros`. `ceilingKbps` is the top of
     /// the range: the configured bitrate, or the default for the current picture size. A REMB from a peer
     /// that has a GCC target only counts as feedback heard. A REMB is feedback heard; a GCC target is not
-    /// (a silent viewer's target still moves, and it stays silent).
+    /// (a silent viewer's target still moves, and it stays silent). `tracksSilence` false: never silent (a
+    /// consumer such as the SFU leg, whose end removes its estimate).
     public mutating func update(
-        peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb, nowMicros: UInt64 = 0
+        peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb, nowMicros: UInt64 = 0,
+        tracksSilence: Bool = true
     ) -> Decision? {
         if source == .remb, estimates[peer]?.source == .congestionControl {
             return heard(peer: peer, nowMicros: nowMicros, ceilingKbps: ceilingKbps)
         }
         // A REMB is the viewer speaking; our own GCC target is not (it moves on timers, with no feedback
         // too), so it keeps the time the viewer was last heard and whether it is silent.
-        var estimate = Estimate(kbps: Int(clamping: bitsPerSecond / 1000), source: source, heardMicros: nowMicros)
+        var estimate = Estimate(
+            kbps: Int(clamping: bitsPerSecond / 1000), source: source, heardMicros: nowMicros, tracksSilence: tracksSilence)
         if source == .congestionControl, let known = estimates[peer] {
             estimate.heardMicros = known.heardMicros
             estimate.silent = known.silent
@@ -119,11 +129,22 @@ public struct BitrateFollower: Sendable, Equatable {
     /// that changed what counts.
     public mutating func checkSilence(nowMicros: UInt64, ceilingKbps: Int) -> Decision? {
         var changed = false
-        for (peer, estimate) in estimates where !estimate.silent && nowMicros >= estimate.heardMicros + silenceLimitMicros {
+        for (peer, estimate) in estimates
+        where estimate.tracksSilence && !estimate.silent && nowMicros >= estimate.heardMicros + silenceLimitMicros {
             estimates[peer]?.silent = true
             changed = true
         }
         return changed ? decide(ceilingKbps: ceilingKbps) : nil
+    }
+
+    /// The lowest ceiling set, kbps (nil: none).
+    public var lowestCeilingKbps: Int? { ceilings.values.min() }
+
+    /// Sets (or, with nil, removes) the hard ceiling named `id`, bits per second: the encoder's target never
+    /// goes above the lowest ceiling (nor below ``minimumKbps``).
+    public mutating func setCeiling(_ id: String, bitsPerSecond: UInt64?, ceilingKbps: Int) -> Decision? {
+        ceilings[id] = bitsPerSecond.map { Int(clamping: $0 / 1000) }
+        return decide(ceilingKbps: ceilingKbps)
     }
 
     /// A viewer left (its estimate no longer counts).
@@ -134,10 +155,13 @@ public struct BitrateFollower: Sendable, Equatable {
 
     /// The decision for the estimates now, or nil when it would not change what was applied.
     public mutating func decide(ceilingKbps: Int) -> Decision? {
-        let ceiling = max(minimumKbps, ceilingKbps)
+        let cap = lowestCeilingKbps
+        let ceiling = max(minimumKbps, min(ceilingKbps, cap ?? .max))
         let wanted: Decision
         if let lowest = lowestEstimateKbps, lowest < ceiling {
             wanted = .set(max(minimumKbps, lowest))
+        } else if let cap, cap < ceilingKbps {
+            wanted = .set(ceiling)
         } else {
             wanted = .useDefault
         }
