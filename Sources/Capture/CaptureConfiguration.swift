@@ -77,7 +77,7 @@ public enum CaptureFormat: String, Sendable, Equatable, CaseIterable {
     /// for a call on the same machine, ≈3.1 MB a frame at 1080p (≈93 MB/s at 30 fps).
     case i420
     /// The BGRX picture in memory shared with the call (`Buffer-Format: BGRX-SHM`, Protocol/frame-wire.md
-    /// §2.7): copied once from the X server's segment into one of two slots of a memfd the call maps; only
+    /// §2.8): copied once from the X server's segment into one of two slots of a memfd the call maps; only
     /// the header travels on the socket. The call converts it once to BT.601 limited range.
     case shm
 

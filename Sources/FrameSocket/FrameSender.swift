@@ -97,7 +97,7 @@ public final class FrameSender: Sendable {
     /// ``close()`` the message is counted as dropped.
     public func offer(_ message: [UInt8]) { core.offer(message) }
 
-    /// ``offer(_:)`` for a `BGRX-SHM` message (Protocol/frame-wire.md §2.7): `picture`'s descriptor is passed
+    /// ``offer(_:)`` for a `BGRX-SHM` message (Protocol/frame-wire.md §2.8): `picture`'s descriptor is passed
     /// with `SCM_RIGHTS` on the message's first byte whenever this connection has not had that generation
     /// yet (the first such message after each connect, and after each new mapping); the sender holds
     /// `picture` until the message is written or dropped.

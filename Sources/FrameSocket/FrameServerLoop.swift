@@ -34,7 +34,7 @@ final class ServerConnection {
 
     deinit { for fd in descriptors { close(fd) } }
 
-    /// The mapping `header` names (Protocol/frame-wire.md §2.7): the current one for its generation and size,
+    /// The mapping `header` names (Protocol/frame-wire.md §2.8): the current one for its generation and size,
     /// else the oldest waiting descriptor mapped as that generation (the previous mapping is let go).
     func sharedPicture(for header: FrameHeader) throws(SharedPictureError) -> SharedPicture? {
         guard let memory = header.memory else { return nil }

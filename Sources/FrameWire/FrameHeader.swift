@@ -20,15 +20,19 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// `Buffer-Color-Range` as given (nil: absent): the YCbCr range of an I420 body. See
     /// ``bodyColorRange`` for what the body holds either way.
     public var colorRange: BufferColorRange?
-    /// `Buffer-Memory` of a ``BufferFormat/sharedBGRX`` frame (Protocol/frame-wire.md §2.7): where the picture
+    /// The `Capture-*` fields (Protocol/frame-wire.md §2.7): what the sender captures, for people (nil: none
+    /// given; iOS senders never write them).
+    public var capture: CaptureDescription?
+    /// `Buffer-Memory` of a ``BufferFormat/sharedBGRX`` frame (Protocol/frame-wire.md §2.8): where the picture
     /// is in the shared memory; nil for every other format.
     public var memory: SharedPictureReference?
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
         timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
-        colorRange: BufferColorRange? = nil, memory: SharedPictureReference? = nil
+        colorRange: BufferColorRange? = nil, capture: CaptureDescription? = nil, memory: SharedPictureReference? = nil
     ) {
+        self.capture = capture
         self.memory = memory
         self.format = format
         self.colorRange = colorRange
@@ -92,7 +96,7 @@ public enum BufferFormat: String, Sendable, Equatable, Hashable, CaseIterable, C
     /// `((width + 1) / 2) × ((height + 1) / 2)` bytes, where width and height are `Buffer-Width`/`-Height`.
     /// Our agent writes it only when asked (`--format i420`): for a call on the same machine.
     case i420 = "I420"
-    /// The picture is in memory shared with the reader (Protocol/frame-wire.md §2.7): BGRX, 4 bytes a pixel
+    /// The picture is in memory shared with the reader (Protocol/frame-wire.md §2.8): BGRX, 4 bytes a pixel
     /// (B, G, R, unused), rows of `4 × width` bytes, top to bottom, in the slot `Buffer-Memory` names of the
     /// memfd passed with `SCM_RIGHTS`; the body is one LF byte. Our agent writes it only when asked
     /// (`--format shm`): for a call on the same machine that maps the memory.
@@ -108,7 +112,7 @@ public enum BufferFormat: String, Sendable, Equatable, Hashable, CaseIterable, C
     }
 }
 
-/// `Buffer-Memory: <generation> <slot> <version>` (Protocol/frame-wire.md §2.7): which mapping, which of
+/// `Buffer-Memory: <generation> <slot> <version>` (Protocol/frame-wire.md §2.8): which mapping, which of
 /// its ``SharedPicture/slotCount`` slots, and the slot's seqlock version once the picture was written.
 public struct SharedPictureReference: Sendable, Equatable, Hashable {
     /// The mapping's number, chosen by the sender; a new one comes with its own descriptor.
@@ -156,5 +160,40 @@ public struct Frame: Sendable, Equatable {
         self.body = body
         self.offset = offset
         self.headerLength = headerLength
+    }
+}
+
+/// What a sender captures, as its `Capture-*` header fields say it (Protocol/frame-wire.md §2.7): text for
+/// people (`/stats`), never used to read the picture. Each value is any bytes but CR and LF, at most
+/// ``maxValueBytes`` (longer ones are ignored), kept as first given; nil when absent.
+public struct CaptureDescription: Sendable, Equatable, Hashable {
+    /// `Capture-Display`: the X display, e.g. `:0`.
+    public var display: String?
+    /// `Capture-Area`: `screen`, `monitor NAME` or `region`.
+    public var area: String?
+    /// `Capture-Rect`: the captured rectangle of the screen, `WxH+X+Y` in screen pixels (before scaling).
+    public var rect: String?
+    /// `Capture-FPS`: the frame rate asked for (`--fps`), frames per second as a decimal.
+    public var framesPerSecond: String?
+
+    /// Values longer than this many bytes are ignored.
+    public static let maxValueBytes = 256
+
+    /// Each value as given, without CR and LF (a field value cannot hold them, §2.2).
+    public init(display: String? = nil, area: String? = nil, rect: String? = nil, framesPerSecond: String? = nil) {
+        func clean(_ value: String?) -> String? { value.map { String($0.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }) } }
+        self.display = clean(display)
+        self.area = clean(area)
+        self.rect = clean(rect)
+        self.framesPerSecond = clean(framesPerSecond)
+    }
+
+    /// True when no field is set.
+    public var isEmpty: Bool { display == nil && area == nil && rect == nil && framesPerSecond == nil }
+
+    /// The fields in wire order, with their values (only those set).
+    public var fields: [(name: String, value: String)] {
+        [("Capture-Display", display), ("Capture-Area", area), ("Capture-Rect", rect), ("Capture-FPS", framesPerSecond)]
+            .compactMap { name, value in value.map { (name, $0) } }
     }
 }

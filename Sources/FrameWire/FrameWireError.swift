@@ -21,7 +21,7 @@ public enum FrameWireError: Error, Sendable, Equatable, CustomStringConvertible 
     /// `Buffer-Width`×`Buffer-Height` (the format, Content-Length, the bytes expected); reported at the
     /// empty line, before any body byte is buffered.
     case bodyLengthMismatch(format: String, contentLength: Int, expected: Int)
-    /// A `BGRX-SHM` frame whose memory the reader cannot use (§2.7): no descriptor came for a new
+    /// A `BGRX-SHM` frame whose memory the reader cannot use (§2.8): no descriptor came for a new
     /// generation, the memory could not be mapped, is smaller than the picture's layout or does not
     /// describe it, or more descriptors came than a reader holds. Reported by the socket reader.
     case sharedMemory(SharedPictureError)

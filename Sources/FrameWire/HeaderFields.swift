@@ -7,7 +7,8 @@
 /// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
 /// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format` /
 /// `Buffer-Color-Range` (optional; an unknown format or range, an I420 body of the wrong length, or a JPEG
-/// said to be limited range, is refused at the empty line).
+/// said to be limited range, is refused at the empty line), and the `Capture-*` fields (§2.7: text, never an
+/// error).
 /// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
 struct HeaderFields: Sendable {
     private(set) var contentLength: Int?
@@ -20,11 +21,14 @@ struct HeaderFields: Sendable {
     private(set) var format: String?
     /// The `Buffer-Color-Range` value, lower-cased, as first given (checked at the empty line).
     private(set) var colorRange: String?
+    /// The `Capture-*` fields, as first given (§2.7; never an error).
+    private(set) var capture = CaptureDescription()
     /// The first `Buffer-Memory` value as given (read at the empty line, for `BGRX-SHM` only).
     private(set) var memory: [UInt8]?
 
     private enum Known {
         case contentLength, width, height, orientation, timestamp, sequence, format, colorRange, memory
+        case captureDisplay, captureArea, captureRect, captureFPS
     }
 
     /// The lower-case names this reader knows.
@@ -38,6 +42,10 @@ struct HeaderFields: Sendable {
         (Array("buffer-format".utf8), .format),
         (Array("buffer-color-range".utf8), .colorRange),
         (Array("buffer-memory".utf8), .memory),
+        (Array("capture-display".utf8), .captureDisplay),
+        (Array("capture-area".utf8), .captureArea),
+        (Array("capture-rect".utf8), .captureRect),
+        (Array("capture-fps".utf8), .captureFPS),
     ]
 
     /// Adds one header line (without its line end).
@@ -83,6 +91,10 @@ struct HeaderFields: Sendable {
             colorRange = text
         case .memory:
             if memory == nil { memory = Array(value) }
+        case .captureDisplay: Self.keepFirst(&capture.display, value)
+        case .captureArea: Self.keepFirst(&capture.area, value)
+        case .captureRect: Self.keepFirst(&capture.rect, value)
+        case .captureFPS: Self.keepFirst(&capture.framesPerSecond, value)
         }
     }
 
@@ -123,12 +135,18 @@ struct HeaderFields: Sendable {
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
             orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat,
-            colorRange: range, memory: reference)
+            colorRange: range, capture: capture.isEmpty ? nil : capture, memory: reference)
+    }
+
+    /// A `Capture-*` value for people: the first one within ``CaptureDescription/maxValueBytes`` bytes wins.
+    private static func keepFirst(_ field: inout String?, _ value: ArraySlice<UInt8>) {
+        guard field == nil, value.count <= CaptureDescription.maxValueBytes else { return }
+        field = String(decoding: value, as: UTF8.self)
     }
 
     // MARK: - Helpers
 
-    /// `Buffer-Memory` = generation SP slot SP version (§2.7): three 1*DIGIT numbers within 64 bits, one SP
+    /// `Buffer-Memory` = generation SP slot SP version (§2.8): three 1*DIGIT numbers within 64 bits, one SP
     /// between them, the slot 0 or 1, the version even (an odd one is a slot being written).
     private static func memoryReference(_ value: ArraySlice<UInt8>) throws(FrameWireError) -> SharedPictureReference {
         let parts = value.split(separator: .space, omittingEmptySubsequences: false)

@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 
-/// The shared memory of a `BGRX-SHM` stream (Protocol/frame-wire.md §2.7): one memfd the agent creates and
+/// The shared memory of a `BGRX-SHM` stream (Protocol/frame-wire.md §2.8): one memfd the agent creates and
 /// passes once with `SCM_RIGHTS`, mapped by both sides. Layout (native byte order: both ends are on one
 /// machine):
 ///

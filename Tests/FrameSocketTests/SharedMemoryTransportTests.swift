@@ -3,7 +3,7 @@ import FrameWire
 import Glibc
 import XCTest
 
-/// `BGRX-SHM` over a real Unix socket (Protocol/frame-wire.md §2.7): the memfd travels once per connection
+/// `BGRX-SHM` over a real Unix socket (Protocol/frame-wire.md §2.8): the memfd travels once per connection
 /// and generation with `SCM_RIGHTS`, the reader maps it and attaches it to each frame; a new size is a new
 /// generation with a new descriptor; a reconnect passes it again; a frame whose memory is missing, too small
 /// or described otherwise ends the connection with a typed error, frames before it standing.

@@ -1,7 +1,7 @@
 import FrameWire
 import XCTest
 
-/// Protocol/frame-wire.md §2.7: `Buffer-Format: BGRX-SHM` with `Buffer-Memory: <generation> <slot> <version>`
+/// Protocol/frame-wire.md §2.8: `Buffer-Format: BGRX-SHM` with `Buffer-Memory: <generation> <slot> <version>`
 /// — read with any chunking and cut at every byte (``decodeEveryWay(_:_:file:line:)``), refused at the empty
 /// line when the field is absent or bad or the body is not one byte, ignored on other formats, written by
 /// the encoder byte for byte.

@@ -57,6 +57,8 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     public var colorRange: String?
     /// `Buffer-Memory` of a `BGRX-SHM` frame: generation, slot, version; nil for other formats.
     public var memory: [Int]?
+    /// The `Capture-*` values by field name (frame-wire.md §2.7), in golden streams of our agent; empty: none.
+    public var capture: [String: String] = [:]
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
@@ -77,6 +79,13 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
         self.decodeError = decodeError
         self.timestamp = timestamp
         self.sequence = sequence
+    }
+
+    /// The same frame with these `Capture-*` values.
+    public func withCapture(_ fields: [String: String]) -> ExpectedFrame {
+        var copy = self
+        copy.capture = fields
+        return copy
     }
 
     public var description: String {
@@ -132,6 +141,7 @@ public struct WireCase: CustomStringConvertible {
                 sequence: (f["sequence"] as? NSNumber)?.uint64Value,
                 format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String,
                 memory: f["memory"] as? [Int])
+                .withCapture(f["capture"] as? [String: String] ?? [:])
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(

@@ -5,7 +5,7 @@ import ScreencastSupport
 @testable import VideoSource
 import XCTest
 
-/// The call's pipeline with `BGRX-SHM` frames (Protocol/frame-wire.md §2.7): the slot converted once to BT.601
+/// The call's pipeline with `BGRX-SHM` frames (Protocol/frame-wire.md §2.8): the slot converted once to BT.601
 /// limited range (checked against the BT.601 formulas), rotated; a slot rewritten before or while it is read
 /// is dropped as stale; a frame without its mapping is refused.
 final class SharedPicturePipelineTests: XCTestCase {
