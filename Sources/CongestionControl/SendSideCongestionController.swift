@@ -40,6 +40,10 @@ public struct SendSideCongestionController: Sendable {
         }
     }
 
+    /// A probe above the target lifts a loss-based estimate that limits it only while the last measured loss
+    /// is below this (5 %, inside GCC's 2–10 % hold band: a queue's drops, not a lossy path).
+    public static let probeLiftMaxLoss = 0.05
+
     public let configuration: Configuration
     private var adapter = TransportFeedbackAdapter()
     private var acknowledged = AcknowledgedBitrateEstimator()
@@ -108,9 +112,11 @@ public struct SendSideCongestionController: Sendable {
             probeEstimator.add(result, cluster: cluster)
         }
         var probe = probeEstimator.fetchResult()
+        var probeAboveTarget: Double?
         if let result = probe {
             probeResults += 1
             lastProbeResult = result
+            if result > Double(targetBitsPerSecond) { probeAboveTarget = result }
             // Lower than the estimate: no news (libwebrtc ignores such probes too; a probe that met cross
             // traffic or a short queue must not drag the estimate down — over-use detection does that).
             if result <= delayBased.bitrate { probe = nil }
@@ -121,7 +127,13 @@ public struct SendSideCongestionController: Sendable {
         if delay.probe {
             lossBased.set(delay.bitrate)
             acknowledged.expectFastRateChange()
+        } else if let result = probeAboveTarget, delayBased.usage != .overusing, lossBased.lossFraction < Self.probeLiftMaxLoss {
+            // The loss-based side limited the target though loss is low (it grows only 5 % per 200 ms): the
+            // path carried more. With heavy loss it keeps its back-off.
+            lossBased.set(min(result, delayBased.bitrate))
+            acknowledged.expectFastRateChange()
         }
+        if delayBased.usage == .overusing { probeController.onOveruse(nowMicros: now) }
         lossBased.onFeedback(lost: packets.lostCount, received: received.count, nowMicros: now)
         let target = recomputeTarget()
         var probes = probeController.onEstimate(target, nowMicros: now)
