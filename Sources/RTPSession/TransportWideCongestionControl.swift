@@ -23,14 +23,14 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
         public var extensionID: UInt8
         /// The first transport-wide sequence number.
         public var initialSequenceNumber: UInt16
-        /// The estimator's limits and start rate, bits per second, and its probing (``CongestionControl/ProbeController/Configuration/screenSender`` by default).
+        /// The estimator's limits and start rate, bits per second, and its probing (``CongestionControl/SendSideCongestionController/Configuration/screenSender`` by default).
         public var controller: SendSideCongestionController.Configuration
         /// How often the controller's timers run, µs (25–100 ms; 50 ms by default).
         public var tickIntervalMicros: UInt64
 
         public init(
             extensionID: UInt8, initialSequenceNumber: UInt16 = 1,
-            controller: SendSideCongestionController.Configuration = .init(probing: .screenSender), tickIntervalMicros: UInt64 = 50_000
+            controller: SendSideCongestionController.Configuration = .screenSender, tickIntervalMicros: UInt64 = 50_000
         ) {
             self.extensionID = extensionID
             self.initialSequenceNumber = initialSequenceNumber

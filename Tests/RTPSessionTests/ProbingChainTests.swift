@@ -3,8 +3,9 @@ import RTP
 import RTPSession
 import XCTest
 
-/// Probing in the chain (libwebrtc's `ProbeController` + `BitrateProber` shape): the controller's clusters
-/// (3× and 6× the 300 kbit/s start, then further ones) leave at their own rate — media ahead of its paced
+/// Probing in the chain (libwebrtc's `ProbeController` + `BitrateProber` shape), with the controller's
+/// default probing (the screen sender's has no start probes): its clusters (3× and 6× the 300 kbit/s start,
+/// then further ones) leave at their own rate — media ahead of its paced
 /// turn, RTX copies of recent packets when no media waits — tagged in the send history, so the feedback
 /// about them raises the target within a second instead of AIMD's ~8 %/s. All in memory with an injected clock.
 final class ProbingChainTests: XCTestCase {
@@ -14,7 +15,7 @@ final class ProbingChainTests: XCTestCase {
         try RTPSenderChain(configuration: .init(
             ssrc: Session.ssrc, payloadType: 96, rtx: rtx ? RTXStream(ssrc: Session.rtxSSRC, payloadType: 97) : nil, cname: "c",
             initialSequenceNumber: 100, duplicateRetransmissionsAboveLoss: nil,
-            transportWideCC: .init(extensionID: Self.id, initialSequenceNumber: 1)))
+            transportWideCC: .init(extensionID: Self.id, initialSequenceNumber: 1, controller: .init(probing: .init()))))
     }
 
     func frame(_ size: Int, keyframe: Bool, at micros: UInt64) -> OutgoingVideoFrame {
@@ -104,7 +105,7 @@ final class ProbingChainTests: XCTestCase {
         var chain = try RTPSenderChain(configuration: .init(
             ssrc: Session.ssrc, payloadType: 96, rtx: RTXStream(ssrc: Session.rtxSSRC, payloadType: 97), cname: "c",
             initialRTXSequenceNumber: 500,
-            transportWideCC: .init(extensionID: Self.id, controller: .init(startBitsPerSecond: 100_000))))
+            transportWideCC: .init(extensionID: Self.id, controller: .init(startBitsPerSecond: 100_000, probing: .init()))))
         _ = chain.start(nowMicros: 0, sendsMedia: true)
         XCTAssertEqual(chain.probing.activeProbeCluster?.minBytes, 562)
         let sent = try run(&chain, from: 0, to: 100_000).map { try RTPPacket(parsing: $0.1.bytes) }
