@@ -47,7 +47,7 @@ public struct SendSideCongestionController: Sendable {
     /// is below this (5 %, inside GCC's 2–10 % hold band: a queue's drops, not a lossy path).
     public static let probeLiftMaxLoss = 0.05
     /// Below this fraction of the target the acknowledged rate marks the sender application-limited.
-    public static let applicationLimitedFraction = 0.75
+    public static let applicationLimitedFraction = 0.9
     /// What an application-limited sender may be lifted to by a probe, × its acknowledged rate (+ 10 kbit/s).
     public static let applicationLimitedHeadroom = 1.5
 
@@ -123,7 +123,7 @@ public struct SendSideCongestionController: Sendable {
         if var result = probe {
             probeResults += 1
             lastProbeResult = result
-            // An application-limited sender (acknowledged under 75 % of the target) gets no more than 1.5 × what
+            // An application-limited sender (acknowledged under 90 % of the target) gets no more than 1.5 × what
             // it uses + 10 kbit/s from a probe (libwebrtc's AIMD throughput limit): a short cluster measures
             // a token bucket's burst, not the link (1.35 Mbit/s read through tbf at 1 Mbit/s, measured), and
             // a sender that does not fill its target never meets the over-use that would correct it.
