@@ -156,6 +156,8 @@ struct CallRun {
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
         configuration.e2eeSalt = e2ee == nil ? nil : options.e2ee?.salt
+        // The test pattern changes every frame: a low rate there is load, not a still screen.
+        if case .testPattern = options.source.fallback { configuration.sourceSendsOnlyChanges = false }
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
