@@ -152,8 +152,8 @@ struct ServerLoop {
         guard elapsed > planned + Self.stallAllowanceMicros, let connection else { return }
         let excess = elapsed - planned
         connection.lastProgressMicros = min(now, connection.lastProgressMicros + excess)
-        logger.info("this process was not running; the sender's frame deadline moves", [
-            "connection": connection.info.connection, "stalled.ms": excess / 1000,
+        logger.info("the call was paused (SIGSTOP or starved) for \(excess / 1000) ms; the sender's frame deadline is extended", [
+            "connection": connection.info.connection,
         ])
     }
 

@@ -100,3 +100,27 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
         return missing
     }
 }
+
+extension SocketPath {
+    /// Why no call could ever serve this path, checked before any work starts (the command line must change):
+    /// the call creates only the socket's own folder, so a missing parent of that folder is
+    /// ``FrameSocketError/parentMissing(path:missing:)`` (naming the highest missing folder), and a file
+    /// that is not a socket (a folder, a regular file) is ``FrameSocketError/notASocket(path:)`` (never
+    /// replaced). Nil when the path can be served (it may still be in use: that is a runtime matter).
+    public var unservableReason: FrameSocketError? {
+        func folder(of path: String) -> String {
+            guard let slash = path.lastIndex(of: "/") else { return "." }
+            let folder = String(path[..<slash])
+            return folder.isEmpty ? "/" : folder
+        }
+        let own = folder(of: string)
+        if access(own, F_OK) != 0 {
+            guard access(folder(of: own), F_OK) != 0 else { return nil }
+            var missing = folder(of: own)
+            while missing != "/", access(folder(of: missing), F_OK) != 0 { missing = folder(of: missing) }
+            return .parentMissing(path: own, missing: missing)
+        }
+        if let existing = try? UnixSocket.fileIdentity(string), !existing.isSocket { return .notASocket(path: string) }
+        return nil
+    }
+}

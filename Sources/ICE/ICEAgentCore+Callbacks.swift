@@ -121,7 +121,7 @@ extension ICEAgentCore {
             return shared.everConnected ? .connectionLost : .neverConnected
         }
         guard let expiry else { return }
-        logger.info("peer expired", ["reason": expiry.rawValue])
+        logger.info("peer expired", ["peer": configuration.peerID ?? "-", "reason": expiry.rawValue])
         post(.expired(expiry))
     }
 
@@ -132,7 +132,7 @@ extension ICEAgentCore {
             return true
         }
         guard expire else { return }
-        logger.info("peer expired", ["reason": ICEAgent.Expiry.neverConnected.rawValue])
+        logger.info("peer expired", ["peer": configuration.peerID ?? "-", "reason": ICEAgent.Expiry.neverConnected.rawValue])
         post(.expired(.neverConnected))
     }
 

@@ -39,6 +39,8 @@ extension ICEAgent {
         public var consentFreshness: Bool
         /// Datagrams kept while the agent is not READY yet (further ones are dropped).
         public var sendQueueLimit: Int
+        /// The peer this agent serves (the WHEP session id), named as `peer=` in its log lines; nil when it has none.
+        public var peerID: String? = nil
 
         public init(
             role: Role, localAddresses: [String] = [], stunServer: ICEServerAddress? = nil,

@@ -85,6 +85,7 @@ public final class PeerConnection: @unchecked Sendable {
         let offer = try PeerAnswer.check(offer: text, fingerprint: configuration.certificate.fingerprint)
         var iceConfiguration = configuration.ice
         iceConfiguration.role = .controlled
+        iceConfiguration.peerID = id
         let relay = PeerConnectionRelay()
         let agent = try ice { () throws(ICEError) in
             try ICEAgent(

@@ -37,7 +37,7 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .invalidEndpoint(let text, let reason): "invalid HTTP endpoint '\(text)': \(reason)"
         case .addressResolution(let host, let reason): "cannot resolve '\(host)': \(reason)"
-        case .startFailed(let endpoint, let reason): "HTTP server on \(endpoint) did not start: \(reason)"
+        case .startFailed(let endpoint, let reason): "the server on \(endpoint) did not start: \(reason)"
         case .refused(_, let reason): reason
         case .unknownSession(let id): "no session \(id)"
         case .unavailable(let reason): "unavailable: \(reason)"

@@ -11,8 +11,11 @@ public struct SignalingConfiguration: Sendable {
     /// The most frames a second the call encodes (`--max-fps`); the page's overlay adds "only changes are
     /// sent" when far fewer arrive (the agent sends a frame only when the screen changed). Nil: it says nothing.
     public var sourceFramesPerSecond: Double?
+    /// Whether the source sends only what changed (the screen; false for the test pattern, which changes
+    /// every frame): only then does a low rate earn the page's "only changes are sent".
+    public var sourceSendsOnlyChanges = true
     /// The ratchet salt when the call encrypts its frames end to end (`--e2ee-key-file`): the page then
-    /// decrypts them (see ``ViewerPage/html(sourceFramesPerSecond:e2eeSalt:)``). Nil: frames are not encrypted.
+    /// decrypts them (see ``ViewerPage/html(sourceFramesPerSecond:sourceSendsOnlyChanges:e2eeSalt:)``). Nil: frames are not encrypted.
     public var e2eeSalt: String?
 
     public init(endpoint: HTTPEndpoint = .default, token: BearerToken? = nil, sourceFramesPerSecond: Double? = nil) {
@@ -60,7 +63,9 @@ public final class SignalingServer: Sendable {
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
         statsText: (@Sendable () -> String)? = nil, logger: Logger
     ) -> [HTTPRoute] {
-        let page = Array(ViewerPage.html(sourceFramesPerSecond: configuration.sourceFramesPerSecond, e2eeSalt: configuration.e2eeSalt).utf8)
+        let page = Array(ViewerPage.html(
+            sourceFramesPerSecond: configuration.sourceFramesPerSecond, sourceSendsOnlyChanges: configuration.sourceSendsOnlyChanges,
+            e2eeSalt: configuration.e2eeSalt).utf8)
         // With a token, the page and /stats need it too (header or ?token=): they name viewers and addresses.
         let token = configuration.token
         let needsToken: @Sendable (HTTPRequest) -> HTTPResponse? = { request in

@@ -17,7 +17,7 @@
 /// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
 ///   `?janus=URL&room=N` (watch through that Janus VideoRoom instead, ``ViewerPageJanus``),
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
-///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
+///   end-to-end key (see ``html(sourceFramesPerSecond:sourceSendsOnlyChanges:e2eeSalt:)``), which browsers never send to the server.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
 ///   (`connecting`, `negotiated`, `connected`, `retrying`; once connected the text is "live" only when the
 ///   picture can be shown: with e2ee and no working key it says "connected — cannot decrypt: …" and
@@ -27,14 +27,19 @@
 public enum ViewerPage {
     /// The page, telling the overlay the most frames a second the call encodes (`data-source-fps` on the
     /// body, frames per second; 0 when unknown): below 80 % of it the overlay adds "only changes are sent",
-    /// so a low rate on a still screen does not look like a fault.
+    /// so a low rate on a still screen does not look like a fault, but only when `sourceSendsOnlyChanges`
+    /// (`data-source-changes-only="yes"`: the screen, whose agent sends only what changed); a source that
+    /// changes every frame (the test pattern) running slow is not a still screen, so it gets no such hint.
     ///
     /// With `e2eeSalt` (the call encrypts frames end to end, `--e2ee-key-file`), the body says
     /// `data-e2ee="on"` and carries the ratchet salt in `data-e2ee-salt`: the page then decrypts in a Worker
     /// (``ViewerPageE2EE``) with the key from `#key=…` or typed in, and shows `data-e2ee-state` (`no-key`,
     /// `checking`, `wrong-key`, `key-changed`, `decrypting`, `unsupported`) on the body.
-    public static func html(sourceFramesPerSecond: Double?, e2eeSalt: String? = nil) -> String {
+    public static func html(sourceFramesPerSecond: Double?, sourceSendsOnlyChanges: Bool = true, e2eeSalt: String? = nil) -> String {
         var page = html
+        if !sourceSendsOnlyChanges {
+            page = page.replacingOccurrences(of: "data-source-changes-only=\"yes\"", with: "data-source-changes-only=\"no\"")
+        }
         if let fps = sourceFramesPerSecond, fps > 0 {
             page = page.replacingOccurrences(of: "data-source-fps=\"0\"", with: "data-source-fps=\"\(fps)\"")
         }
@@ -57,7 +62,7 @@ public enum ViewerPage {
         html, body { margin: 0; height: 100%; background: #000; color: #eee; overflow: hidden;
           font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
         video { position: fixed; inset: 0; width: 100%; height: 100%; object-fit: contain; background: #000; }
-        #bar { position: fixed; left: 8px; top: 8px; display: flex; gap: 10px; align-items: center; padding: 4px 8px;
+        #bar { position: fixed; left: 8px; bottom: 8px; display: flex; gap: 10px; align-items: center; padding: 4px 8px;
           background: rgba(0, 0, 0, .6); border-radius: 6px; transition: opacity .4s; }
         body.idle[data-state="connected"] #bar { opacity: 0; }
         #bar:hover { opacity: 1 !important; }
@@ -73,7 +78,7 @@ public enum ViewerPage {
         button[hidden] { display: none; }
         \#(ViewerPageE2EE.style)</style>
         </head>
-        <body data-viewer="loading" data-source-fps="0" data-e2ee="off">
+        <body data-viewer="loading" data-source-fps="0" data-source-changes-only="yes" data-e2ee="off">
         <video id="video" muted autoplay playsinline></video>
         <div id="bar">
           <span id="status" data-state="idle">starting</span>
@@ -278,7 +283,7 @@ public enum ViewerPage {
             if (e2ee.state === "decrypting") parts.push("\u{1F512} key " + e2ee.counts.keyIndex);
             if (stats.width && stats.height) parts.push(stats.width + "\u00d7" + stats.height);
             const sourceFps = Number(document.body.dataset.sourceFps) || 0;
-            const still = sourceFps > 0 && stats.framesDecoded > 0 && stats.fps < 0.8 * sourceFps;
+            const still = document.body.dataset.sourceChangesOnly === "yes" && sourceFps > 0 && stats.framesDecoded > 0 && stats.fps < 0.8 * sourceFps;
             parts.push(stats.fps.toFixed(0) + " fps" + (still ? " \u00b7 only changes are sent" : ""));
             parts.push(stats.kbps >= 1000 ? (stats.kbps / 1000).toFixed(2) + " Mbps" : stats.kbps.toFixed(0) + " kbps");
             if (stats.rttMs !== null) parts.push("RTT " + stats.rttMs.toFixed(0) + " ms");

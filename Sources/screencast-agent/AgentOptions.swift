@@ -73,6 +73,8 @@ struct AgentOptions {
             } catch {
                 throw UsageError("--socket: \(error)")
             }
+            // A path no call could serve: waiting for one would be forever.
+            if arguments.string("socket") != nil, let reason = socket.unservableReason { throw UsageError("--socket: \(reason)") }
             destination = .socket(socket, record: record)
         }
         frameLimit = try arguments.int("frames", in: 1...Int(Int32.max))

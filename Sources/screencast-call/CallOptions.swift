@@ -113,7 +113,8 @@ struct CallOptions {
         (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
         a file that is not there or cannot be used as asked (--source file:, --e2ee-key-file, the folder of
-        --record-ivf or --stats-file); 1 a runtime failure: the socket or HTTP port in use, a dump that does
+        --record-ivf or --stats-file, a --socket whose folder's parent is missing or that names a non-socket
+        file); 1 a runtime failure: the socket or HTTP port in use, a dump that does
         not decode, the IVF file not written completely, ….
         """
 
@@ -135,7 +136,7 @@ struct CallOptions {
         } catch {
             throw UsageError("--socket: \(error)")
         }
-        if arguments.string("socket") != nil { try Self.checkSocketFolder(socket.string) }
+        if arguments.string("socket") != nil, let reason = socket.unservableReason { throw UsageError("--socket: \(reason)") }
 
         let maxFPS = try arguments.double("max-fps", in: 0.1...240) ?? 30
         let minFPS = try arguments.double("min-fps", in: 0.1...240) ?? min(5, maxFPS)
@@ -316,17 +317,5 @@ struct E2EEOptions {
         salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
         guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
         keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
-    }
-}
-
-extension CallOptions {
-    /// `--socket`: the call creates only the socket's own folder, so a missing parent of that folder is the
-    /// command line's fault (64), said before anything starts, naming the highest folder that is missing.
-    static func checkSocketFolder(_ path: String) throws(UsageError) {
-        let folder = PathArgument.folder(of: path)
-        guard access(folder, F_OK) != 0, access(PathArgument.folder(of: folder), F_OK) != 0 else { return }
-        var missing = PathArgument.folder(of: folder)
-        while missing != "/", access(PathArgument.folder(of: missing), F_OK) != 0 { missing = PathArgument.folder(of: missing) }
-        throw UsageError("--socket: \(FrameSocketError.parentMissing(path: folder, missing: missing))")
     }
 }

@@ -55,12 +55,15 @@ enum ShareLinks {
         return Array(Set(v4)).sorted() + Array(Set(v6)).sorted()
     }
 
-    /// The lines printed at start: the links (token included), the fingerprint, and what the browser will say.
+    /// The lines printed at start: the links (token included), the stats link (`/stats?format=text`, on the first
+    /// host, token included), the fingerprint, and what the browser will say.
     static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
         let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
         var lines = ["", "  Sharing beyond this machine. Viewer link\(hosts.count == 1 ? "" : "s") (anyone with a link can watch):"]
         if hosts.isEmpty { lines.append("    (no address besides loopback: \(scheme)://127.0.0.1:\(port)\(query))") }
         for host in hosts { lines.append("    \(scheme)://\(host):\(port)\(query)") }
+        let statsQuery = "/stats?format=text" + (token.map { "&token=\(SignalingServer.percentEncoded($0))" } ?? "")
+        lines.append("  Stats (who is watching, bitrate): \(scheme)://\(hosts.first ?? "127.0.0.1"):\(port)\(statsQuery)")
         if let fingerprint {
             lines.append("  HTTPS certificate (self-signed, made now) SHA-256:")
             lines.append("    \(fingerprint)")

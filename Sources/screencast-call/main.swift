@@ -156,6 +156,8 @@ struct CallRun {
         var configuration = SignalingConfiguration(
             endpoint: endpoint, token: options.token.flatMap(BearerToken.init), sourceFramesPerSecond: options.source.maxFramesPerSecond)
         configuration.e2eeSalt = e2ee == nil ? nil : options.e2ee?.salt
+        // The test pattern changes every frame: a low rate there is load, not a still screen.
+        if case .testPattern = options.source.fallback { configuration.sourceSendsOnlyChanges = false }
         let identity = options.https ? try ShareLinks.makeIdentity() : nil
         configuration.serverOptions.tls = identity
         let about = CallStats.About(maxViewers: options.maxViewers)
@@ -166,21 +168,24 @@ struct CallRun {
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
-            about.viewerURL.withLock { $0 = server.viewerURL() }
+            // In share mode the page's address is the one viewers use (the first printed link), not loopback.
+            let hosts = options.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []
+            let base = hosts.first.map { "\(server.scheme)://\($0):\(server.port)" } ?? server.baseURL
+            about.viewerURL.withLock { $0 = base + "/" }
             logger.info("viewer page", ["url": server.viewerURL(token: options.token), "whep": server.baseURL + "/whep"])
             if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
-            if options.share { printShareBanner(server: server, identity: identity) }
+            if options.share { printShareBanner(server: server, hosts: hosts, identity: identity) }
             return server
         } catch {
-            throw CallStartError.httpUnavailable(endpoint: endpoint.description, explicit: options.httpExplicit, cause: "\(error)")
+            throw CallStartError.httpUnavailable(
+                endpoint: endpoint.description, explicit: options.httpExplicit, https: options.https, share: options.share, cause: "\(error)")
         }
     }
 }
 
 extension CallRun {
     /// `--share`: the links for other machines (token included), a QR code of the first, the fingerprint.
-    private func printShareBanner(server: SignalingServer, identity: TLSIdentity?) {
-        let hosts = ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host)
+    private func printShareBanner(server: SignalingServer, hosts: [String], identity: TLSIdentity?) {
         var text = ShareLinks.banner(
             scheme: server.scheme, hosts: hosts, port: server.port, token: options.token, fingerprint: identity?.fingerprint)
         if options.e2ee != nil {
@@ -236,14 +241,18 @@ enum CallSignals {
 
 /// Why the call could not start serving.
 enum CallStartError: Error, CustomStringConvertible {
-    /// The HTTP address (`--http`, or the default) could not be bound.
-    case httpUnavailable(endpoint: String, explicit: Bool, cause: String)
+    /// The page's address (`--http`, or the default) could not be bound; `https` with `--https` or `--share`,
+    /// `share` with `--share` (whose page must stay reachable from other machines: no loopback, no `off`).
+    case httpUnavailable(endpoint: String, explicit: Bool, https: Bool, share: Bool, cause: String)
 
     var description: String {
         switch self {
-        case .httpUnavailable(let endpoint, let explicit, let cause):
-            let which = explicit ? "--http \(endpoint)" : "the default HTTP address \(endpoint)"
-            return "cannot serve the viewer page on \(which): \(cause); pass --http 127.0.0.1:PORT (0 picks a free port) or --http off"
+        case .httpUnavailable(let endpoint, let explicit, let https, let share, let cause):
+            let which = explicit ? "--http \(endpoint)" : "the default \(https ? "HTTPS" : "HTTP") address \(endpoint)"
+            let instead = share
+                ? "pass --http 0.0.0.0:PORT (0 picks a free port)"
+                : https ? "pass --http 127.0.0.1:PORT (0 picks a free port)" : "pass --http 127.0.0.1:PORT (0 picks a free port) or --http off"
+            return "cannot serve the viewer page on \(which): \(cause); \(instead)"
         }
     }
 }

@@ -24,6 +24,7 @@ final class AgentCommandLineTests: XCTestCase {
             XCTAssertTrue(result.stdout.contains(option), "--help does not mention \(option)")
         }
         XCTAssertTrue(result.stdout.contains("--format jpeg|i420|shm"), "--help names the shm format")
+        XCTAssertTrue(result.stdout.contains("a --socket no call could serve"), "the exit-64 list names --socket")
         XCTAssertEqual(try run(["-h"]).stdout, result.stdout)
     }
 
@@ -51,6 +52,11 @@ final class AgentCommandLineTests: XCTestCase {
             (["--output", "a.frames", "--socket", "/tmp/x.sock"], "--output and --socket exclude each other"),
             (["--output", "a.frames", "--record", "b.frames"], "--output and --record exclude each other"),
             (["--socket", "relative.sock"], "--socket: socket path 'relative.sock' is relative"),
+            // No call could ever serve these (it creates only the socket's own folder, never replaces a file):
+            // waiting for one would be forever.
+            (["--socket", "/nonexistent-\(getpid())/d/a.sock"],
+             "--socket: cannot create the socket folder '/nonexistent-\(getpid())/d': '/nonexistent-\(getpid())' does not exist"),
+            (["--socket", "/tmp"], "--socket: '/tmp' exists and is not a socket; not replacing it"),
             (["--log-level", "loud"], "--log-level must be debug, info, warn or error"),
             (["extra"], "unexpected argument 'extra'"),
             (["--format", "--display", ":0"], "option '--format' needs a value (found the option '--display' instead)"),

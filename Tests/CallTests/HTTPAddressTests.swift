@@ -25,4 +25,18 @@ final class HTTPAddressTests: CallTestCase {
         XCTAssertTrue(result.stderr.contains("pass --http 127.0.0.1:PORT"), result.stderr)
         withExtendedLifetime(taken) {}
     }
+
+    func testABusyShareAddressSaysHTTPSAndSuggestsAnotherPortOnEveryAddress() throws {
+        // --share binds 0.0.0.0:8443, which a listener on 127.0.0.1:8443 (this one, or someone else's) blocks.
+        let taken = try? LoopbackPort.Listener(port: 8443)
+        let result = try ProcessRunner.run(
+            TestPaths.executable("screencast-call"), ["--share", "--socket", socket, "--source", "testpattern", "--stats-interval", "0"], timeout: 15)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("cannot serve the viewer page on the default HTTPS address 0.0.0.0:8443"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("pass --http 0.0.0.0:PORT (0 picks a free port)"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("127.0.0.1:PORT"), "not loopback: the share is for other machines\n\(result.stderr)")
+        XCTAssertFalse(result.stderr.contains("--http off"), "--share needs the page\n\(result.stderr)")
+        XCTAssertFalse(result.stderr.contains("HTTP server"), result.stderr)
+        withExtendedLifetime(taken) {}
+    }
 }

@@ -14,4 +14,11 @@ final class SocketFolderTests: CallTestCase {
         XCTAssertEqual(result.stderr.components(separatedBy: "does not exist").count, 2, "said once:\n\(result.stderr)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: top), "no folder chain is created")
     }
+
+    func testAFolderGivenAsTheSocketIsBadUsageBeforeAnythingStarts() throws {
+        let result = try ProcessRunner.run(TestPaths.executable("screencast-call"), ["--socket", folder.url.path, "--http", "off"], timeout: 15)
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertEqual(
+            result.stderr, "screencast-call: --socket: '\(folder.url.path)' exists and is not a socket; not replacing it\nTry 'screencast-call --help'.\n")
+    }
 }

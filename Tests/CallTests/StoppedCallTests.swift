@@ -27,7 +27,7 @@ final class StoppedCallTests: CallTestCase {
         XCTAssertNotNil(call.waitForLine("debug frame-server frame ", occurrence: before + 10, timeout: 5), "frames did not resume:\n\(call.logText.suffix(3000))")
         XCTAssertNil(call.log.first { $0.contains("reason=frame-timeout") }, "the call's own stop was held against its sender:\n\(call.logText.suffix(3000))")
         XCTAssertEqual(call.log.filter { $0.contains("sender connected") }.count, 1, "the sender had to reconnect")
-        XCTAssertNotNil(call.log.first { $0.contains("this process was not running") }, call.logText.suffix(3000).description)
+        XCTAssertNotNil(call.log.first { $0.contains("the call was paused (SIGSTOP or starved) for ") && $0.contains(" ms; the sender's frame deadline is extended") }, call.logText.suffix(3000).description)
         call.signal(SIGTERM)
         XCTAssertEqual(call.waitForExit(timeout: 10), 0, call.logText.suffix(2000).description)
     }

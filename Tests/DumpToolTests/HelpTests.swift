@@ -93,6 +93,18 @@ final class HelpTests: XCTestCase {
         XCTAssertEqual(busy.stderr, "demo: port \(taken.port) on 127.0.0.1 is already in use; pick another with --port N (e.g. --port \(taken.port + 1))\n")
         XCTAssertFalse(busy.stdout.contains("Open the viewer"), busy.stdout)
         withExtendedLifetime(taken) {}
+        // --share binds 0.0.0.0: a listener on any address blocks it (here 127.0.0.2, which 127.0.0.1 does not reach).
+        let other = Pipe()
+        let holder = try ProcessRunner.start(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import socket, sys, time
+            s = socket.socket(); s.bind(("127.0.0.2", 0)); s.listen(1)
+            print(s.getsockname()[1], flush=True); time.sleep(30)
+            """], stdout: other)
+        defer { ProcessRunner.terminate(holder) }
+        let port = String(decoding: other.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let shared = try ProcessRunner.run(demo, ["--share", "--port", port], timeout: 10)
+        XCTAssertEqual(shared.status, 1, shared.stderr)
+        XCTAssertEqual(shared.stderr, "demo: port \(port) on 0.0.0.0 is already in use; pick another with --port N (e.g. --port \(Int(port).map { $0 + 1 } ?? 0))\n")
         for (arguments, reason) in [
             (["--record", "/nonexistent-folder/x.ivf"], "demo: --record: folder '/nonexistent-folder' does not exist"),
             (["--ice-address"], "demo: --ice-address needs a value"),

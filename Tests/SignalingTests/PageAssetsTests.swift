@@ -45,6 +45,9 @@ final class PageAssetsTests: XCTestCase {
         let page = router(fps: 30).respond(to: HTTPRequest(method: "GET", path: "/", headers: [:], body: [])).bodyText
         XCTAssertTrue(page.contains(#"data-source-fps="30.0""#), "the call's --max-fps reaches the overlay")
         XCTAssertTrue(page.contains("only changes are sent"))
+        XCTAssertTrue(page.contains(#"data-source-changes-only="yes""#), "the screen sends only changes")
+        XCTAssertTrue(page.contains(#"document.body.dataset.sourceChangesOnly === "yes""#), "the hint needs it")
+        XCTAssertFalse(ViewerPage.html(sourceFramesPerSecond: 30, sourceSendsOnlyChanges: false).contains(#"data-source-changes-only="yes""#))
         let unknown = router().respond(to: HTTPRequest(method: "GET", path: "/", headers: [:], body: [])).bodyText
         XCTAssertTrue(unknown.contains(#"data-source-fps="0""#))
     }
