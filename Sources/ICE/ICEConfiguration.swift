@@ -35,7 +35,10 @@ extension ICEAgent {
         /// peer when it lasts this long.
         public var failedGracePeriod: Duration
         /// RFC 7675 consent freshness: a peer that stops answering our consent checks is failed by libnice
-        /// (about 10 s after it went silent here), then expired after ``failedGracePeriod``.
+        /// (10 s after its last answer; checks go every 4–6 s), then expired after ``failedGracePeriod``.
+        /// libnice counts time in which this process itself did not run (SIGSTOP, a starved host): a stall
+        /// over 4 s can lapse the consent of peers that would answer at once, and a lapsed pair never
+        /// becomes READY again (libnice keeps consent lost), so such peers are ended too.
         public var consentFreshness: Bool
         /// Datagrams kept while the agent is not READY yet (further ones are dropped).
         public var sendQueueLimit: Int
