@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "PeerConnection", "Signaling", "Media", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport"],
+            dependencies: ["Publishing", "PeerConnection", "Signaling", "Media", "ICE", "DTLS", "SDP", "RTP", "RTPSession", "ScreencastSupport", "TestSupport", "FrameCrypto"],
             exclude: ["Peers"]
         ),
         .testTarget(

@@ -20,6 +20,10 @@ extension PeerConnection {
         public var dtlsHandshakeTimeoutMicros: UInt64
         /// The wall clock for Sender Reports' NTP timestamps (injected in tests).
         public var wallClock: any WallClock
+        /// An offerer (``PeerConnection/Offerer``) offers transport-wide CC (``PeerOffer/transportWideCCExtensionID``
+        /// and `transport-cc`): for an SFU that sends TWCC feedback when it keeps them (Janus). Off by default:
+        /// with it negotiated and no feedback coming, the pacer holds frames at the start rate.
+        public var offersTransportWideCC = false
 
         public init(
             ice: ICEAgent.Configuration, certificate: DTLSCertificate, pacer: PacerQueue.Configuration = .init(),

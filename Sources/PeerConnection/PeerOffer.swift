@@ -9,7 +9,7 @@ public import SDP
 ///
 /// ```
 ///   our ICE credentials + all gathered candidates, random SSRCs/CNAME/session id
-///     ──▶ offer text (sendonly VP8 + RTX, a=setup:actpass, a=end-of-candidates: no trickle needed)
+///     ──▶ offer text (sendonly VP8 + RTX, transport-wide CC when configured, a=setup:actpass, a=end-of-candidates: no trickle needed)
 ///   answer text ── accept ──▶ NegotiatedVideo (DTLS role from the answer's a=setup), the sender chain's configuration
 /// ```
 public struct PeerOffer: Sendable {
@@ -20,6 +20,10 @@ public struct PeerOffer: Sendable {
     /// VP8 and RTX payload types offered.
     public let vp8PayloadType: UInt8
     public let rtxPayloadType: UInt8
+    /// The one-byte header extension ID offered for the transport-wide sequence number (with
+    /// `a=rtcp-fb:<vp8> transport-cc`): an SFU that keeps both (Janus does) sends TWCC feedback, and our
+    /// congestion controller's target for the leg follows it.
+    public static let transportWideCCExtensionID: UInt8 = 3
     private let configuration: PeerConnection.Configuration
     private let senderSeed: UInt64
 
@@ -40,7 +44,9 @@ public struct PeerOffer: Sendable {
             candidatesComplete: true, videoSSRC: videoSSRC, rtxSSRC: rtxSSRC, cname: cname,
             sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &generator))
         do {
-            offer = try VideoOfferBuilder.offer(local: local, vp8PayloadType: vp8PayloadType, rtxPayloadType: rtxPayloadType).serialized()
+            offer = try VideoOfferBuilder.offer(
+                local: local, vp8PayloadType: vp8PayloadType, rtxPayloadType: rtxPayloadType,
+                transportWideCCExtensionID: configuration.offersTransportWideCC ? Self.transportWideCCExtensionID : nil).serialized()
         } catch {
             throw .sdp(error)
         }

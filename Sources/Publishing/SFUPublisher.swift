@@ -20,7 +20,9 @@ public import VideoSource
 ///
 /// The first frame after every (re)connect is a keyframe: the sender chain's lobby holds frames until
 /// one and asks for it (``Hooks/requestKeyframe``); PLIs (never FIR from Janus) ask again, NACKs are
-/// answered from the chain's history, REMB reaches ``Hooks/bitrateCeiling``.
+/// answered from the chain's history, REMB reaches ``Hooks/bitrateCeiling``; with transport-wide CC (offered;
+/// Janus keeps it and sends TWCC feedback) our congestion controller's target for the leg, REMB its ceiling,
+/// reaches ``Hooks/targetBitrate``.
 public final class SFUPublisher: VideoSink, @unchecked Sendable {
     // @unchecked Sendable: every mutable field is inside `state` (a Mutex); the rest is immutable.
 
@@ -29,9 +31,16 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         public var requestKeyframe: @Sendable () -> Void
         /// The SFU's REMB estimate, bits per second (Janus: the room's cap): a ceiling for the encoder.
         public var bitrateCeiling: @Sendable (UInt64) -> Void
-        public init(requestKeyframe: @escaping @Sendable () -> Void, bitrateCeiling: @escaping @Sendable (UInt64) -> Void = { _ in }) {
+        /// The leg's send-side congestion target from the SFU's TWCC feedback, bits per second; nil when the
+        /// leg ended (its target no longer holds).
+        public var targetBitrate: @Sendable (UInt64?) -> Void
+        public init(
+            requestKeyframe: @escaping @Sendable () -> Void, bitrateCeiling: @escaping @Sendable (UInt64) -> Void = { _ in },
+            targetBitrate: @escaping @Sendable (UInt64?) -> Void = { _ in }
+        ) {
             self.requestKeyframe = requestKeyframe
             self.bitrateCeiling = bitrateCeiling
+            self.targetBitrate = targetBitrate
         }
     }
 
@@ -52,6 +61,12 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         public var firsReceived: Int
         public var bitrateCeiling: UInt64?
         public var framesSent: Int
+        /// The congestion controller's target for the leg, bits per second (nil without TWCC feedback).
+        public var targetBitrate: UInt64?
+        /// TWCC feedback packets from the SFU on the current leg.
+        public var transportFeedbackPackets: Int
+        /// The leg's congestion view (`RTPSenderChain.Report.congestionJSON`; null without TWCC).
+        public var congestion: JSONValue
     }
 
     private struct State {
@@ -113,7 +128,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             roundTripMillis: report?.reports.link.roundTripMillis, fractionLost: report?.reports.link.fractionLost,
             nacksReceived: report?.nack.nacksReceived ?? 0, packetsRetransmitted: report?.nack.packetsRetransmitted ?? 0,
             plisReceived: report?.keyframes.plisReceived ?? 0, firsReceived: report?.keyframes.firsReceived ?? 0,
-            bitrateCeiling: s.ceiling, framesSent: report?.stream.framesSent ?? 0)
+            bitrateCeiling: s.ceiling, framesSent: report?.stream.framesSent ?? 0,
+            targetBitrate: report?.congestion.map { UInt64($0.targetBitsPerSecond) }, transportFeedbackPackets: report?.congestion?.feedbackPackets ?? 0,
+            congestion: report?.congestionJSON ?? .null)
     }
 
     // MARK: VideoSink
@@ -197,6 +214,7 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             return s.stopping ? nil : s.lastReason
         }
         peer.close(reason: reason == nil ? "stopped" : "reconnecting")
+        hooks.targetBitrate(nil)
         if let reason { logger.warning("sfu leg dropped", ["server": transport.server, "reason": reason]) }
     }
 
@@ -223,9 +241,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             logger.info("sfu published", ["server": transport.server])
         case .keyframeNeeded:
             hooks.requestKeyframe()
-        case .targetBitrate:
-            // Transport-wide CC is not offered to the SFU (yet): REMB is the leg's only rate signal.
-            break
+        case .targetBitrate(let bitrate):
+            hooks.targetBitrate(bitrate)
         case .estimatedBitrate(let bitrate):
             state.withLock { $0.ceiling = bitrate }
             hooks.bitrateCeiling(bitrate)

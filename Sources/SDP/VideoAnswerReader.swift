@@ -11,7 +11,9 @@
 /// - `a=setup:active` (the answerer is the DTLS client: we are the server — Janus does this) or `passive`
 ///   (we are the client); `actpass` and `holdconn` are not answers (RFC 5763 §5); absent counts as `active`
 ///   (RFC 4145 §4);
-/// - of `nack`, `nack pli`, `ccm fir`, `goog-remb`, those the answer lists for its VP8 payload type.
+/// - of `nack`, `nack pli`, `ccm fir`, `goog-remb`, those the answer lists for its VP8 payload type, and
+///   transport-wide CC when it keeps both `transport-cc` and the transport-wide sequence number's extmap
+///   (its ID, which our packets then carry).
 public enum VideoAnswerReader {
     /// - Parameters:
     ///   - answer: the parsed answer.
@@ -54,11 +56,14 @@ public enum VideoAnswerReader {
         func has(_ type: String, _ parameter: String?) -> Bool {
             listed.contains { $0.matches(payloadType: vp8.payloadType, type: type, parameter: parameter) }
         }
+        // Transport-wide CC only when the answer keeps both the extmap and `transport-cc` (as Janus does).
+        let twccID = VideoAnswerBuilder.transportWideCCExtensionID(section, feedback: listed, vp8: vp8.payloadType)
         let feedback = NegotiatedVideo.Feedback(
             nack: has("nack", nil), pictureLossIndication: has("nack", "pli"), fullIntraRequest: has("ccm", "fir"),
-            estimatedBitrate: has("goog-remb", nil))
+            estimatedBitrate: has("goog-remb", nil), transportWideCC: twccID != nil)
         return NegotiatedVideo(
             mid: section.mid, mediaIndex: 0, direction: direction, vp8PayloadType: vp8.payloadType, rtxPayloadType: rtx?.payloadType,
-            feedback: feedback, reducedSizeRTCP: section.hasReducedSizeRTCP, dtlsRole: role, remote: remote)
+            feedback: feedback, reducedSizeRTCP: section.hasReducedSizeRTCP, dtlsRole: role, remote: remote,
+            transportWideCCExtensionID: twccID)
     }
 }

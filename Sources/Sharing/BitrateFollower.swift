@@ -5,6 +5,10 @@
 /// what its estimate carries). A REMB-only viewer always counts: nothing would thin its frames. Once a
 /// peer has a GCC target, its REMB (only a ceiling of that target) is ignored here.
 ///
+/// Ceilings (``setCeiling(_:bitsPerSecond:ceilingKbps:)``: an SFU's REMB, Janus's fixed room cap) bound the
+/// decision whatever the estimates say and are not estimates themselves: no viewer is an outlier against a
+/// cap, and a cap below the configured rate is applied even without estimates.
+///
 /// Sans-I/O: the owner reports estimates and departures; each call says whether to change the encoder's
 /// target and to what (`nil`: back to the configured or size-dependent default). Changes smaller than
 /// ``minimumChange`` (relative) are not worth a reconfiguration and are skipped.
@@ -35,6 +39,7 @@ public struct BitrateFollower: Sendable, Equatable {
         var source: Source
     }
     private var estimates: [String: Estimate] = [:]
+    private var ceilings: [String: Int] = [:]
     /// What was last decided (`useDefault` at the start).
     public private(set) var applied: Decision = .useDefault
 
@@ -68,6 +73,16 @@ public struct BitrateFollower: Sendable, Equatable {
         return decide(ceilingKbps: ceilingKbps)
     }
 
+    /// The lowest ceiling set, kbps (nil: none).
+    public var lowestCeilingKbps: Int? { ceilings.values.min() }
+
+    /// Sets (or, with nil, removes) the hard ceiling named `id`, bits per second: the encoder's target never
+    /// goes above the lowest ceiling (nor below ``minimumKbps``).
+    public mutating func setCeiling(_ id: String, bitsPerSecond: UInt64?, ceilingKbps: Int) -> Decision? {
+        ceilings[id] = bitsPerSecond.map { Int(clamping: $0 / 1000) }
+        return decide(ceilingKbps: ceilingKbps)
+    }
+
     /// A viewer left (its estimate no longer counts).
     public mutating func remove(peer: String, ceilingKbps: Int) -> Decision? {
         guard estimates.removeValue(forKey: peer) != nil else { return nil }
@@ -76,10 +91,13 @@ public struct BitrateFollower: Sendable, Equatable {
 
     /// The decision for the estimates now, or nil when it would not change what was applied.
     public mutating func decide(ceilingKbps: Int) -> Decision? {
-        let ceiling = max(minimumKbps, ceilingKbps)
+        let cap = lowestCeilingKbps
+        let ceiling = max(minimumKbps, min(ceilingKbps, cap ?? .max))
         let wanted: Decision
         if let lowest = lowestEstimateKbps, lowest < ceiling {
             wanted = .set(max(minimumKbps, lowest))
+        } else if let cap, cap < ceilingKbps {
+            wanted = .set(ceiling)
         } else {
             wanted = .useDefault
         }

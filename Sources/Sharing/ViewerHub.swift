@@ -239,6 +239,27 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         }
     }
 
+    /// The rate signals of another consumer of the shared encoder that is not a viewer of ours: the SFU leg.
+    /// Its REMB (Janus: the room's fixed cap) is a hard ceiling of the encoder's rate
+    /// (``BitrateFollower/setCeiling(_:bitsPerSecond:ceilingKbps:)``); its congestion target from TWCC
+    /// feedback counts as a GCC viewer's (left out when far below the others: the leg's sender chain thins
+    /// its frames). Either may come first.
+    /// - Parameters:
+    ///   - id: the consumer's name in the follower (`"sfu"`).
+    ///   - bitsPerSecond: bits per second; nil removes the signal (the leg ended: its target is stale).
+    ///   - source: `.remb` for the SFU's REMB (the ceiling), `.congestionControl` for our target from its TWCC feedback.
+    public func consumerEstimate(_ id: String, bitsPerSecond: UInt64?, source: BitrateFollower.Source) {
+        let decision = state.withLock { s -> BitrateFollower.Decision? in
+            switch (source, bitsPerSecond) {
+            case (.remb, _): return s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
+            case (.congestionControl, let bits?):
+                return s.follower.update(peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl)
+            case (.congestionControl, nil): return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
+            }
+        }
+        apply(decision, peer: id)
+    }
+
     /// The top of the bitrate range: `--bitrate`, else the default for the last picture size.
     private func ceiling(_ s: State) -> Int {
         if let configured = configuration.configuredBitrateKbps { return configured }
@@ -289,6 +310,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ("bitrate", .object([
                 ("applied", applied),
                 ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
+                ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
                 ("changes", .number(s.bitrateChanges)),
             ])),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in

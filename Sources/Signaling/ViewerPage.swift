@@ -13,6 +13,7 @@
 /// - An overlay with resolution, fps, bitrate and RTT (selected candidate pair) from `getStats()` each
 ///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`).
 /// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
+///   `?janus=URL&room=N` (watch through that Janus VideoRoom instead, ``ViewerPageJanus``),
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
 ///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
@@ -89,6 +90,7 @@ public enum ViewerPage {
             disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
           window.screencastViewer = viewer;
         \#(ViewerPageE2EE.pageScript)
+        \#(ViewerPageJanus.pageScript)
           function authHeaders(extra) {
             const headers = Object.assign({}, extra);
             if (token) headers["Authorization"] = "Bearer " + token;
@@ -125,6 +127,7 @@ public enum ViewerPage {
             viewer.disconnectTimer = null;
             deleteSession(viewer.sessionURL);
             viewer.sessionURL = null;
+            if (janus.url) janusTeardown();
             if (viewer.pc) {
               viewer.pc.onconnectionstatechange = null;
               viewer.pc.ontrack = null;
@@ -143,14 +146,20 @@ public enum ViewerPage {
             try {
               pc = new RTCPeerConnection(peerConfiguration());
               viewer.pc = pc;
-              // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
-              attachDecryptor(pc.addTransceiver("video", { direction: "recvonly" }));
               pc.ontrack = (event) => {
                 const stream = event.streams[0] || new MediaStream([event.track]);
                 if (video.srcObject !== stream) video.srcObject = stream;
                 video.play().catch(() => {});
               };
               pc.onconnectionstatechange = () => onConnectionState(pc, generation);
+              if (janus.url) {
+                await janusSubscribe(pc, generation);
+                viewer.lastProgress = performance.now();
+                if (generation === viewer.generation && pc.connectionState !== "connected") setStatus("negotiating", "negotiated");
+                return;
+              }
+              // The decryptor goes on the receiver now, before the offer (set in ontrack, Chromium ignores it).
+              attachDecryptor(pc.addTransceiver("video", { direction: "recvonly" }));
               await pc.setLocalDescription(await pc.createOffer());
               await waitForGathering(pc, gatherLimitMs);
               if (generation !== viewer.generation) return;

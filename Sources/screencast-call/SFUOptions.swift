@@ -55,17 +55,25 @@ enum SFUOptions {
         }
     }
 
-    /// `/stats` "sfu": the leg's state, server, RTT, loss, NACKs, PLIs, bitrate cap, reconnects, last reason.
+    /// `/stats` "sfu": the leg's state, server, RTT, loss, NACKs, PLIs, bitrate cap, reconnects, last reason, and
+    /// with TWCC the congestion target (bits per second), feedback count and congestion view.
     static func json(_ publisher: SFUPublisher) -> JSONValue {
         let stats = publisher.stats
-        return .object([
+        var fields: [(String, JSONValue)] = [
             ("state", .string(stats.state.rawValue)), ("server", .string(stats.server)),
             ("reconnects", .number(stats.reconnects)), ("lastReason", stats.lastReason.map { .string($0) } ?? .null),
             ("rttMs", stats.roundTripMillis.map { .double(($0 * 10).rounded() / 10) } ?? .null),
             ("fractionLost", stats.fractionLost.map { .double($0) } ?? .null),
+        ]
+        fields += [
             ("nacksReceived", .number(stats.nacksReceived)), ("packetsRetransmitted", .number(stats.packetsRetransmitted)),
             ("plisReceived", .number(stats.plisReceived)), ("firsReceived", .number(stats.firsReceived)),
             ("bitrateCeilingBps", stats.bitrateCeiling.map { .number($0) } ?? .null), ("framesSent", .number(stats.framesSent)),
-        ])
+        ]
+        fields += [
+            ("targetBps", stats.targetBitrate.map { .number($0) } ?? .null), ("twccFeedbackPackets", .number(stats.transportFeedbackPackets)),
+            ("congestion", stats.congestion),
+        ]
+        return .object(fields)
     }
 }

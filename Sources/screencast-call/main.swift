@@ -98,10 +98,16 @@ struct CallRun {
         let sfu = try options.sfu.map { transport in
             var ice = options.ice
             ice.role = .controlling
+            var configuration = PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared())
+            configuration.offersTransportWideCC = true
             return SFUPublisher(
-                transport: transport, configuration: PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared()),
+                transport: transport, configuration: configuration,
                 logger: logger.named("sfu"),
-                hooks: .init(requestKeyframe: { source.requestKeyframe() }))
+                hooks: .init(
+                    requestKeyframe: { source.requestKeyframe() },
+                    // The SFU leg's cap and congestion target bound the one shared encoder, as a viewer's do.
+                    bitrateCeiling: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .remb) },
+                    targetBitrate: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .congestionControl) }))
         }
         // With e2ee the SFU leg gets the encrypted frames, as the viewers do.
         let e2ee = try startEncryption(before: viewers, and: sfu.map { [$0] } ?? [], source: source)

@@ -38,6 +38,26 @@ final class CallLimitsTests: CallTestCase {
         }
     }
 
+    /// Bad SFU options are usage errors (exit 64) that say what is wrong, before anything starts.
+    func testBadSFUOptionsAreUsageErrors() throws {
+        for (arguments, reason) in [
+            (["--whip", "ftp://sfu.example/whip"], "--whip needs an http:// or https:// URL, not 'ftp://sfu.example/whip'"),
+            (["--whip", "http://127.0.0.1:9/whip", "--whip-token", "two words"], "--whip-token must be non-empty printable ASCII without spaces"),
+            (["--whip-token", "t"], "--whip-token needs --whip"),
+            (["--whip", "http://127.0.0.1:9/whip", "--janus", "http://127.0.0.1:9/janus"], "--whip and --janus cannot go together"),
+            (["--janus", "http://127.0.0.1:9/janus"], "--janus needs --janus-room N"),
+            (["--janus", "http://127.0.0.1:9/janus", "--janus-room", "0"], "--janus-room must be a positive number, not '0'"),
+            (["--janus", "http://127.0.0.1:9/janus", "--janus-room", "lobby"], "--janus-room must be a positive number, not 'lobby'"),
+            (["--janus", "janus.example", "--janus-room", "5"], "--janus needs an http:// or https:// URL, not 'janus.example'"),
+            (["--janus-room", "5"], "--janus-room needs --janus"),
+            (["--janus-create-room"], "--janus-create-room needs --janus"),
+        ] {
+            let result = try ProcessRunner.run(call, arguments, timeout: 10)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("screencast-call: \(reason)"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     /// A directory, a FIFO (which must not block the start) or a device given as `--source file:`: exit 1
     /// with "cannot read dump PATH: reason".
     func testFileSourcesThatAreNoDumpFailWithTheirReason() throws {

@@ -259,22 +259,3 @@ enum HTTP {
         return Response(status: status, headers: fields, body: Array(data[(split + 4)...]))
     }
 }
-
-/// The eight colour bars of the call's test pattern (Y, Cb, Cr), left to right (TestPatternPainter).
-let testPatternBars: [(y: Int, u: Int, v: Int)] = [
-    (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
-]
-
-/// A bar's colour as a browser shows it: BT.601 limited range to RGB (exact formulas).
-func rgb(ofBar bar: (y: Int, u: Int, v: Int)) -> (r: Int, g: Int, b: Int) {
-    let shown = ColourChart.bt601RGB(y: UInt8(bar.y), cb: UInt8(bar.u), cr: UInt8(bar.v), range: .limited)
-    return (Int(shown.r), Int(shown.g), Int(shown.b))
-}
-
-/// Where to sample each bar in a `width`×`height` test pattern: the bar's centre, between the moving box
-/// (the middle fifth of the height) and the grey ramp (the bottom quarter).
-func barSamplePoints(width: Int, height: Int) -> [(x: Int, y: Int)] {
-    let box = max(8, height / 5) & ~1
-    let y = (height / 2 + box / 2 + height * 3 / 4) / 2
-    return (0..<8).map { (Int((Double($0) + 0.5) * Double(width) / 8), y) }
-}

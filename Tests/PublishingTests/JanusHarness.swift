@@ -1,4 +1,5 @@
 import Foundation
+import Publishing
 import TestSupport
 import XCTest
 
@@ -96,6 +97,19 @@ final class JanusHarness {
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// One synchronous VideoRoom request (`create`, `listparticipants`, …) from a session of its own
+    /// (created, attached, destroyed): the plugin's reply data.
+    static func videoRoom(_ body: [String: Any]) throws -> [String: Any] {
+        let http = HTTPClient()
+        func post(_ url: String, _ verb: String, _ extra: [String: Any] = [:]) throws -> [String: Any] {
+            try JanusMessage.reply(http.request("POST", url, body: JanusMessage.request(verb, transaction: "probe", extra)).body)
+        }
+        let session = try JanusMessage.id(post(apiURL, "create"))
+        defer { _ = try? post("\(apiURL)/\(session)", "destroy") }
+        let handle = try JanusMessage.id(post("\(apiURL)/\(session)", "attach", ["plugin": "janus.plugin.videoroom"]))
+        return JanusMessage.pluginData(try post("\(apiURL)/\(session)/\(handle)", "message", ["body": body])) ?? [:]
+    }
 }
 
 struct JanusHarnessError: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import DTLS
 import Foundation
+import Glibc
 import ICE
 import PeerConnection
 import Publishing
@@ -13,15 +14,7 @@ final class JanusPublishingTests: XCTestCase {
 
     /// Our own look into the room through the Janus HTTP API: `listparticipants` from a second session.
     func publishers() throws -> [String] {
-        let http = HTTPClient()
-        func post(_ url: String, _ verb: String, _ extra: [String: Any] = [:]) throws -> [String: Any] {
-            try JanusMessage.reply(http.request("POST", url, body: JanusMessage.request(verb, transaction: "probe", extra)).body)
-        }
-        let session = try JanusMessage.id(post(JanusHarness.apiURL, "create"))
-        defer { _ = try? post("\(JanusHarness.apiURL)/\(session)", "destroy") }
-        let handle = try JanusMessage.id(post("\(JanusHarness.apiURL)/\(session)", "attach", ["plugin": "janus.plugin.videoroom"]))
-        let reply = try post("\(JanusHarness.apiURL)/\(session)/\(handle)", "message", ["body": ["request": "listparticipants", "room": room]])
-        let participants = JanusMessage.pluginData(reply)?["participants"] as? [[String: Any]] ?? []
+        let participants = try JanusHarness.videoRoom(["request": "listparticipants", "room": room])["participants"] as? [[String: Any]] ?? []
         return participants.filter { $0["publisher"] as? Bool == true }.compactMap { $0["display"] as? String }
     }
 
@@ -94,6 +87,43 @@ final class JanusPublishingTests: XCTestCase {
         defer { publisher.stop() }
         waitFor(15, "failed") { publisher.stats.state == .failed }
         XCTAssertEqual(publisher.stats.lastReason, "VideoRoom error 426: No such room (4242)")
+    }
+}
+
+/// A Janus that never answers (a listening socket nobody reads: the connection is accepted by the kernel,
+/// no reply ever comes): each attempt ends at the HTTP time limit with libcurl's words, and the leg retries
+/// on the schedule (at once, then 2 s), never stuck.
+final class SilentJanusTests: XCTestCase {
+    func testASilentJanusTimesOutAndIsRetriedOnTheSchedule() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(listen(listener, 16), 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let port = UInt16(bigEndian: address.sin_port)
+        var limits = HTTPClient.Limits()
+        limits.timeoutMillis = 500
+        let options = JanusVideoRoom.Options(url: "http://127.0.0.1:\(port)/janus", room: 7)
+        let publisher = SFUPublisher(
+            transport: try JanusVideoRoom(options: options, http: HTTPClient(limits: limits)),
+            configuration: PeerConnection.Configuration(
+                ice: ICEAgent.Configuration(role: .controlling, localAddresses: ["127.0.0.1"]), certificate: try DTLSCertificate.shared()),
+            logger: Logger(component: "test", threshold: .error), hooks: .init(requestKeyframe: {}))
+        publisher.start()
+        defer { publisher.stop() }
+        waitFor(15, "two attempts timed out") { publisher.stats.reconnects >= 2 }
+        let stats = publisher.stats
+        XCTAssertEqual(stats.state, .reconnecting)
+        XCTAssertTrue(stats.lastReason?.contains("Timeout was reached") == true, stats.lastReason ?? "-")
+        XCTAssertTrue(stats.lastReason?.contains("http://127.0.0.1:\(port)/janus") == true, stats.lastReason ?? "-")
     }
 }
 

@@ -43,6 +43,22 @@ final class AnswerReaderTests: XCTestCase {
         XCTAssertEqual(inactive.direction, .inactive)
     }
 
+    /// Transport-wide CC: read when the answer keeps both the extmap (its ID is used) and `transport-cc`
+    /// (Janus does); either alone is no TWCC.
+    func testTransportWideCCOnlyWithExtmapAndFeedback() throws {
+        let uri = VideoAnswerBuilder.transportWideCCURI
+        func answered(_ extra: [String]) throws -> NegotiatedVideo {
+            try VideoAnswerReader.read(answer { $0 == "a=rtcp-mux" ? ([$0] + extra).joined(separator: "\r\n") : $0 })
+        }
+        let both = try answered(["a=extmap:5 \(uri)", "a=rtcp-fb:96 transport-cc"])
+        XCTAssertEqual(both.transportWideCCExtensionID, 5)
+        XCTAssertTrue(both.feedback.transportWideCC)
+        XCTAssertNil(try answered(["a=extmap:5 \(uri)"]).transportWideCCExtensionID, "no transport-cc")
+        XCTAssertNil(try answered(["a=rtcp-fb:96 transport-cc"]).transportWideCCExtensionID, "no extmap")
+        XCTAssertFalse(try answered(["a=rtcp-fb:96 transport-cc"]).feedback.transportWideCC)
+        XCTAssertNil(try VideoAnswerReader.read(answer()).transportWideCCExtensionID, "not offered, not answered")
+    }
+
     func testRefusedAnswersSayWhy() throws {
         let cases: [(String, (String) -> String?)] = [
             ("the answer rejected the video m-line (port 0)", { $0.hasPrefix("m=video") ? "m=video 0 UDP/TLS/RTP/SAVPF 96 97" : $0 }),

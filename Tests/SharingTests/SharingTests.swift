@@ -51,6 +51,27 @@ final class BitrateFollowerTests: XCTestCase {
         XCTAssertEqual(everyone.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl), .set(450),
                        "ratio 0: the lowest viewer wins, as with REMB")
     }
+
+    /// An SFU's cap (its REMB) bounds the encoder without estimates, is no estimate to be an outlier
+    /// against, and the lowest of several wins; removing it restores what the estimates say.
+    func testACeilingBoundsTheEncoderAndIsNoEstimate() {
+        var follower = BitrateFollower(minimumKbps: 150)
+        XCTAssertEqual(follower.setCeiling("sfu", bitsPerSecond: 250_000, ceilingKbps: 2000), .set(250), "a cap alone applies")
+        XCTAssertEqual(follower.update(peer: "sfu-gcc", bitsPerSecond: 346_000, ceilingKbps: 2000, source: .congestionControl), nil,
+                       "a target above the cap: the cap stays")
+        XCTAssertEqual(follower.update(peer: "sfu-gcc", bitsPerSecond: 200_000, ceilingKbps: 2000, source: .congestionControl), .set(200),
+                       "a target under the cap counts (the cap is not the highest estimate that would make it an outlier)")
+        XCTAssertEqual(follower.outliers, [])
+        XCTAssertEqual(follower.update(peer: "viewer", bitsPerSecond: 1_500_000, ceilingKbps: 2000), .set(250),
+                       "a fast REMB viewer makes the GCC target an outlier (its frames are thinned); the cap holds")
+        XCTAssertEqual(follower.outliers, ["sfu-gcc"])
+        XCTAssertNil(follower.remove(peer: "sfu-gcc", ceilingKbps: 2000), "the target gone, the cap still bounds the fast viewer")
+        XCTAssertEqual(follower.setCeiling("other", bitsPerSecond: 100_000, ceilingKbps: 2000), .set(150), "the lowest cap, not below the minimum")
+        XCTAssertEqual(follower.lowestCeilingKbps, 100)
+        XCTAssertEqual(follower.setCeiling("other", bitsPerSecond: nil, ceilingKbps: 2000), .set(250))
+        XCTAssertEqual(follower.setCeiling("sfu", bitsPerSecond: 5_000_000, ceilingKbps: 2000), .set(1500), "a cap above the viewer's estimate")
+        XCTAssertEqual(follower.remove(peer: "viewer", ceilingKbps: 2000), .useDefault, "a cap above the configured rate: the default")
+    }
 }
 
 /// ``ViewerHub`` refusals that happen before any socket is opened.

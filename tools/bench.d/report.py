@@ -1,5 +1,6 @@
 """Turns a tools/bench result (JSON) into the printed table, the target verdicts and BENCHMARKS.md."""
 
+import json
 import os
 import shlex
 
@@ -67,6 +68,33 @@ def targets(results):
     else:
         out.append({"name": "call RSS growth, 1 → 10 minutes", "target": "within noise", "unit": "MiB", "measured": None,
                     "met": None, "verdict": "not measured (full run only)"})
+    return out
+
+
+def sfu_fan_out():
+    """The SFU fan-out figure from tools/bench-sfu's last run (tools/bench.d/last-sfu-run.json), beside the local one."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "last-sfu-run.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as source:
+        run = json.load(source)
+    out = ["### Fan-out through an SFU (Janus)", "",
+           "`tools/bench-sfu`: one call publishing a %s test pattern into a real Janus VideoRoom (Debian janus, in a "
+           "loopback-only namespace), N light subscribers through Janus (aiortc peers that decrypt SRTP and count RTP "
+           "without decoding). Janus fans out; the call sends one stream whatever N is. %s build of the call, load "
+           "average %.1f, %s, %.0f s windows." % (run["size"], run["build"].capitalize(), run["loadAverage"], run["date"], run["seconds"]), "",
+           "| subscribers through Janus | receiving | call CPU (% of a core) | call RSS / peak (MiB) | call kbps | packets per subscriber (median) |",
+           "|---:|---:|---:|---|---:|---:|"]
+    for r in run["runs"]:
+        out.append("| %d | %d | %.1f | %.1f / %.1f | %.1f | %s |" % (
+            r["subscribers"], r["receiving"], r["callCpuPercent"], r["callRssMiB"], r["callPeakMiB"], r["callKbps"],
+            r["packetsPerSubscriber"]["median"]))
+    first, last = run["runs"][0], run["runs"][-1]
+    out += ["", "With %d subscribers through Janus the call's CPU and memory are those of %d: %.1f vs %.1f %% of a core, "
+            "%.1f vs %.1f MiB (each local viewer costs about 1.4 %% of a core and 2 MiB, above; the packets each subscriber "
+            "counted differ with the test pattern's still and moving moments)." % (
+                last["subscribers"], first["subscribers"], last["callCpuPercent"], first["callCpuPercent"], last["callRssMiB"],
+                first["callRssMiB"]), ""]
     return out
 
 
@@ -298,6 +326,7 @@ def markdown(results):
                 _fmt(r.get("latencyP50Ms")), _fmt(r["viewersCpuPerSecond"] * 100 if r.get("viewersCpuPerSecond") is not None else None, 1)))
         out += ["", "Cost per extra viewer (least-squares slopes over the rows): **%.2f %% of one core** and %.2f MiB of RSS." % (
             scale["perViewerCoreFraction"] * 100, scale.get("perViewerRssMiB") or 0), ""]
+    out += sfu_fan_out()
 
     memory = results.get("memory")
     if memory:

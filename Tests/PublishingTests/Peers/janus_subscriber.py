@@ -4,7 +4,12 @@
 Over the Janus HTTP API: create a session, attach janus.plugin.videoroom, list the room's publishers, join
 as a subscriber of the first (Janus sends the offer as an event), answer with aiortc, "start", decode the
 frames for --seconds and print one JSON object: {"frames", "width", "height", "firstFrameMs", "publisher",
-"keyframeFirst", "error"}.
+"keyframeFirst", "packetsReceived", "decoder", "error"}.
+
+--record-frames N   wrap aiortc's VP8 decoder (whep_viewer.py's record_decoder): count its calls, failures and
+                    pictures and keep the first N encoded frames as aiortc depayloaded them from the RTP that
+                    Janus forwarded (hex): "decoder": {"attempts", "errors", "pictures", "lastError", "frames"}
+--save-pictures PATH  append every decoded picture (at most 30) to PATH as tightly packed I420
 
 Janus and its peers use 127.0.0.2 (a veth in the test's namespace: Janus skips loopback interfaces), so
 aioice's host-address discovery is pointed there.
@@ -13,11 +18,16 @@ aioice's host-address discovery is pointed there.
 import argparse
 import asyncio
 import json
+import os
 import random
+import sys
 import time
 import urllib.request
 
 import aioice.ice
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "EndToEndTests", "Peers"))
+from whep_viewer import DECODER_LOG, i420_bytes, record_decoder  # noqa: E402
 
 aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=True: ["127.0.0.2"]
 
@@ -50,8 +60,13 @@ async def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--room", type=int, required=True)
     parser.add_argument("--seconds", type=float, default=4)
+    parser.add_argument("--record-frames", type=int, default=0)
+    parser.add_argument("--save-pictures")
     args = parser.parse_args()
-    result = {"frames": 0, "width": 0, "height": 0, "firstFrameMs": None, "publisher": None, "keyframeFirst": None, "error": None}
+    if args.record_frames:
+        record_decoder(args.record_frames)
+    result = {"frames": 0, "width": 0, "height": 0, "firstFrameMs": None, "publisher": None, "keyframeFirst": None,
+              "packetsReceived": 0, "decoder": None, "error": None}
     session = None
     pc = None
     try:
@@ -79,6 +94,9 @@ async def main():
                         result["firstFrameMs"] = round((time.time() - started) * 1000)
                         result["keyframeFirst"] = bool(getattr(frame, "key_frame", True))
                     frames.append(frame)
+                    if args.save_pictures and len(frames) <= 30:
+                        with open(args.save_pictures, "ab") as out:
+                            out.write(i420_bytes(frame))
                     result["frames"] = len(frames)
                     result["width"], result["height"] = frame.width, frame.height
             asyncio.ensure_future(consume())
@@ -88,6 +106,11 @@ async def main():
         call("%s/%d" % (base, handle), {"janus": "message", "body": {"request": "start"},
                                         "jsep": {"type": "answer", "sdp": pc.localDescription.sdp}})
         await asyncio.sleep(args.seconds)
+        for stat in (await pc.getStats()).values():
+            if stat.type == "inbound-rtp":
+                result["packetsReceived"] = stat.packetsReceived
+        if args.record_frames:
+            result["decoder"] = DECODER_LOG
     except Exception as error:  # reported, not raised: the test reads the JSON
         result["error"] = "%s: %s" % (type(error).__name__, error)
     finally:
@@ -101,4 +124,5 @@ async def main():
     print(json.dumps(result))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())
