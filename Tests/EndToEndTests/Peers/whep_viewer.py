@@ -171,6 +171,7 @@ class Session:
         self.error = None
         self.connection_states = []
         self.stalls = 0
+        self.gaps_over_500 = 0
         self.max_gap = 0.0
 
     async def join(self, mangle=False):
@@ -207,6 +208,8 @@ class Session:
                 elif self.times:
                     gap = now - self.times[-1]
                     self.max_gap = max(self.max_gap, gap)
+                    if gap > 0.5:
+                        self.gaps_over_500 += 1
                     if gap > 1.0:
                         self.stalls += 1
                 self.frames += 1
@@ -244,15 +247,15 @@ class Session:
         await asyncio.to_thread(delete_session, self.args.url, self.args.token, self.location)
 
     def summary(self):
-        gaps = [(b - a) * 1000 for a, b in zip(self.times, self.times[1:])]
+        # Gaps between consecutive decoded frames are counted as the frames come (with --progress only the
+        # last frames' times are kept, for a long watch).
         return {
             "frames": self.frames,
             "width": self.width,
             "height": self.height,
             "firstFrameMs": None if self.first_frame is None else round((self.first_frame - self.started) * 1000, 1),
-            # With --progress only the last frames' times are kept: the running maximum stands for them.
-            "maxGapMs": round(self.max_gap * 1000, 1) if self.args.progress else (round(max(gaps), 1) if gaps else None),
-            "gapsOver500": sum(1 for gap in gaps if gap > 500),
+            "maxGapMs": round(self.max_gap * 1000, 1) if self.frames > 1 else None,
+            "gapsOver500": self.gaps_over_500,
             "lastFrameMs": None if not self.times else round((self.times[-1] - WATCH_START[0]) * 1000, 1),
             "connectionStates": self.connection_states,
             "error": self.error,
