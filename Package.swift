@@ -118,7 +118,7 @@ let package = Package(
             dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
-            name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport"]
+            name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport", "DTLS"]
         ),
         .testTarget(
             name: "VideoSourceTests",

@@ -52,6 +52,8 @@ def main():
     parser.add_argument("screenshot", help="where to save the page screenshot (PNG)")
     parser.add_argument("--timeout", type=float, default=45)
     parser.add_argument("--min-frames", type=int, default=60)
+    parser.add_argument("--insecure-https", action="store_true",
+                        help="accept the call's self-signed certificate (tools/demo --check --share)")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     expected = [int(v) for v in args.rgb.split(",")]
@@ -64,6 +66,8 @@ def main():
                  "--disable-features=WebRtcHideLocalIpsWithMdns", "--autoplay-policy=no-user-gesture-required",
                  "--log-level=3", f"--user-data-dir={profile}", f"--window-size={width},{height + 160}"):
         options.add_argument(flag)
+    if args.insecure_https:
+        options.add_argument("--ignore-certificate-errors")
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     seen = None
     readings = []

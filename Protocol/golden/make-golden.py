@@ -96,6 +96,8 @@ def write(name, note, canonical, parts, tail=b"", error=None):
         if "ts" in fields:
             frame["timestamp"] = fields["ts"]
             frame["sequence"] = fields["seq"]
+        if "capture" in fields:
+            frame["capture"] = fields["capture"]
         frames.append(frame)
     stream += tail
     with open(os.path.join(HERE, name + ".frames"), "wb") as f:
@@ -125,6 +127,19 @@ def main():
         parts.append((b"", ios_header(len(body), 80, 60, 1, extra), body,
                       {"w": 80, "h": 60, "o": 1, "jw": 80, "jh": 60, "ts": ts, "seq": seq}))
     write("agent-extended", "four 80x60 frames as screencast-agent writes them (timestamps 33333 us apart)", True, parts)
+
+    # 2b. What our agent writes now: the same plus the Capture-* fields (frame-wire.md §2.7); the monitor
+    # moves between the two frames.
+    parts = []
+    for seq, rect in enumerate(["80x60+0+0", "80x60+1920+0"]):
+        body = jpeg(80, 60, seq + 20)
+        ts = 7_000_000 + seq * 33_333
+        capture = {"Capture-Display": ":0", "Capture-Area": "monitor HDMI-1", "Capture-Rect": rect, "Capture-FPS": "30"}
+        extra = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\n" % (ts, seq)
+        extra += b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in capture.items())
+        parts.append((b"", ios_header(len(body), 80, 60, 1, extra), body,
+                      {"w": 80, "h": 60, "o": 1, "jw": 80, "jh": 60, "ts": ts, "seq": seq, "capture": capture}))
+    write("agent-capture", "two 80x60 frames as screencast-agent writes them, with the Capture-* fields", True, parts)
 
     # 3. What a tolerant reader must also accept: not byte-identical to our writer.
     body_a = jpeg(48, 64, 1)

@@ -9,6 +9,16 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case noDisplay
     /// `xcb_connect` failed: the display name, and xcb's reason (`XCB_CONN_*` in words).
     case cannotConnect(display: String, reason: String)
+
+    /// The reason of ``cannotConnect(display:reason:)`` when xcb cannot parse the name (`XCB_CONN_CLOSED_PARSE_ERR`).
+    public static let badDisplayNameReason = "bad display name"
+
+    /// A display name xcb cannot parse: the command line's fault (a CLI exits 64), unlike a display that
+    /// does not answer.
+    public var isBadDisplayName: Bool {
+        if case .cannotConnect(_, let reason) = self { return reason == Self.badDisplayNameReason }
+        return false
+    }
     /// The X server lacks an extension capture needs (`DAMAGE`, `XFIXES`, `RANDR`), or has too old a version.
     case missingExtension(name: String, display: String)
     /// The root window's pixels are not 32-bit little-endian BGRX (e.g. a 16-bit display).

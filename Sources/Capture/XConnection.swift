@@ -276,7 +276,7 @@ final class XConnection {
         case XCB_CONN_CLOSED_EXT_NOTSUPPORTED: "an extension is not supported"
         case XCB_CONN_CLOSED_MEM_INSUFFICIENT: "out of memory"
         case XCB_CONN_CLOSED_REQ_LEN_EXCEED: "request too long"
-        case XCB_CONN_CLOSED_PARSE_ERR: "bad display name"
+        case XCB_CONN_CLOSED_PARSE_ERR: CaptureError.badDisplayNameReason
         case XCB_CONN_CLOSED_INVALID_SCREEN: "no such screen"
         case XCB_CONN_CLOSED_FDPASSING_FAILED: "file descriptor passing failed"
         default: "xcb error \(code)"

@@ -9,6 +9,10 @@
 ///     [Buffer-Color-Range: R\r\n]     ; when the header has a range (our agent: `limited` on I420 frames)
 ///     [Buffer-Timestamp: T\r\n]        ; our agent only: capture time, CLOCK_MONOTONIC µs
 ///     [Buffer-Sequence: S\r\n]         ; our agent only: frame counter
+///     [Capture-Display: D\r\n]         ; our agent only (§2.7): what it captures, for people
+///     [Capture-Area: A\r\n]
+///     [Capture-Rect: WxH+X+Y\r\n]
+///     [Capture-FPS: F\r\n]
 ///     \r\n
 ///     <N bytes of JPEG, or of I420>
 public enum FrameEncoder {
@@ -50,6 +54,14 @@ public enum FrameEncoder {
             out.append(contentsOf: "Buffer-Sequence: ".utf8)
             appendDecimal(sequence, to: &out)
             out.append(contentsOf: "\r\n".utf8)
+        }
+        if let capture = header.capture {
+            for (name, value) in capture.fields {
+                out.append(contentsOf: name.utf8)
+                out.append(contentsOf: ": ".utf8)
+                out.append(contentsOf: value.utf8)  // no CR or LF: CaptureDescription.init removes them
+                out.append(contentsOf: "\r\n".utf8)
+            }
         }
         out.append(contentsOf: "\r\n".utf8)
     }

@@ -20,12 +20,16 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// `Buffer-Color-Range` as given (nil: absent): the YCbCr range of an I420 body. See
     /// ``bodyColorRange`` for what the body holds either way.
     public var colorRange: BufferColorRange?
+    /// The `Capture-*` fields (Protocol/frame-wire.md §2.7): what the sender captures, for people (nil: none
+    /// given; iOS senders never write them).
+    public var capture: CaptureDescription?
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
         timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
-        colorRange: BufferColorRange? = nil
+        colorRange: BufferColorRange? = nil, capture: CaptureDescription? = nil
     ) {
+        self.capture = capture
         self.format = format
         self.colorRange = colorRange
         self.contentLength = contentLength
@@ -119,5 +123,40 @@ public struct Frame: Sendable, Equatable {
         self.body = body
         self.offset = offset
         self.headerLength = headerLength
+    }
+}
+
+/// What a sender captures, as its `Capture-*` header fields say it (Protocol/frame-wire.md §2.7): text for
+/// people (`/stats`), never used to read the picture. Each value is any bytes but CR and LF, at most
+/// ``maxValueBytes`` (longer ones are ignored), kept as first given; nil when absent.
+public struct CaptureDescription: Sendable, Equatable, Hashable {
+    /// `Capture-Display`: the X display, e.g. `:0`.
+    public var display: String?
+    /// `Capture-Area`: `screen`, `monitor NAME` or `region`.
+    public var area: String?
+    /// `Capture-Rect`: the captured rectangle of the screen, `WxH+X+Y` in screen pixels (before scaling).
+    public var rect: String?
+    /// `Capture-FPS`: the frame rate asked for (`--fps`), frames per second as a decimal.
+    public var framesPerSecond: String?
+
+    /// Values longer than this many bytes are ignored.
+    public static let maxValueBytes = 256
+
+    /// Each value as given, without CR and LF (a field value cannot hold them, §2.2).
+    public init(display: String? = nil, area: String? = nil, rect: String? = nil, framesPerSecond: String? = nil) {
+        func clean(_ value: String?) -> String? { value.map { String($0.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }) } }
+        self.display = clean(display)
+        self.area = clean(area)
+        self.rect = clean(rect)
+        self.framesPerSecond = clean(framesPerSecond)
+    }
+
+    /// True when no field is set.
+    public var isEmpty: Bool { display == nil && area == nil && rect == nil && framesPerSecond == nil }
+
+    /// The fields in wire order, with their values (only those set).
+    public var fields: [(name: String, value: String)] {
+        [("Capture-Display", display), ("Capture-Area", area), ("Capture-Rect", rect), ("Capture-FPS", framesPerSecond)]
+            .compactMap { name, value in value.map { (name, $0) } }
     }
 }

@@ -7,7 +7,8 @@
 /// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
 /// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format` /
 /// `Buffer-Color-Range` (optional; an unknown format or range, an I420 body of the wrong length, or a JPEG
-/// said to be limited range, is refused at the empty line).
+/// said to be limited range, is refused at the empty line), and the `Capture-*` fields (§2.7: text, never an
+/// error).
 /// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
 struct HeaderFields: Sendable {
     private(set) var contentLength: Int?
@@ -20,9 +21,12 @@ struct HeaderFields: Sendable {
     private(set) var format: String?
     /// The `Buffer-Color-Range` value, lower-cased, as first given (checked at the empty line).
     private(set) var colorRange: String?
+    /// The `Capture-*` fields, as first given (§2.7; never an error).
+    private(set) var capture = CaptureDescription()
 
     private enum Known {
         case contentLength, width, height, orientation, timestamp, sequence, format, colorRange
+        case captureDisplay, captureArea, captureRect, captureFPS
     }
 
     /// The lower-case names this reader knows.
@@ -35,6 +39,10 @@ struct HeaderFields: Sendable {
         (Array("buffer-sequence".utf8), .sequence),
         (Array("buffer-format".utf8), .format),
         (Array("buffer-color-range".utf8), .colorRange),
+        (Array("capture-display".utf8), .captureDisplay),
+        (Array("capture-area".utf8), .captureArea),
+        (Array("capture-rect".utf8), .captureRect),
+        (Array("capture-fps".utf8), .captureFPS),
     ]
 
     /// Adds one header line (without its line end).
@@ -78,6 +86,10 @@ struct HeaderFields: Sendable {
             let text = String(decoding: value.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
             if let colorRange, colorRange != text { throw .conflictingHeaders("Buffer-Color-Range") }
             colorRange = text
+        case .captureDisplay: Self.keepFirst(&capture.display, value)
+        case .captureArea: Self.keepFirst(&capture.area, value)
+        case .captureRect: Self.keepFirst(&capture.rect, value)
+        case .captureFPS: Self.keepFirst(&capture.framesPerSecond, value)
         }
     }
 
@@ -113,7 +125,13 @@ struct HeaderFields: Sendable {
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
             orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat,
-            colorRange: range)
+            colorRange: range, capture: capture.isEmpty ? nil : capture)
+    }
+
+    /// A `Capture-*` value for people: the first one within ``CaptureDescription/maxValueBytes`` bytes wins.
+    private static func keepFirst(_ field: inout String?, _ value: ArraySlice<UInt8>) {
+        guard field == nil, value.count <= CaptureDescription.maxValueBytes else { return }
+        field = String(decoding: value, as: UTF8.self)
     }
 
     // MARK: - Helpers

@@ -1,4 +1,4 @@
-public import CongestionControl
+import CongestionControl
 public import RTPSession
 public import ScreencastSupport
 

@@ -1,5 +1,5 @@
 public import ScreencastSupport
-public import SRTP
+import SRTP
 
 /// Datagrams from the peer that were dropped, by why. None of them ends the peer: only authenticated input
 /// (a close_notify or fatal alert inside DTLS, an RTCP BYE inside SRTCP) does.

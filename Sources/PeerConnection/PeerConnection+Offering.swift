@@ -1,7 +1,7 @@
 import RTP
-public import ICE
+import ICE
 public import ScreencastSupport
-public import SDP
+import SDP
 import Synchronization
 
 extension PeerConnection {

@@ -1,4 +1,4 @@
-public import DTLS
+import DTLS
 public import ICE
 public import RTPSession
 public import SDP

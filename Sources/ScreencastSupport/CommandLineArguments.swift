@@ -7,13 +7,19 @@ public struct UsageError: Error, CustomStringConvertible, Equatable {
     public var description: String { reason }
 }
 
-/// Exit codes shared by every executable (see DESIGN.md, "Conventions").
+/// Exit codes shared by every executable (see DESIGN.md, "Conventions", and README, "Exit codes"). One rule:
+/// what the user fixes by changing the command line is ``usage``; what failed while running, or outside the
+/// command line's reach, is ``failure``.
 public enum ExitCode {
     /// Done.
     public static let success: Int32 = 0
-    /// A runtime failure (input that did not decode, a socket that failed, a truncated stream).
+    /// A runtime failure: input that did not decode, a socket or port in use, the X server unreachable or
+    /// lost, a full disk, a truncated stream, a peer that went away.
     public static let failure: Int32 = 1
-    /// Bad usage (`EX_USAGE` from sysexits.h).
+    /// Bad usage (`EX_USAGE` from sysexits.h), found before any work starts: an unknown option, a malformed
+    /// or out-of-range value, or a value naming something that is not there or cannot be used as asked (a
+    /// missing, unreadable or folder input file, an output whose folder is missing, a key file others can
+    /// read, a monitor the display lacks, a region outside the screen).
     public static let usage: Int32 = 64
 }
 

@@ -5,13 +5,18 @@
 /// what its estimate carries). A REMB-only viewer always counts: nothing would thin its frames. Once a
 /// peer has a GCC target, its REMB (only a ceiling of that target) is ignored here.
 ///
+/// A viewer whose feedback stopped (a browser closed without `pagehide` keeps its peer until ICE consent
+/// fails, 10–20 s later) no longer counts once nothing was heard from it for ``silenceLimitMicros``: its last
+/// estimate would hold the encoder down for everyone. Feedback heard again (``heard(peer:nowMicros:ceilingKbps:)``
+/// or a new estimate) makes it count again.
+///
 /// Ceilings (``setCeiling(_:bitsPerSecond:ceilingKbps:)``: an SFU's REMB, Janus's fixed room cap) bound the
 /// decision whatever the estimates say and are not estimates themselves: no viewer is an outlier against a
 /// cap, and a cap below the configured rate is applied even without estimates.
 ///
-/// Sans-I/O: the owner reports estimates and departures; each call says whether to change the encoder's
-/// target and to what (`nil`: back to the configured or size-dependent default). Changes smaller than
-/// ``minimumChange`` (relative) are not worth a reconfiguration and are skipped.
+/// Sans-I/O: the owner reports estimates, feedback, the time (CLOCK_MONOTONIC µs) and departures; each call
+/// says whether to change the encoder's target and to what (`nil`: back to the configured or size-dependent
+/// default). Changes smaller than ``minimumChange`` (relative) are not worth a reconfiguration and are skipped.
 public struct BitrateFollower: Sendable, Equatable {
     /// What to tell the encoder.
     public enum Decision: Sendable, Equatable {
@@ -34,43 +39,102 @@ public struct BitrateFollower: Sendable, Equatable {
         /// Our congestion controller's target for the peer: its sender chain thins frames to it.
         case congestionControl
     }
+    /// Feedback silence after which a viewer's estimate stops counting, µs (3 s: Chromium sends transport-cc
+    /// feedback every ~50–100 ms and a receiver report every second; aiortc a receiver report every 0.5–1.5 s).
+    public let silenceLimitMicros: UInt64
+    /// The default ``silenceLimitMicros``.
+    public static let defaultSilenceLimitMicros: UInt64 = 3_000_000
     private struct Estimate: Sendable, Equatable {
         var kbps: Int
         var source: Source
+        /// When feedback was last heard from the viewer, µs.
+        var heardMicros: UInt64
+        /// Nothing heard for ``silenceLimitMicros``: not counted.
+        var silent = false
+        /// False for a consumer whose liveness is checked elsewhere (the SFU leg): never silent here.
+        var tracksSilence = true
     }
     private var estimates: [String: Estimate] = [:]
     private var ceilings: [String: Int] = [:]
     /// What was last decided (`useDefault` at the start).
     public private(set) var applied: Decision = .useDefault
 
-    public init(minimumKbps: Int = 150, minimumChange: Double = 0.05, outlierRatio: Double = 0.5) {
+    public init(
+        minimumKbps: Int = 150, minimumChange: Double = 0.05, outlierRatio: Double = 0.5,
+        silenceLimitMicros: UInt64 = BitrateFollower.defaultSilenceLimitMicros
+    ) {
         self.minimumKbps = max(1, minimumKbps)
         self.minimumChange = max(0, minimumChange)
         self.outlierRatio = min(max(0, outlierRatio), 1)
+        self.silenceLimitMicros = max(1, silenceLimitMicros)
     }
 
+    private var counted: [String: Estimate] { estimates.filter { !$0.value.silent } }
+
     /// The lowest estimate that counts now, kbps (nil without estimates): GCC viewers far below the highest
-    /// are left out.
+    /// and silent viewers are left out.
     public var lowestEstimateKbps: Int? {
-        guard let highest = estimates.values.map(\.kbps).max() else { return nil }
+        let counted = counted.values
+        guard let highest = counted.map(\.kbps).max() else { return nil }
         let floor = outlierRatio * Double(highest)
-        return estimates.values.filter { $0.source == .remb || Double($0.kbps) >= floor }.map(\.kbps).min()
+        return counted.filter { $0.source == .remb || Double($0.kbps) >= floor }.map(\.kbps).min()
     }
 
     /// The viewers whose GCC target is too far below the others to count (their frames are thinned).
     public var outliers: [String] {
-        guard let highest = estimates.values.map(\.kbps).max() else { return [] }
-        return estimates.filter { $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest) }
+        let counted = counted
+        guard let highest = counted.values.map(\.kbps).max() else { return [] }
+        return counted.filter { $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest) }
             .keys.sorted()
     }
 
-    /// A viewer's new estimate (bits per second) from `source`. `ceilingKbps` is the top of the range: the
-    /// configured bitrate, or the default for the current picture size. A REMB from a peer that has a GCC
-    /// target is ignored (nil).
-    public mutating func update(peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb) -> Decision? {
-        if source == .remb, estimates[peer]?.source == .congestionControl { return nil }
-        estimates[peer] = Estimate(kbps: Int(clamping: bitsPerSecond / 1000), source: source)
+    /// The viewers with an estimate whose feedback stopped ``silenceLimitMicros`` ago or more (not counted).
+    public var silentPeers: [String] { estimates.filter(\.value.silent).keys.sorted() }
+
+    /// A viewer's new estimate (bits per second) from `source`, at `nowMicros`. `ceilingKbps` is the top of
+    /// the range: the configured bitrate, or the default for the current picture size. A REMB from a peer
+    /// that has a GCC target only counts as feedback heard. A REMB is feedback heard; a GCC target is not
+    /// (a silent viewer's target still moves, and it stays silent). `tracksSilence` false: never silent (a
+    /// consumer such as the SFU leg, whose end removes its estimate).
+    public mutating func update(
+        peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb, nowMicros: UInt64 = 0,
+        tracksSilence: Bool = true
+    ) -> Decision? {
+        if source == .remb, estimates[peer]?.source == .congestionControl {
+            return heard(peer: peer, nowMicros: nowMicros, ceilingKbps: ceilingKbps)
+        }
+        // A REMB is the viewer speaking; our own GCC target is not (it moves on timers, with no feedback
+        // too), so it keeps the time the viewer was last heard and whether it is silent.
+        var estimate = Estimate(
+            kbps: Int(clamping: bitsPerSecond / 1000), source: source, heardMicros: nowMicros, tracksSilence: tracksSilence)
+        if source == .congestionControl, let known = estimates[peer] {
+            estimate.heardMicros = known.heardMicros
+            estimate.silent = known.silent
+        }
+        estimates[peer] = estimate
         return decide(ceilingKbps: ceilingKbps)
+    }
+
+    /// Feedback (any RTCP) came from `peer` at `nowMicros`: a silent viewer counts again.
+    public mutating func heard(peer: String, nowMicros: UInt64, ceilingKbps: Int) -> Decision? {
+        guard var estimate = estimates[peer] else { return nil }
+        estimate.heardMicros = max(estimate.heardMicros, nowMicros)
+        let wasSilent = estimate.silent
+        estimate.silent = false
+        estimates[peer] = estimate
+        return wasSilent ? decide(ceilingKbps: ceilingKbps) : nil
+    }
+
+    /// Marks the viewers not heard from since `nowMicros - silenceLimitMicros` as silent; the decision when
+    /// that changed what counts.
+    public mutating func checkSilence(nowMicros: UInt64, ceilingKbps: Int) -> Decision? {
+        var changed = false
+        for (peer, estimate) in estimates
+        where estimate.tracksSilence && !estimate.silent && nowMicros >= estimate.heardMicros + silenceLimitMicros {
+            estimates[peer]?.silent = true
+            changed = true
+        }
+        return changed ? decide(ceilingKbps: ceilingKbps) : nil
     }
 
     /// The lowest ceiling set, kbps (nil: none).

@@ -83,13 +83,20 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var sessionsRefused = 0
         var keyframeRequests = 0
         var bitrateChanges = 0
+        /// Each watching viewer's RTCP count at the last feedback check (it rose: the viewer was heard).
+        var rtcpSeen: [String: Int] = [:]
     }
+
+    /// How often the viewers' feedback is checked for silence (``BitrateFollower/silenceLimitMicros``), µs.
+    public static let feedbackCheckIntervalMicros: UInt64 = 500_000
 
     public let configuration: SharingConfiguration
     private let peerConfiguration: PeerConnection.Configuration
     private let encoder: any SharedEncoderControl
     private let logger: Logger
     private let state: Mutex<State>
+    /// Checks the viewers' feedback every ``feedbackCheckIntervalMicros`` (cancelled when the call ends).
+    private let feedbackTimer: Mutex<(any DispatchSourceTimer)?>
 
     /// - Throws: ``DTLSError`` when our DTLS certificate cannot be made.
     public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(DTLSError) {
@@ -100,7 +107,17 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
             keyframeRetryMicros: configuration.keyframeRetryMicros)
         state = Mutex(State(follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps)))
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "screencast.viewers.feedback"))
+        let interval = DispatchTimeInterval.microseconds(Int(Self.feedbackCheckIntervalMicros))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        feedbackTimer = Mutex(timer)
+        feedbackTimer.withLock { timer in
+            timer?.setEventHandler { [weak self] in self?.checkFeedback() }
+            timer?.resume()
+        }
     }
+
+    deinit { feedbackTimer.withLock { $0?.cancel() } }
 
     // MARK: WHEPSessionProvider
 
@@ -181,6 +198,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     /// Ends every viewer; new offers are refused from now on.
     public func closeAll(reason: String) {
+        feedbackTimer.withLock { $0?.cancel() }
         let peers = state.withLock { s -> [PeerConnection] in
             s.finished = true
             defer { s.peers = [:] }
@@ -214,13 +232,15 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
             let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
             let decision = state.withLock { s in
-                s.follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source)
+                s.follower.update(
+                    peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source, nowMicros: MonotonicClock.nowMicros())
             }
             apply(decision, peer: id)
         case .closed(let reason, let failed):
             let (decision, left, count) = state.withLock { s -> (BitrateFollower.Decision?, PeerConnection?, Int) in
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
+                s.rtcpSeen[id] = nil
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
                 return (s.follower.remove(peer: id, ceilingKbps: ceiling(s)), left, s.peers.count)
@@ -239,6 +259,33 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         }
     }
 
+    /// Every ``feedbackCheckIntervalMicros``, off the peers' queues (snapshots are safe here): a viewer whose
+    /// RTCP count rose was heard; one silent for ``BitrateFollower/silenceLimitMicros`` stops holding the
+    /// encoder's bitrate (a browser closed without `pagehide`, a stopped process), long before consent fails.
+    private func checkFeedback() {
+        let watching = state.withLock { $0.watching }
+        let counts = watching.map { ($0.key, $0.value.snapshot().rtcpPackets) }
+        let now = MonotonicClock.nowMicros()
+        let (decisions, silenced, resumed) = state.withLock { s -> ([BitrateFollower.Decision], [String], [String]) in
+            let before = Set(s.follower.silentPeers)
+            var decisions: [BitrateFollower.Decision] = []
+            for (id, count) in counts where count > s.rtcpSeen[id] ?? 0 {
+                s.rtcpSeen[id] = count
+                if let decision = s.follower.heard(peer: id, nowMicros: now, ceilingKbps: ceiling(s)) { decisions.append(decision) }
+            }
+            if let decision = s.follower.checkSilence(nowMicros: now, ceilingKbps: ceiling(s)) { decisions.append(decision) }
+            let after = Set(s.follower.silentPeers)
+            return (decisions, after.subtracting(before).sorted(), before.subtracting(after).sorted())
+        }
+        for id in silenced {
+            logger.info("viewer silent: its estimate no longer sets the bitrate", [
+                "peer": id, "silence.ms": BitrateFollower.defaultSilenceLimitMicros / 1000,
+            ])
+        }
+        for id in resumed { logger.info("viewer heard again: its estimate counts", ["peer": id]) }
+        for decision in decisions { apply(decision, peer: silenced.first ?? resumed.first ?? "-") }
+    }
+
     /// The rate signals of another consumer of the shared encoder that is not a viewer of ours: the SFU leg.
     /// Its REMB (Janus: the room's fixed cap) is a hard ceiling of the encoder's rate
     /// (``BitrateFollower/setCeiling(_:bitsPerSecond:ceilingKbps:)``); its congestion target from TWCC
@@ -253,7 +300,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             switch (source, bitsPerSecond) {
             case (.remb, _): return s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
             case (.congestionControl, let bits?):
-                return s.follower.update(peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl)
+                // Not one of our viewers: its liveness is its transport's (it removes the estimate when it ends).
+                return s.follower.update(
+                    peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl,
+                    nowMicros: MonotonicClock.nowMicros(), tracksSilence: false)
             case (.congestionControl, nil): return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
             }
         }
@@ -310,6 +360,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ("bitrate", .object([
                 ("applied", applied),
                 ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
+                ("silentPeers", .array(s.follower.silentPeers.map { .string($0) })),
                 ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
                 ("changes", .number(s.bitrateChanges)),
             ])),

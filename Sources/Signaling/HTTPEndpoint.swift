@@ -85,6 +85,9 @@ struct SocketAddress: Sendable {
         isIPv6 = Int32(address.pointee.sa_family) == AF_INET6
     }
 
+    /// The address's length in bytes, for bind(2).
+    var length: socklen_t { socklen_t(storage.count) }
+
     /// Calls `body` with a `sockaddr` pointer valid for the call only.
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>) -> R) -> R {
         storage.withUnsafeBytes { raw in body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)) }

@@ -18,6 +18,9 @@ public struct HTTPServerOptions: Sendable {
 
     /// Serve HTTPS (TLS through libmicrohttpd's GnuTLS) with this identity instead of plain HTTP.
     public var tls: TLSIdentity?
+    /// HTTPS only: a connection that sends nothing for this long (ms) is closed before TLS starts
+    /// (``TLSPortAcceptor``).
+    public var tlsFirstByteTimeoutMillis: Int32 = TLSPortAcceptor.defaultFirstByteTimeoutMillis
 
     public init(
         connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, perAddressConnectionLimit: UInt32 = 32, tls: TLSIdentity? = nil
@@ -68,6 +71,8 @@ public final class HTTPServer: Sendable {
     /// The HTTPS key and certificate as C strings, alive as long as the daemon (MHD keeps the pointers).
     private let pem: PEMStrings?
     private let daemon: Mutex<OpaquePointer?>
+    /// HTTPS only: the listening socket that tells TLS from plain HTTP (nil over plain HTTP: MHD listens).
+    private let acceptor: TLSPortAcceptor?
     /// True when serving HTTPS.
     public var isTLS: Bool { pem != nil }
 
@@ -82,7 +87,9 @@ public final class HTTPServer: Sendable {
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
             | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-        if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
+        // HTTPS: our own listening socket looks at each connection's first byte, so that plain HTTP sent to
+        // this port gets an answer instead of TLS's empty reply (TLSPortAcceptor); the daemon gets the rest.
+        if options.tls != nil { flags |= MHD_USE_TLS.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue }
         let context = Unmanaged.passUnretained(core).toOpaque()
         let pem = options.tls.map(PEMStrings.init)
         let started = address.withSockaddr { sockaddr in
@@ -106,16 +113,30 @@ public final class HTTPServer: Sendable {
             let reason = core.lastLibraryMessage.withLock { $0 } ?? "MHD_start_daemon failed"
             throw .startFailed(endpoint: endpoint.description, reason: reason)
         }
+        var acceptor: TLSPortAcceptor?
+        if options.tls != nil {
+            do {
+                acceptor = try TLSPortAcceptor(
+                    address: address, daemon: started, firstByteTimeoutMillis: options.tlsFirstByteTimeoutMillis, logger: logger)
+            } catch {
+                MHD_stop_daemon(started)
+                guard case .startFailed(_, let reason) = error else { throw error }
+                throw .startFailed(endpoint: endpoint.description, reason: reason)
+            }
+        }
         core.running.withLock { $0 = true }
         let server = HTTPServer(
-            endpoint: endpoint, port: cmhd_bound_port(started), core: core, logSink: logSink, pem: pem, daemon: started)
+            endpoint: endpoint, port: acceptor?.port ?? cmhd_bound_port(started), core: core, logSink: logSink, pem: pem,
+            acceptor: acceptor, daemon: started)
         logger.info("http listening", ["address": HTTPEndpoint(host: endpoint.host, port: server.port)])
         return server
     }
 
     private init(
-        endpoint: HTTPEndpoint, port: UInt16, core: ServerCore, logSink: LogSinkStorage, pem: PEMStrings?, daemon: sending OpaquePointer
+        endpoint: HTTPEndpoint, port: UInt16, core: ServerCore, logSink: LogSinkStorage, pem: PEMStrings?,
+        acceptor: TLSPortAcceptor?, daemon: sending OpaquePointer
     ) {
+        self.acceptor = acceptor
         self.pem = pem
         self.endpoint = endpoint
         self.port = port
@@ -132,6 +153,7 @@ public final class HTTPServer: Sendable {
             return daemon
         }
         guard let running else { return }
+        acceptor?.stop()
         MHD_stop_daemon(running)
         core.logger.info("http stopped", ["port": port])
     }

@@ -17,7 +17,9 @@
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
 ///   end-to-end key (see ``html(sourceFramesPerSecond:e2eeSalt:)``), which browsers never send to the server.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
-///   (`connecting`, `negotiated`, `connected`, `retrying`), and `window.screencastViewer` with the peer
+///   (`connecting`, `negotiated`, `connected`, `retrying`; once connected the text is "live" only when the
+///   picture can be shown: with e2ee and no working key it says "connected — cannot decrypt: …" and
+///   `data-blocked="yes"`), and `window.screencastViewer` with the peer
 ///   connection, the session URL and `lastStats` (`width`, `height`, `fps`, `kbps`, `rttMs`,
 ///   `framesDecoded`, `bytesReceived`, `packetsLost`, `e2ee`: the decryptor's state and counts).
 public enum ViewerPage {
@@ -60,6 +62,7 @@ public enum ViewerPage {
         #status::before { content: "●"; margin-right: 5px; color: #888; }
         #status[data-state="connecting"]::before, #status[data-state="negotiated"]::before { color: #fc3; }
         #status[data-state="connected"]::before { color: #4d4; }
+        #status[data-state="connected"][data-blocked="yes"]::before { color: #fc3; }
         #status[data-state="retrying"]::before { color: #e44; }
         #stats { font-variant-numeric: tabular-nums; color: #bbb; }
         button { font: inherit; color: inherit; background: rgba(255, 255, 255, .15); border: 0; border-radius: 4px;
@@ -100,6 +103,8 @@ public enum ViewerPage {
           function setStatus(text, state) {
             statusEl.textContent = text;
             statusEl.dataset.state = state;
+            // Connected but not showing the picture (e2ee without the right key): not green.
+            statusEl.dataset.blocked = state === "connected" && text !== "live" ? "yes" : "no";
             document.body.dataset.state = state;
           }
 
@@ -194,7 +199,7 @@ public enum ViewerPage {
               viewer.disconnectTimer = null;
               viewer.attempt = 0;
               viewer.lastProgress = performance.now();
-              setStatus("live", "connected");
+              setStatus(connectedStatus(), "connected");
             } else if (state === "disconnected") {
               setStatus("connection interrupted", "negotiated");
               clearTimeout(viewer.disconnectTimer);

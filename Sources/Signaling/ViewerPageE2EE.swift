@@ -128,6 +128,19 @@ enum ViewerPageE2EE {
             unsupported: "This screen is end-to-end encrypted, and this browser cannot decrypt it",
           };
 
+          // What the status line says once connected: "live" only when the picture can be shown.
+          const e2eeStatus = {
+            "no-key": "connected \u2014 cannot decrypt: no key",
+            "wrong-key": "connected \u2014 cannot decrypt: wrong key",
+            "key-changed": "connected \u2014 cannot decrypt: the key changed",
+            checking: "connected \u2014 checking the key",
+            unsupported: "connected \u2014 this browser cannot decrypt",
+          };
+
+          function connectedStatus() {
+            return (e2ee.enabled && e2eeStatus[e2ee.state]) || "live";
+          }
+
           function setE2EEState(state) {
             if (e2ee.state === state) return;
             e2ee.state = state;
@@ -135,6 +148,7 @@ enum ViewerPageE2EE {
             document.getElementById("e2ee-message").textContent = e2eeMessages[state] || "";
             e2eePanel.hidden = !(state in e2eeMessages);
             document.getElementById("e2ee-entry").hidden = state === "unsupported";
+            if (statusEl.dataset.state === "connected") setStatus(connectedStatus(), "connected");
           }
 
           function e2eeWorker() {

@@ -151,7 +151,7 @@ final class ScreenCapturer: Sendable {
 
     private func handleFrame(_ frame: Frame) {
         let now = clock.nowMicros()
-        hub.stats.received()
+        hub.stats.received(capture: frame.header.capture)
         let timestamp = Self.captureTime(sender: frame.header.timestampMicros, received: now)
         let (result, mismatches) = pipeline.withLock { p -> (Result<VideoFrame, FrameFailure>, Int) in
             let before = p.sizeMismatches

@@ -1,3 +1,4 @@
+public import FrameWire
 public import ScreencastSupport
 import Synchronization
 
@@ -36,6 +37,9 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var sendersTotal = 0
     /// Connections accepted so far, whether or not they sent a frame (refused ones are not accepted).
     public var connections = 0
+    /// What the connected agent says it captures (its last frame's `Capture-*` fields; nil without an agent
+    /// or from a sender that does not write them, such as iOS).
+    public var agentCapture: CaptureDescription?
     /// Agents dropped by the watchdog.
     public var watchdogDrops = 0
     /// Frames whose JPEG size differed from `Buffer-Width`/`Height`.
@@ -102,7 +106,8 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
     /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
-    /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches},
+    /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
+    /// {display,area,rect,fpsAsked}},
     /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes}}`.
     public var json: JSONValue {
         .object([
@@ -127,6 +132,14 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("connected", .bool(screenConnected)), ("senders", .number(senders)),
                 ("sendersTotal", .number(sendersTotal)), ("connections", .number(connections)),
                 ("watchdogDrops", .number(watchdogDrops)), ("sizeMismatches", .number(sizeMismatches)),
+                ("agent", agentCapture.map { capture in
+                    .object([
+                        ("display", capture.display.map { .string($0) } ?? .null),
+                        ("area", capture.area.map { .string($0) } ?? .null),
+                        ("rect", capture.rect.map { .string($0) } ?? .null),
+                        ("fpsAsked", capture.framesPerSecond.map { .string($0) } ?? .null),
+                    ])
+                } ?? .null),
             ])),
             ("keyframeRequests", .object([("received", .number(keyframeRequests)), ("coalesced", .number(keyframeRequestsCoalesced))])),
             ("rate", .object([
@@ -168,6 +181,13 @@ final class StatsRecorder: Sendable {
     }
 
     func received() { state.withLock { $0.stats.received += 1 } }
+    /// A frame from the agent's socket, with what its header says is captured.
+    func received(capture: CaptureDescription?) {
+        state.withLock { s in
+            s.stats.received += 1
+            if s.stats.agentCapture != capture { s.stats.agentCapture = capture }
+        }
+    }
     func decoded() { state.withLock { $0.stats.decoded += 1 } }
     func submitted() { state.withLock { $0.stats.submitted += 1 } }
     func dropped(_ reason: DropReason) { state.withLock { $0.stats.dropped[reason, default: 0] += 1 } }
@@ -179,6 +199,7 @@ final class StatsRecorder: Sendable {
     func connectionEnded(wasSender: Bool) {
         state.withLock { s in
             s.stats.screenConnected = false
+            s.stats.agentCapture = nil
             if wasSender { s.stats.senders = max(0, s.stats.senders - 1) }
         }
     }

@@ -54,6 +54,10 @@ struct AgentOptions {
         // Destination.
         let output = try Self.nonEmpty(arguments, "output")
         let record = try Self.nonEmpty(arguments, "record")
+        // A dump that cannot be created is the command line's fault: said before the display is opened.
+        for (name, path) in [("--output", output), ("--record", record)] {
+            if let path { try PathArgument.writableFile(path, option: name) }
+        }
         if let output {
             guard arguments.string("socket") == nil else { throw UsageError("--output and --socket exclude each other") }
             guard record == nil else { throw UsageError("--output and --record exclude each other") }

@@ -1,6 +1,7 @@
 import Capture
 import FrameSocket
 import Foundation
+import FrameWire
 import ScreencastSupport
 import Synchronization
 
@@ -33,8 +34,9 @@ struct AgentRun {
         }
         defer { withExtendedLifetime(signals) {} }
 
-        // Order: a display that cannot be used fails first (one error line, and an existing dump file of the
-        // same name is left alone); then a dump file that cannot be written; then the socket sender; then
+        // Order: the dump's folder was checked with the options (exit 64, before anything is logged); a
+        // display that cannot be used fails first here (one error line, and an existing dump file of the same
+        // name is left alone); then a dump file that cannot be opened after all; then the socket sender; then
         // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
         let capture = try Self.openCapture(options.capture, logger: logger) { frame in outputsBox.withLock { $0 }?.handle(frame) }
@@ -51,7 +53,7 @@ struct AgentRun {
         defer { sender?.close() }
         let outputs = FrameOutputs(
             sender: sender, dump: dump, logger: logger, orientation: options.orientation, frameLimit: options.frameLimit,
-            requestStop: { failed in requestStop(failed ? .failure : .frames) })
+            capture: Self.captureDescription(options), requestStop: { failed in requestStop(failed ? .failure : .frames) })
         outputsBox.withLock { $0 = outputs }
         if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
         capture.start()
@@ -102,8 +104,9 @@ struct AgentRun {
 }
 
 extension AgentRun {
-    /// Opens the display and the capture area. A `--region` wholly outside the screen at start is the
-    /// user's fault (``AgentUsageFault``, exit 64); after a resize the same fault stays a runtime failure.
+    /// Opens the display and the capture area. A `--region` wholly outside the screen or a `--monitor` the
+    /// display does not have, at start, is the user's fault (``AgentUsageFault``, exit 64); after a resize
+    /// the same fault stays a runtime failure.
     static func openCapture(
         _ configuration: CaptureConfiguration, logger: Logger, onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws -> ScreenCapture {
@@ -111,7 +114,24 @@ extension AgentRun {
             return try ScreenCapture(configuration: configuration, logger: logger.named("capture"), startsAtOnce: false, onFrame: onFrame)
         } catch .regionOutsideScreen(let region, let width, let height) {
             throw AgentUsageFault(reason: "--region \(region) lies wholly outside the \(width)x\(height) screen")
+        } catch .noSuchMonitor(let name, let available) {
+            throw AgentUsageFault(reason: CaptureError.noSuchMonitor(name, available: available).description)
         }
+    }
+}
+
+extension AgentRun {
+    /// What the `Capture-*` fields say of this run (Protocol/frame-wire.md §2.7): the display, what is
+    /// captured, the frame rate asked for; the rectangle is added per frame.
+    static func captureDescription(_ options: AgentOptions) -> CaptureDescription {
+        let area = switch options.capture.target {
+        case .root: "screen"
+        case .monitor(let selector): "monitor \(selector)"
+        case .region: "region"
+        }
+        return CaptureDescription(
+            display: options.capture.display ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "-", area: area,
+            framesPerSecond: String(format: "%g", options.capture.maxFramesPerSecond))
     }
 }
 

@@ -57,5 +57,8 @@ let agentUsage = """
     Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=… jpeg_ms=…
     bytes_per_frame=…"; jpeg_ms is the encode, or the I420 conversion, per frame) and a "summary" line at the end.
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
-    Exit codes: 0 done, 1 runtime failure (X display unusable or lost, dump not writable), 64 bad usage.
+    Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value, a
+    --output/--record whose folder is missing, a --display name that does not parse, a --monitor the display
+    lacks, a --region outside the screen;
+    1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full disk).
     """

@@ -63,6 +63,8 @@ final class FrameOutputs: Sendable {
         var failure: AgentError?
         /// The first dump failure of `--record`, which ends only the recording.
         var recordingFailure: AgentError?
+        /// The `Capture-*` fields of the last frame, kept while the capture area stays the same.
+        var capture: (area: CaptureRect, description: CaptureDescription)?
     }
 
     let sender: FrameSender?
@@ -70,12 +72,15 @@ final class FrameOutputs: Sendable {
     private let logger: Logger
     private let orientation: Int
     private let frameLimit: Int?
+    /// What is captured, for the `Capture-*` fields (display, area, asked fps; the rect comes with each frame).
+    private let captureBase: CaptureDescription
     private let counters = Mutex(Counters())
     /// Called when the frame limit is reached (false) or writing the dump failed (true).
     private let requestStop: @Sendable (_ failed: Bool) -> Void
 
     init(sender: FrameSender?, dump: DumpFile?, logger: Logger, orientation: Int, frameLimit: Int?,
-         requestStop: @escaping @Sendable (_ failed: Bool) -> Void) {
+         capture: CaptureDescription = CaptureDescription(), requestStop: @escaping @Sendable (_ failed: Bool) -> Void) {
+        captureBase = capture
         self.sender = sender
         self.dump = dump
         self.logger = logger
@@ -86,21 +91,33 @@ final class FrameOutputs: Sendable {
 
     /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`, and
     /// `Buffer-Format: I420` with `Buffer-Color-Range: limited` for a raw frame (never for JPEG, whose header
-    /// stays the iOS sender's: a JPEG is full range by definition).
-    static func message(for frame: CapturedFrame, orientation: Int) -> [UInt8] {
+    /// stays the iOS sender's: a JPEG is full range by definition); then the `Capture-*` fields when given.
+    static func message(for frame: CapturedFrame, orientation: Int, capture: CaptureDescription? = nil) -> [UInt8] {
         let raw = frame.format == .i420
         let header = FrameHeader(
             contentLength: frame.body.count, bufferWidth: frame.width, bufferHeight: frame.height,
             orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index,
-            format: raw ? .i420 : .jpeg, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil)
+            format: raw ? .i420 : .jpeg, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil,
+            capture: capture)
         return FrameEncoder.encode(header: header, body: frame.body)
+    }
+
+    /// The `Capture-*` fields for a frame of `area`: made again only when the area changed (a resize, a
+    /// monitor moved), so a frame costs no new strings.
+    private func captureFields(_ area: CaptureRect, _ counters: inout Counters) -> CaptureDescription? {
+        guard !captureBase.isEmpty else { return nil }
+        if let known = counters.capture, known.area == area { return known.description }
+        var description = captureBase
+        description.rect = "\(area.width)x\(area.height)+\(area.x)+\(area.y)"
+        counters.capture = (area, description)
+        return description
     }
 
     /// Sends and/or records one frame.
     func handle(_ frame: CapturedFrame) {
         let done = counters.withLock { counters -> Bool in
             guard counters.failure == nil, frameLimit.map({ counters.frames < $0 }) ?? true else { return false }
-            let message = Self.message(for: frame, orientation: orientation)
+            let message = Self.message(for: frame, orientation: orientation, capture: captureFields(frame.area, &counters))
             if let dump, counters.recordingFailure == nil {
                 do throws(AgentError) {
                     try dump.write(message)

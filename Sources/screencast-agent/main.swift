@@ -32,6 +32,9 @@ enum Agent {
         } catch let fault as AgentUsageFault {
             fail("\(fault.reason)\nTry 'screencast-agent --help'.")
             return ExitCode.usage
+        } catch let error as CaptureError where error.isBadDisplayName {
+            fail("\(error)\nTry 'screencast-agent --help'.")  // --display (or $DISPLAY) does not parse: bad usage
+            return ExitCode.usage
         } catch {
             fail("\(error)")
             return ExitCode.failure

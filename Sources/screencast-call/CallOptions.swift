@@ -114,8 +114,10 @@ struct CallOptions {
         SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
         SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
         (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
-        Exit codes: 0 done, 1 runtime failure (socket in use, unreadable dump, the IVF file could not be
-        written completely, …), 64 bad usage.
+        Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
+        a file that is not there or cannot be used as asked (--source file:, --e2ee-key-file, the folder of
+        --record-ivf or --stats-file); 1 a runtime failure: the socket or HTTP port in use, a dump that does
+        not decode, the IVF file not written completely, ….
         """
 
     init(_ words: [String]) throws(UsageError) {
@@ -136,6 +138,7 @@ struct CallOptions {
         } catch {
             throw UsageError("--socket: \(error)")
         }
+        if arguments.string("socket") != nil { try Self.checkSocketFolder(socket.string) }
 
         let maxFPS = try arguments.double("max-fps", in: 0.1...240) ?? 30
         let minFPS = try arguments.double("min-fps", in: 0.1...240) ?? min(5, maxFPS)
@@ -161,7 +164,9 @@ struct CallOptions {
         case "screen": fallback = .none
         case "testpattern": fallback = .testPattern(pattern)
         case let text where text.hasPrefix("file:") && text.count > 5:
-            fallback = .file(path: String(text.dropFirst(5)), loop: !exitWhenEnds)
+            let path = String(text.dropFirst(5))
+            try PathArgument.readableFile(path, option: "--source")  // missing: bad usage, as a key file
+            fallback = .file(path: path, loop: !exitWhenEnds)
         case let text:
             throw UsageError("--source must be screen, testpattern or file:PATH, not '\(text)'")
         }
@@ -205,6 +210,7 @@ struct CallOptions {
             watchdogSeconds: try arguments.double("watchdog", in: 0.1...3600) ?? 5,
             endWhenSourceEnds: exitWhenEnds, maximumDecodePixels: maxDecodePixels, maximumEncodeSize: maxEncodeSize)
         recordIVF = arguments.string("record-ivf")
+        if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
         statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
         // A timer firing faster than 10 times a second would spend the process on stats lines.
@@ -212,6 +218,7 @@ struct CallOptions {
             throw UsageError("--stats-interval must be 0 (none) or at least 0.1 seconds, not '\(arguments.string("stats-interval") ?? "")'")
         }
         statsFile = arguments.string("stats-file")
+        if let path = statsFile { try PathArgument.writableFile(path, option: "--stats-file") }
         let levelName = arguments.string("log-level") ?? "info"
         guard let level = LogLevel(name: levelName) else {
             throw UsageError("--log-level must be debug, info, warn or error, not '\(levelName)'")
@@ -318,5 +325,17 @@ struct E2EEOptions {
         salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
         guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
         keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
+    }
+}
+
+extension CallOptions {
+    /// `--socket`: the call creates only the socket's own folder, so a missing parent of that folder is the
+    /// command line's fault (64), said before anything starts, naming the highest folder that is missing.
+    static func checkSocketFolder(_ path: String) throws(UsageError) {
+        let folder = PathArgument.folder(of: path)
+        guard access(folder, F_OK) != 0, access(PathArgument.folder(of: folder), F_OK) != 0 else { return }
+        var missing = PathArgument.folder(of: folder)
+        while missing != "/", access(PathArgument.folder(of: missing), F_OK) != 0 { missing = PathArgument.folder(of: missing) }
+        throw UsageError("--socket: \(FrameSocketError.parentMissing(path: folder, missing: missing))")
     }
 }

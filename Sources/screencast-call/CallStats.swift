@@ -42,7 +42,8 @@ enum CallStats {
     /// A short summary for people, from the JSON above (so both always agree):
     ///
     ///     screencast-call 0.4.0, up 1 h 02 min; viewer page http://127.0.0.1:8080/
-    ///     source: screen 1280x720, 28.4 fps, 1834 kbps (target 2211 kbps); agent connected
+    ///     source: screen 1280x720, 28.4 fps, 1834 kbps (target 2211 kbps); agent on display :0 captures
+    ///       monitor HDMI-1 1280x720+1920+0 at up to 30 fps
     ///     viewers: 2 connected of 16 allowed; 1 ended recently
     ///       viewer 3f2a9c1e from 192.0.2.7:50312: connected, 1790 kbps, RTT 3 ms; end-to-end encrypted, key index 0
     static func text(_ stats: JSONValue) -> String {
@@ -68,7 +69,12 @@ enum CallStats {
         lines.append("screencast-call \(string(fields["version"]) ?? "?"), up \(up)"
             + (string(fields["viewerURL"]).map { "; viewer page \($0)" } ?? "; no viewer page"))
         let screen = object(fields["screen"])
-        let agent = if case .bool(true)? = screen["connected"] { "agent connected" } else { "no agent connected" }
+        let captured = object(screen["agent"])
+        let agent = if case .bool(true)? = screen["connected"] {
+            captured.isEmpty ? "agent connected"
+                : "agent on display \(string(captured["display"]) ?? "?") captures \(string(captured["area"]) ?? "?") "
+                    + "\(string(captured["rect"]) ?? "?") at up to \(string(captured["fpsAsked"]) ?? "?") fps"
+        } else { "no agent connected" }
         let size = "\(Int(number(fields["width"]) ?? 0))x\(Int(number(fields["height"]) ?? 0))"
         lines.append("source: \(string(fields["source"]) ?? "none") \(size), "
             + String(format: "%.1f fps, %.0f kbps", number(fields["fps"]) ?? 0, number(fields["kbps"]) ?? 0)

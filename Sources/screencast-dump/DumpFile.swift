@@ -72,15 +72,16 @@ enum DumpFile {
     /// Opens `path` for reading: a regular file, a FIFO or a character device such as /dev/stdin; a folder
     /// or a socket is refused with a clear reason.
     private static func openForReading(_ path: String) throws -> Int32 {
+        // The FILE named on the command line: not there, a folder or unreadable is bad usage (exit 64).
         var info = stat()
-        guard stat(path, &info) == 0 else { throw DumpToolError.system(path) }
+        guard stat(path, &info) == 0 else { throw DumpToolError.unusablePath(path, DumpToolError.errorText(errno)) }
         switch info.st_mode & S_IFMT {
-        case S_IFDIR: throw DumpToolError.io(path, "is a folder, not a dump file")
+        case S_IFDIR: throw DumpToolError.unusablePath(path, "is a folder, not a dump file")
         case S_IFREG, S_IFIFO, S_IFCHR: break
-        default: throw DumpToolError.io(path, "not a regular file or a FIFO")
+        default: throw DumpToolError.unusablePath(path, "not a regular file or a FIFO")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DumpToolError.system(path) }
+        guard fd >= 0 else { throw DumpToolError.unusablePath(path, DumpToolError.errorText(errno)) }
         // A regular file can be looked at before it is read: a known media file is named, not parsed.
         if info.st_mode & S_IFMT == S_IFREG {
             var head = [UInt8](repeating: 0, count: ForeignFile.bytesNeeded)

@@ -7,6 +7,10 @@ import Foundation
 enum DumpToolError: Error, CustomStringConvertible {
     /// A file, folder or socket could not be used (path, reason).
     case io(String, String)
+    /// A path named on the command line that cannot be used as asked, found before any work (path, reason):
+    /// a missing or unreadable input, a folder given as a dump, an output whose folder is missing. Bad
+    /// usage (exit 64): the command line must change.
+    case unusablePath(String, String)
     /// No reader accepted the connection in time (socket path, seconds waited).
     case noReader(String, Double)
     /// Replay ended with frames lost or not delivered (socket path, why: a ``ReplayFailure``).
@@ -16,7 +20,7 @@ enum DumpToolError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .io(let path, let reason): "\(path): \(reason)"
+        case .io(let path, let reason), .unusablePath(let path, let reason): "\(path): \(reason)"
         case .noReader(let path, let seconds): "\(path): no reader at this socket after \(Format.seconds(seconds)) s"
         case .replayFailed(let path, let failure): "\(path): \(failure)"
         case .recordedStreamEnded(let path, let reason): "\(path): \(reason)"

@@ -43,7 +43,9 @@ enum HelpText {
         Option of replay and record:
         \(socketOption.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
 
-        Exit codes: 0 done, 1 runtime failure, 64 bad usage.
+        Exit codes: 0 done; 64 bad usage, when the command line must change (an unknown option, a bad value,
+        a FILE that is missing, a folder or unreadable, an --out whose folder is missing); 1 a runtime
+        failure (a stream that breaks the wire format, a socket in use, a full disk, a reader that went away).
         """
     }
 
@@ -91,6 +93,7 @@ enum HelpText {
             optional, after those, only when the frame carries them (screencast-agent writes both):
             "timestamp":T Buffer-Timestamp, capture time in CLOCK_MONOTONIC µs (exact unsigned 64-bit)
             "sequence":S  Buffer-Sequence, the sender's frame counter (exact unsigned 64-bit)
+            "capture":{"Capture-Display":…}  the Capture-* fields given (what the agent captures; frame-wire.md §2.7)
           ERROR: {"kind":K,"message":M,"offset":B}
             kind          badStatusLine, badHeaderLine, missingHeader, badHeaderValue, conflictingHeaders,
                           headerTooLarge, bodyTooLarge or bodyLengthMismatch (an I420 body of the wrong size)
@@ -99,7 +102,8 @@ enum HelpText {
 
         \(logLevelOption)
 
-        Exit codes: 0 clean end (eof), 1 truncated or wire-format error or unreadable FILE, 64 bad usage.
+        Exit codes: 0 clean end (eof), 1 truncated or wire-format error (or not a frame dump at all), 64 bad
+        usage (FILE missing, a folder or unreadable included).
         """
     }
 
@@ -139,7 +143,7 @@ enum HelpText {
         Exit codes: 0 everything was taken by the reader (paced: drops of a slow but present reader are
         allowed), or interrupted; 1 no reader within --wait, the reader went away (lossless: at all; paced:
         for longer than --wait, or while the last frames were sent), the last frame not taken within --wait,
-        or FILE unreadable; 64 bad usage.
+        or FILE not readable to the end; 64 bad usage (FILE missing, a folder or unreadable included).
         """
     }
 
@@ -168,7 +172,7 @@ enum HelpText {
         \(logLevelOption)
 
         Exit codes: 0 clean end or interrupted, 1 broken or truncated stream, socket in use or unusable,
-        FILE not writable; 64 bad usage.
+        FILE not writable (a full disk); 64 bad usage (the folder of FILE missing included).
         """
     }
 
@@ -189,7 +193,8 @@ enum HelpText {
         \(logLevelOption)
 
         Exit codes: 0 clean end, 1 truncated or wire-format error (the bodies before it are written), a folder
-        that holds files, or a file that cannot be read or written; 64 bad usage.
+        that holds files, or a file that cannot be written; 64 bad usage (FILE missing, a folder or
+        unreadable included).
         """
     }
 }

@@ -31,9 +31,9 @@ struct InspectCommand {
             out.write(json ? "{\"frames\":[" : InspectedFrame.tableTitle + "\n")
         }
         let bytesRead = try DumpFile.read(path: path) { event in
-            begin()
             switch event {
             case .frame(let frame):
+                begin()
                 var item = InspectedFrame(header: frame.header, offset: frame.offset)
                 // A raw I420 body needs no decode: the wire decoder has checked its exact length.
                 if frame.header.format == .jpeg {
@@ -54,8 +54,13 @@ struct InspectCommand {
                 end = streamEnd
             }
         }
-        begin()
         let ending = StreamEnding(end: end, bytesRead: bytesRead)
+        // Not one frame, and the first bytes are no status line: not a dump at all. One line on stderr (the
+        // table and its summary would only repeat it).
+        if !json, summary.frames == 0, case .error(let error) = end, error.kind == "badStatusLine" {
+            throw DumpToolError.io(path, "not a frame dump: \(StreamEnding.message(error, bytesRead: bytesRead))")
+        }
+        begin()
         if json {
             out.write("],\"end\":\(JSONValue.string(end.name).serialized),\"error\":\(ending.json.serialized)}\n")
         } else {

@@ -28,6 +28,9 @@ struct InspectedFrame {
         }
         if let timestamp = header.timestampMicros { pairs.append(("timestamp", .number(timestamp))) }
         if let sequence = header.sequence { pairs.append(("sequence", .number(sequence))) }
+        if let capture = header.capture {
+            pairs.append(("capture", .object(capture.fields.map { ($0.name, .string($0.value)) })))
+        }
         return .object(pairs)
     }
 

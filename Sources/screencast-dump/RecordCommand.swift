@@ -16,15 +16,17 @@ struct RecordCommand {
         socket = try SocketArgument.path(arguments)
         guard let out = arguments.string("out"), !out.isEmpty else { throw UsageError("record needs --out FILE") }
         outputPath = out
+        try PathArgument.writableFile(out, option: "--out")  // a missing folder: bad usage, said before listening
         logger = try DumpTool.logger(arguments, component: "record")
     }
 
     func run() throws -> Int32 {
         // Record into a temporary file beside the output and rename it at the end, so a failed start (the
         // socket in use, a bad path) never destroys an existing file of the same name.
+        // A failure to create it names the path the user gave, never the temporary one.
         let partial = outputPath + ".partial"
         let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DumpToolError.system(partial) }
+        guard fd >= 0 else { throw DumpToolError.io(outputPath, "cannot be written: \(DumpToolError.errorText(errno))") }
         var keep = false
         defer {
             close(fd)

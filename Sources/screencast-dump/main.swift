@@ -37,6 +37,11 @@ enum DumpTool {
             }
         } catch let error as UsageError {
             return usageError(error.reason)
+        } catch let error as DumpToolError {
+            fflush(nil)
+            if case .unusablePath = error { return usageError("\(error)") }
+            Console.error("screencast-dump: \(error)")
+            return ExitCode.failure
         } catch {
             fflush(nil)
             Console.error("screencast-dump: \(error)")

@@ -97,18 +97,24 @@ final class AgentCommandLineTests: XCTestCase {
         XCTAssertEqual(list.stderr.split(separator: "\n").count, 1, list.stderr)
     }
 
-    func testBadDisplayNameExits1() throws {
-        let result = try run(["--display", "not a display", "--output", "/tmp/never-written-\(getpid()).frames"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n")
+    /// A display name xcb cannot parse is the command line's fault (64); a display that does not answer is
+    /// a runtime failure (1, `testUnreachableDisplayExits1WithOneLine`).
+    func testBadDisplayNameIsBadUsage() throws {
+        for arguments in [["--display", "not a display", "--output", "/tmp/never-written-\(getpid()).frames"],
+                          ["--display", "not a display", "--list-monitors"]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertEqual(result.stderr, "screencast-agent: cannot open X display 'not a display': bad display name\n"
+                + "Try 'screencast-agent --help'.\n", "\(arguments)")
+        }
     }
 
-    /// Without a usable display the display error comes first (the dump is never opened); the unwritable dump
-    /// itself is checked under X in `AgentUnderXTests.testUnwritableDumpExits1WithOneLine`.
-    func testUnusableDisplayIsReportedBeforeAnUnwritableDump() throws {
+    /// A dump in a missing folder is the command line's fault and is said first (64), before the display is
+    /// tried (an unusable display is a runtime failure, 1); under X in `AgentUnderXTests`.
+    func testADumpInAMissingFolderIsReportedBeforeAnUnusableDisplay() throws {
         let result = try run(["--display", ":4093", "--output", "/nonexistent-folder/x.frames"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
-        XCTAssertTrue(result.stderr.hasPrefix("screencast-agent: cannot open X display ':4093'"), result.stderr)
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 2, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("screencast-agent: --output: folder '/nonexistent-folder' does not exist"), result.stderr)
     }
 }

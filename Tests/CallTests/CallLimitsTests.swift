@@ -58,20 +58,22 @@ final class CallLimitsTests: CallTestCase {
         }
     }
 
-    /// A directory, a FIFO (which must not block the start) or a device given as `--source file:`: exit 1
-    /// with "cannot read dump PATH: reason".
+    /// A FIFO (which must not block the start) or a device given as `--source file:`: exit 1 with "cannot
+    /// read dump PATH: reason"; a folder or a missing file is the command line's fault: exit 64 with its reason.
     func testFileSourcesThatAreNoDumpFailWithTheirReason() throws {
         let fifo = folder.path("fifo")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        for (path, reason) in [
-            (folder.path("sub"), "Is a directory"), (fifo, "not a regular file (a FIFO)"),
-            ("/dev/null", "not a regular file (a device)"), (folder.path("none.frames"), "No such file or directory"),
+        try FileManager.default.createDirectory(atPath: folder.path("sub"), withIntermediateDirectories: true)
+        for (path, status, message) in [
+            (folder.path("sub"), 64, "screencast-call: --source: '\(folder.path("sub"))' is a folder, not a file\n"),
+            (folder.path("none.frames"), 64, "screencast-call: --source: '\(folder.path("none.frames"))': No such file or directory\n"),
+            (fifo, 1, "screencast-call: cannot read dump \(fifo): not a regular file (a FIFO)\n"),
+            ("/dev/null", 1, "screencast-call: cannot read dump /dev/null: not a regular file (a device)\n"),
         ] {
-            if path.hasSuffix("sub") { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
             let result = try ProcessRunner.run(call, ["--socket", socket, "--http", "off", "--source", "file:\(path)"], timeout: 10)
             XCTAssertFalse(result.timedOut, path)
-            XCTAssertEqual(result.status, 1, "\(path): \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains("screencast-call: cannot read dump \(path): \(reason)\n"), "\(path): \(result.stderr)")
+            XCTAssertEqual(result.status, Int32(status), "\(path): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(message), "\(path): \(result.stderr)")
         }
     }
 

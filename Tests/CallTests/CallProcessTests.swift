@@ -35,8 +35,16 @@ final class CallProcessTests: CallTestCase {
             XCTAssertEqual(lines.last, "Try 'screencast-call --help'.")
         }
         let missing = try ProcessRunner.run(call, ["--socket", socket, "--source", "file:\(folder.path("none.frames"))"])
-        XCTAssertEqual(missing.status, 1, missing.stderr)
-        XCTAssertTrue(missing.stderr.contains("cannot read dump"), missing.stderr)
+        XCTAssertEqual(missing.status, 64, missing.stderr)
+        XCTAssertEqual(missing.stderr, "screencast-call: --source: '\(folder.path("none.frames"))': No such file or directory\n"
+            + "Try 'screencast-call --help'.\n")
+        // Outputs whose folder is missing: the same rule (64), before anything starts or is logged.
+        for option in ["--record-ivf", "--stats-file"] {
+            let result = try ProcessRunner.run(call, ["--socket", socket, option, "/nonexistent-folder/x"])
+            XCTAssertEqual(result.status, 64, "\(option): \(result.stderr)")
+            XCTAssertEqual(result.stderr, "screencast-call: \(option): folder '/nonexistent-folder' does not exist (for "
+                + "'/nonexistent-folder/x')\nTry 'screencast-call --help'.\n")
+        }
     }
 
     func testSIGINTAndSIGTERMStopFlushTheIVFAndRemoveTheSocket() throws {

@@ -89,13 +89,15 @@ final class AgentUnderXTests: XServerTestCase {
         }
     }
 
-    func testUnwritableDumpExits1WithOneLine() throws {
-        let result = try run(["--output", "/nonexistent-folder/x.frames"])
-        XCTAssertEqual(result.status, 1)
-        // The display opens first (its info line), then the dump fails with one error line and nothing starts.
-        XCTAssertEqual(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("info ") }.count, 1, result.stderr)
-        XCTAssertEqual(result.stderr.split(separator: "\n").last.map(String.init),
-                       "screencast-agent: cannot write dump '/nonexistent-folder/x.frames': No such file or directory", result.stderr)
+    /// A dump whose folder is missing is checked with the options: bad usage (64), said before the display
+    /// is opened, so nothing is logged about a capture area that will never be used.
+    func testDumpInAMissingFolderIsBadUsageBeforeAnythingIsLogged() throws {
+        for option in ["--output", "--record"] {
+            let result = try run([option, "/nonexistent-folder/x.frames"])
+            XCTAssertEqual(result.status, 64, result.stderr)
+            XCTAssertEqual(result.stderr, "screencast-agent: \(option): folder '/nonexistent-folder' does not exist (for "
+                + "'/nonexistent-folder/x.frames')\nTry 'screencast-agent --help'.\n")
+        }
     }
 
     func testDumpThatCannotBeWrittenEndsWithExit1() throws {
@@ -111,10 +113,14 @@ final class AgentUnderXTests: XServerTestCase {
         XCTAssertEqual(result.stdout, "0: screen 320x240+0+0\n")
     }
 
-    func testUnknownMonitorIsARuntimeError() throws {
+    /// A monitor the display does not have is fixed by changing the command line: bad usage (64), as a
+    /// region outside the screen; the dump is not created.
+    func testUnknownMonitorIsBadUsage() throws {
         let result = try run(["--monitor", "nope", "--output", folder.path("x.frames")])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr.split(separator: "\n").last, "screencast-agent: no monitor 'nope' (monitors: 0=screen)")
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").suffix(2).map(String.init),
+                       ["screencast-agent: no monitor 'nope' (monitors: 0=screen)", "Try 'screencast-agent --help'."])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.path("x.frames")))
     }
 
     func testXServerKilledEndsWithAClearErrorAndExit1() throws {

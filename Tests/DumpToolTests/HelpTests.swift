@@ -19,7 +19,7 @@ final class HelpTests: XCTestCase {
         }
         // After `--`, `--help` is a file name.
         let file = try ProcessRunner.run(tool, ["inspect", "--", "--help"])
-        XCTAssertEqual(file.status, 1)
+        XCTAssertEqual(file.status, 64, "a FILE that is not there is bad usage")
         XCTAssertTrue(file.stderr.contains("--help: No such file or directory"), file.stderr)
     }
 

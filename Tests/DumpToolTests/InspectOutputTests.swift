@@ -127,12 +127,39 @@ final class InspectOutputTests: XCTestCase {
     func testErrorsSayPathAndReason() throws {
         for arguments in [["inspect", "/nonexistent/x.frames"], ["replay", "/nonexistent/x.frames", "--socket", "/tmp/x.sock"],
                           ["extract", "/nonexistent/x.frames", "--out", dir.path("never")]] {
+            // A FILE that is not there is fixed by changing the command line: bad usage (64).
             let result = try ProcessRunner.run(tool, arguments)
-            XCTAssertEqual(result.status, 1, "\(arguments)")
-            XCTAssertEqual(result.stderr, "screencast-dump: /nonexistent/x.frames: No such file or directory\n", "\(arguments)")
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertEqual(result.stderr, "screencast-dump: /nonexistent/x.frames: No such file or directory\n\(helpPointer)", "\(arguments)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("never")), "extract made a folder for nothing")
         let folder = try ProcessRunner.run(tool, ["inspect", dir.url.path])
-        XCTAssertEqual(folder.stderr, "screencast-dump: \(dir.url.path): is a folder, not a dump file\n")
+        XCTAssertEqual(folder.status, 64)
+        XCTAssertEqual(folder.stderr, "screencast-dump: \(dir.url.path): is a folder, not a dump file\n\(helpPointer)")
+    }
+
+    private var helpPointer: String { "Try 'screencast-dump --help'.\n" }
+
+    /// A file that is no frame dump at all (its first bytes are no status line): one line on stderr, nothing
+    /// on stdout (no empty table, no summary repeating the error), exit 1.
+    func testANonDumpIsSaidOnce() throws {
+        let file = dir.path("notes.txt")
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: file))
+        let result = try ProcessRunner.run(tool, ["inspect", file])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertEqual(result.stderr, "screencast-dump: \(file): not a frame dump: bad status line: 'h' at status-line byte 1, "
+            + "expected 'H' (HTTP/1.0 or HTTP/1.1 200) (detected at byte 1, offset 0)\n")
+    }
+
+    /// `record --out` in a missing folder names the path the user gave (never its `.partial` file): bad
+    /// usage, said before the socket is made.
+    func testRecordIntoAMissingFolderNamesTheGivenPath() throws {
+        let socket = dir.path("never.sock")
+        let result = try ProcessRunner.run(tool, ["record", "--socket", socket, "--out", "/nonexistent/x.frames"])
+        XCTAssertEqual(result.status, 64)
+        XCTAssertEqual(result.stderr, "screencast-dump: --out: folder '/nonexistent' does not exist (for '/nonexistent/x.frames')\n\(helpPointer)")
+        XCTAssertFalse(result.stderr.contains(".partial"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "no socket for a recording that cannot be written")
     }
 }

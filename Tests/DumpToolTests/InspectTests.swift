@@ -49,7 +49,7 @@ final class InspectTests: XCTestCase {
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(help.stdout.contains("Usage: screencast-dump"))
         let missing = try ProcessRunner.run(tool, ["inspect", "/nonexistent/file.frames"])
-        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.status, 64)
         XCTAssertTrue(missing.stderr.contains("/nonexistent/file.frames"), missing.stderr)
     }
 
@@ -93,6 +93,7 @@ struct InspectReport {
                 decodeError: f["decodeError"] != nil,
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value, sequence: (f["sequence"] as? NSNumber)?.uint64Value,
                 format: try XCTUnwrap(f["format"] as? String, "format in \(f)"), colorRange: f["colorRange"] as? String)
+                .withCapture(f["capture"] as? [String: String] ?? [:])
         }
         end = try XCTUnwrap(root["end"] as? String)
         XCTAssertTrue(root.keys.contains("error"), "error key present (null or object)")

@@ -44,6 +44,7 @@ final class SocketReplayTests: XCTestCase {
                     timestamp: wireCase.frames.first?.timestamp == nil ? nil : frame.header.timestampMicros,
                     sequence: wireCase.frames.first?.sequence == nil ? nil : frame.header.sequence,
                     format: frame.header.format.rawValue, colorRange: isJPEG ? nil : frame.header.bodyColorRange.rawValue)
+                .withCapture(Dictionary(uniqueKeysWithValues: (frame.header.capture?.fields ?? []).map { ($0.name, $0.value) }))
             }
             XCTAssertEqual(seen, wireCase.frames, "\(wireCase.name): frames")
             // The summary counts frames; a faulty or truncated tail is named apart, not counted as one.

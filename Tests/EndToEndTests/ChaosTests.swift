@@ -60,7 +60,7 @@ final class ChaosTests: XCTestCase {
     }
 
     private func finish(_ viewer: (PythonPeer, String)) throws -> [String: Any] {
-        FileManager.default.createFile(atPath: viewer.1, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: viewer.1, contents: Data()), "the stop file \(viewer.1)")
         return try viewer.0.finish(timeout: 30)
     }
 

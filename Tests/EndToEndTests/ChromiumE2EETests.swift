@@ -99,6 +99,8 @@ final class ChromiumE2EETests: XCTestCase {
         let (changed, held) = (snapshots[8], snapshots[9])
         XCTAssertEqual(changed["message"] as? String, "The call changed its key \u{2014} enter the new key")
         XCTAssertEqual(held["e2eeState"] as? String, "key-changed")
+        XCTAssertEqual(held["status"] as? String, "connected \u{2014} cannot decrypt: the key changed")
+        XCTAssertEqual(first["status"] as? String, "live")
         XCTAssertEqual(held["framesDecoded"] as? Int, changed["framesDecoded"] as? Int, "nothing decoded without the key")
         let third = e2ee(snapshots[12])
         XCTAssertEqual(third["keyIndex"] as? Int, 2)
@@ -134,8 +136,15 @@ final class ChromiumE2EETests: XCTestCase {
         ])
         XCTAssertEqual(snapshots.count, 8)
         guard snapshots.count == 8 else { return }
-        for (index, expected) in [(1, "This screen is end-to-end encrypted \u{2014} enter the key"), (4, "The key does not match \u{2014} enter the key")] {
+        for (index, expected, status) in [
+            (1, "This screen is end-to-end encrypted \u{2014} enter the key", "connected \u{2014} cannot decrypt: no key"),
+            (4, "The key does not match \u{2014} enter the key", "connected \u{2014} cannot decrypt: wrong key"),
+        ] {
             let snapshot = snapshots[index]
+            // Connected, but the status line must not say "live" while nothing can be shown.
+            XCTAssertEqual(snapshot["status"] as? String, status, "step \(index)")
+            XCTAssertEqual(snapshot["statusState"] as? String, "connected", "step \(index)")
+            XCTAssertEqual(snapshot["statusBlocked"] as? String, "yes", "step \(index)")
             XCTAssertEqual(snapshot["framesDecoded"] as? Int, 0, "step \(index): not one frame decoded")
             XCTAssertEqual(snapshot["message"] as? String, expected)
             XCTAssertEqual(snapshot["panelVisible"] as? Bool, true)
@@ -155,6 +164,8 @@ final class ChromiumE2EETests: XCTestCase {
         XCTAssertEqual(switches.first?["keyframe"] as? Bool, true, "the decoder starts at a keyframe")
         XCTAssertEqual(last["e2eeState"] as? String, "decrypting")
         XCTAssertEqual(last["panelVisible"] as? Bool, false)
+        XCTAssertEqual(last["status"] as? String, "live", "the right key: live again")
+        XCTAssertEqual(last["statusBlocked"] as? String, "no")
         assertBars(last)
     }
 

@@ -29,13 +29,23 @@ final class ShareModeTests: XCTestCase {
         let fingerprint = printed[index + 1].trimmingCharacters(in: .whitespaces)
         XCTAssertEqual(fingerprint.count, 32 * 3 - 1, fingerprint)
 
-        // The certificate served is the one printed; plain HTTP is not served; WHEP needs the token.
+        // The certificate served is the one printed; WHEP needs the token.
         let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)", "--token", token], timeout: 30)
         XCTAssertEqual(probe["sha256"] as? String, fingerprint)
         XCTAssertEqual(probe["pageStatus"] as? Int, 200)
         XCTAssertEqual(probe["pageWithoutToken"] as? Int, 401, "the page needs the link's token")
         XCTAssertEqual(probe["whepWithoutToken"] as? Int, 401)
-        XCTAssertEqual(probe["plainHTTP"] as? String, "refused")
+        // Plain HTTP to the HTTPS port (a link typed as http://): a redirect to the same path over https for a
+        // GET, a 400 for anything else, each saying why; never the page, never an empty reply.
+        let plainGET = probe["plainGET"] as? [String: Any] ?? [:], plainPOST = probe["plainPOST"] as? [String: Any] ?? [:]
+        XCTAssertEqual(plainGET["status"] as? Int, 301, "\(plainGET)")
+        XCTAssertEqual(plainGET["location"] as? String, "https://127.0.0.1:\(call.port)/?token=\(token)")
+        XCTAssertTrue((plainGET["body"] as? String ?? "").hasPrefix("This port speaks HTTPS, not plain HTTP: open https://127.0.0.1:"), "\(plainGET)")
+        XCTAssertEqual(plainPOST["status"] as? Int, 400, "\(plainPOST)")
+        XCTAssertNil(plainPOST["location"] as? String)
+        XCTAssertTrue((plainPOST["body"] as? String ?? "").contains("This port speaks HTTPS"), "\(plainPOST)")
+        XCTAssertEqual(probe["pageAfterPlain"] as? Int, 200)
+        XCTAssertTrue(call.log.contains("plain HTTP on the HTTPS port"), "logged for the sharer")
 
         let profile = call.folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)

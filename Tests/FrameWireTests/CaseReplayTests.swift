@@ -63,6 +63,8 @@ final class CaseReplayTests: XCTestCase {
                 XCTAssertEqual(h.rotation.degrees, expected.rotation, "\(context): rotation", file: file, line: line)
                 XCTAssertEqual(h.format.rawValue, expected.format, "\(context): format", file: file, line: line)
                 XCTAssertEqual(h.format == .i420 ? h.bodyColorRange.rawValue : nil, expected.colorRange, "\(context): colour range", file: file, line: line)
+                let capture = h.capture.map { Dictionary(uniqueKeysWithValues: $0.fields.map { ($0.name, $0.value) }) } ?? [:]
+                XCTAssertEqual(capture, expected.capture, "\(context): Capture-* fields", file: file, line: line)
                 if let timestamp = expected.timestamp {
                     XCTAssertEqual(h.timestampMicros, timestamp, "\(context): timestamp", file: file, line: line)
                     XCTAssertEqual(h.sequence, expected.sequence, "\(context): sequence", file: file, line: line)

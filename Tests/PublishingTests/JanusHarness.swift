@@ -64,7 +64,7 @@ final class JanusHarness {
 
     /// Starts Janus and waits (at most 10 s) until its HTTP API answers.
     func start() throws {
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: log.path]) }
         let output = try FileHandle(forWritingTo: log)
         output.seekToEndOfFile()
         let process = Process()

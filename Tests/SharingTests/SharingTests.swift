@@ -12,6 +12,50 @@ import XCTest
 
 /// The encoder follows the lowest viewer's REMB estimate, clamped to the configured range.
 final class BitrateFollowerTests: XCTestCase {
+    /// A viewer whose feedback stopped (its browser closed without pagehide) holds the bitrate only until
+    /// `silenceLimitMicros` of silence: then the others' estimates decide; heard again, it counts again.
+    func testASilentViewerStopsHoldingTheBitrateAtTheLimit() {
+        let limit = BitrateFollower.defaultSilenceLimitMicros
+        XCTAssertEqual(limit, 3_000_000)
+        var follower = BitrateFollower(minimumKbps: 100)
+        let t0: UInt64 = 50_000_000
+        XCTAssertEqual(follower.update(peer: "live", bitsPerSecond: 2_000_000, ceilingKbps: 3000, nowMicros: t0), .set(2000))
+        XCTAssertEqual(follower.update(peer: "dead", bitsPerSecond: 400_000, ceilingKbps: 3000, nowMicros: t0), .set(400))
+        // "live" keeps sending feedback; "dead" is heard for the last time at t0 + 1 s.
+        XCTAssertNil(follower.heard(peer: "dead", nowMicros: t0 + 1_000_000, ceilingKbps: 3000))
+        for step in 1...7 {
+            let now = t0 + UInt64(step) * 500_000
+            XCTAssertNil(follower.heard(peer: "live", nowMicros: now, ceilingKbps: 3000))
+            XCTAssertNil(follower.checkSilence(nowMicros: now, ceilingKbps: 3000), "step \(step): under the limit, dead still counts")
+        }
+        XCTAssertEqual(follower.lowestEstimateKbps, 400)
+        XCTAssertNil(follower.checkSilence(nowMicros: t0 + 1_000_000 + limit - 1, ceilingKbps: 3000), "1 µs before the limit")
+        XCTAssertNil(follower.heard(peer: "live", nowMicros: t0 + 1_000_000 + limit, ceilingKbps: 3000))
+        XCTAssertEqual(follower.checkSilence(nowMicros: t0 + 1_000_000 + limit, ceilingKbps: 3000), .set(2000), "at the limit: the live viewer decides")
+        XCTAssertEqual(follower.silentPeers, ["dead"])
+        XCTAssertEqual(follower.lowestEstimateKbps, 2000)
+        XCTAssertNil(follower.checkSilence(nowMicros: t0 + 5_000_000, ceilingKbps: 3000), "no change, no decision")
+        XCTAssertEqual(follower.heard(peer: "dead", nowMicros: t0 + 6_000_000, ceilingKbps: 3000), .set(400), "heard again: it counts")
+        XCTAssertEqual(follower.silentPeers, [])
+        // Both silent ("live" since t0 + 4 s, "dead" since t0 + 6 s): nothing counts, so the default (the ceiling).
+        XCTAssertEqual(follower.checkSilence(nowMicros: t0 + 6_000_000 + limit, ceilingKbps: 3000), .useDefault)
+        XCTAssertEqual(follower.silentPeers, ["dead", "live"])
+        XCTAssertEqual(follower.update(peer: "live", bitsPerSecond: 1_500_000, ceilingKbps: 3000, nowMicros: t0 + 20_000_000), .set(1500),
+                       "a new estimate is feedback too")
+        XCTAssertNil(follower.heard(peer: "nobody", nowMicros: t0, ceilingKbps: 3000))
+
+        // Our own GCC target for a viewer moves without its feedback: it is no sign of life.
+        var gcc = BitrateFollower(minimumKbps: 100)
+        XCTAssertEqual(gcc.update(peer: "g", bitsPerSecond: 500_000, ceilingKbps: 3000, source: .congestionControl, nowMicros: t0), .set(500))
+        XCTAssertNil(gcc.update(peer: "g", bitsPerSecond: 480_000, ceilingKbps: 3000, source: .congestionControl, nowMicros: t0 + limit - 1))
+        XCTAssertEqual(gcc.checkSilence(nowMicros: t0 + limit, ceilingKbps: 3000), .useDefault, "silent since t0, its target changes or not")
+        XCTAssertNil(gcc.update(peer: "g", bitsPerSecond: 300_000, ceilingKbps: 3000, source: .congestionControl, nowMicros: t0 + limit + 1),
+                     "a silent viewer's new target does not count")
+        XCTAssertEqual(gcc.silentPeers, ["g"])
+        XCTAssertEqual(gcc.update(peer: "g", bitsPerSecond: 900_000, ceilingKbps: 3000, source: .remb, nowMicros: t0 + limit + 2), .set(300),
+                       "its REMB is feedback: heard again, its GCC target counts")
+    }
+
     func testLowestEstimateClampedToTheRange() {
         var follower = BitrateFollower(minimumKbps: 300)
         XCTAssertEqual(follower.update(peer: "a", bitsPerSecond: 1_200_000, ceilingKbps: 2000), .set(1200))

@@ -55,6 +55,8 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     /// The YCbCr range of an I420 body (`Buffer-Color-Range`, `full` when the expectation or the stream has
     /// none); nil for JPEG frames (JFIF: always full).
     public var colorRange: String?
+    /// The `Capture-*` values by field name (frame-wire.md §2.7), in golden streams of our agent; empty: none.
+    public var capture: [String: String] = [:]
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
@@ -74,6 +76,13 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
         self.decodeError = decodeError
         self.timestamp = timestamp
         self.sequence = sequence
+    }
+
+    /// The same frame with these `Capture-*` values.
+    public func withCapture(_ fields: [String: String]) -> ExpectedFrame {
+        var copy = self
+        copy.capture = fields
+        return copy
     }
 
     public var description: String {
@@ -128,6 +137,7 @@ public struct WireCase: CustomStringConvertible {
                 timestamp: (f["timestamp"] as? NSNumber)?.uint64Value,
                 sequence: (f["sequence"] as? NSNumber)?.uint64Value,
                 format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String)
+                .withCapture(f["capture"] as? [String: String] ?? [:])
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(

@@ -39,7 +39,9 @@ const panel = document.getElementById("e2ee");
 return { stats: viewer ? viewer.lastStats : null, e2eeState: document.body.dataset.e2eeState || null,
   e2ee: viewer && viewer.e2ee ? { state: viewer.e2ee.state, mode: viewer.e2ee.mode, counts: viewer.e2ee.counts } : null,
   message: panel && !panel.hidden ? document.getElementById("e2ee-message").textContent : null,
-  panelVisible: !!(panel && !panel.hidden), overlay: document.getElementById("stats").textContent };
+  panelVisible: !!(panel && !panel.hidden), overlay: document.getElementById("stats").textContent,
+  status: document.getElementById("status").textContent, statusState: document.getElementById("status").dataset.state,
+  statusBlocked: document.getElementById("status").dataset.blocked || null };
 """
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Looks at the call's HTTPS side from outside: the served certificate's SHA-256 fingerprint (upper-case hex
-pairs, as the call prints it), the page's status with and without the token, WHEP without the token, and whether plain HTTP is served.
+pairs, as the call prints it), the page's status with and without the token, WHEP without the token, and what plain HTTP sent to the HTTPS port is answered.
 Prints one JSON object."""
 import argparse
 import hashlib
@@ -32,13 +32,22 @@ def main():
     connection.request("POST", "/whep", body="v=0\r\n", headers={"Content-Type": "application/sdp"})
     result["whepWithoutToken"] = connection.getresponse().status
     connection.close()
-    try:
-        plain = http.client.HTTPConnection("127.0.0.1", args.port, timeout=5)
-        plain.request("GET", "/")
-        status = plain.getresponse().status
-        result["plainHTTP"] = "served %d" % status
-    except (http.client.HTTPException, ConnectionError, socket.timeout, OSError):
-        result["plainHTTP"] = "refused"
+    # Plain HTTP sent to the HTTPS port: never the page, but an answer saying where to go.
+    for name, method, path in [("plainGET", "GET", "/?token=" + args.token), ("plainPOST", "POST", "/whep")]:
+        try:
+            plain = http.client.HTTPConnection("127.0.0.1", args.port, timeout=5)
+            plain.request(method, path, body=None if method == "GET" else "v=0\r\n")
+            response = plain.getresponse()
+            result[name] = {"status": response.status, "location": response.getheader("Location"),
+                            "body": response.read().decode("utf-8", "replace")}
+            plain.close()
+        except (http.client.HTTPException, ConnectionError, socket.timeout, OSError) as error:
+            result[name] = {"error": repr(error)}
+    # TLS still works after them.
+    connection = http.client.HTTPSConnection("127.0.0.1", args.port, context=context, timeout=10)
+    connection.request("GET", "/?token=" + args.token)
+    result["pageAfterPlain"] = connection.getresponse().status
+    connection.close()
     print(json.dumps(result))
 
 

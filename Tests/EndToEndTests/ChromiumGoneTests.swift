@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+
+/// A browser that vanishes without `pagehide` (SIGKILLed: no WHEP DELETE, no DTLS close_notify, no RTCP
+/// BYE) stops holding the shared encoder's bitrate once its feedback has been silent for
+/// `BitrateFollower.defaultSilenceLimitMicros` (3 s), long before ICE consent fails and the viewer is lost.
+final class ChromiumGoneTests: XCTestCase {
+    func testAVanishedBrowserStopsHoldingTheBitrateAfterThreeSecondsOfSilence() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace(
+                "EndToEndTests.ChromiumGoneTests/testAVanishedBrowserStopsHoldingTheBitrateAfterThreeSecondsOfSilence", timeout: 150)
+        }
+        let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
+        guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "1280x720"])
+        defer { call.stop() }
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        let browser = try PythonPeer(
+            EndToEnd.systemPython, "chromium_viewer.py",
+            ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "1000000", "--timeout", "60"],
+            environment: ["HOME": profile, "TMPDIR": profile])
+        defer { kill(browser.process.processIdentifier, SIGKILL) }
+        // Chromium's congestion controller (transport-cc) starts low: the encoder follows its target.
+        XCTAssertNotNil(call.waitForLine("bitrate follows the lowest viewer", timeout: 30), call.log.suffix(3000).description)
+        usleep(1_000_000)
+        let held = try call.viewers()
+        XCTAssertNotEqual((held["bitrate"] as? [String: Any])?["applied"] as? String, "default", "\(held)")
+
+        let killed = Self.killProcesses(mentioning: profile + "/profile")
+        XCTAssertGreaterThan(killed, 0, "no Chromium process found")
+        let start = Date()
+        let released = call.waitForLine("bitrate back to the default", timeout: 15)
+        let releasedAfter = Date().timeIntervalSince(start)
+        let afterRelease = try call.viewers()
+        let lost = call.waitForLine("viewer lost", timeout: 30)
+        let lostAfter = Date().timeIntervalSince(start)
+        print("e2e: browser killed; bitrate released after \(String(format: "%.1f", releasedAfter)) s, viewer lost after "
+              + "\(String(format: "%.1f", lostAfter)) s; bitrate while held \(held["bitrate"] ?? "-"), after \(afterRelease["bitrate"] ?? "-")")
+        XCTAssertNotNil(released, call.log.suffix(3000).description)
+        XCTAssertTrue(call.log.contains("viewer silent: its estimate no longer sets the bitrate"))
+        // 3 s of silence, checked every 0.5 s; Chromium's last feedback came at most ~100 ms before the kill.
+        XCTAssertGreaterThanOrEqual(releasedAfter, 2.8)
+        XCTAssertLessThan(releasedAfter, 3 + 0.5 + 1)
+        let bitrate = afterRelease["bitrate"] as? [String: Any] ?? [:]
+        XCTAssertEqual(bitrate["applied"] as? String, "default")
+        XCTAssertEqual((bitrate["silentPeers"] as? [String])?.count, 1, "\(bitrate)")
+        XCTAssertEqual(afterRelease["count"] as? Int, 1, "still listed until consent fails")
+        XCTAssertNotNil(lost, "the vanished viewer was never dropped")
+        XCTAssertGreaterThan(lostAfter, releasedAfter, "released before the viewer is lost")
+    }
+
+    /// SIGKILLs every process whose command line contains `marker` (this test's own profile folder); how many.
+    private static func killProcesses(mentioning marker: String) -> Int {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init) ?? []
+        var count = 0
+        for pid in ids where pid != getpid() {
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+            let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            if line.contains(marker), !line.contains("chromium_viewer.py"), kill(pid, SIGKILL) == 0 { count += 1 }
+        }
+        return count
+    }
+}
