@@ -54,6 +54,12 @@ public struct PacerBudget: Sendable {
     /// The cluster packets sent now count towards, if any.
     public var activeProbeClusterID: Int? { probes.first?.cluster.id }
 
+    /// The cluster packets sent now count towards, if any (its rate, minimums and when it was asked for).
+    public var activeProbeCluster: ProbeCluster? { probes.first?.cluster }
+
+    /// Probe clusters queued or under way.
+    public var probeClusterCount: Int { probes.count }
+
     public mutating func setTarget(bitsPerSecond: Int) { targetBitsPerSecond = Double(max(bitsPerSecond, 1)) }
 
     /// Queues probe clusters (sent one after the other, before returning to the pacing rate).
@@ -103,6 +109,11 @@ public struct PacerBudget: Sendable {
 
     /// Drops the probes not yet sent (e.g. the estimate fell meanwhile).
     public mutating func cancelProbes() { probes.removeAll() }
+
+    /// Drops the active cluster (it could not be completed in time); the next one, if any, starts.
+    public mutating func cancelActiveProbe() {
+        if !probes.isEmpty { probes.removeFirst() }
+    }
 
     private func rate(keyframe: Bool) -> Double {
         if let probe = probes.first { return Double(max(probe.cluster.bitsPerSecond, 1)) }

@@ -27,6 +27,9 @@ public struct SendSideCongestionController: Sendable {
         public var probing: ProbeController.Configuration
         /// The pacer's factor over the target (``PacerBudget/Configuration/pacingFactor``), for the stats.
         public var pacingFactor: Double
+        /// Whether a probe lifts an application-limited sender only to ``SendSideCongestionController/applicationLimitedHeadroom``
+        /// × its acknowledged rate (the RTP session's screen sender: yes; the simulator's greedy sender: no).
+        public var capsProbesWhenApplicationLimited = false
 
         public init(minBitsPerSecond: Int = 100_000, startBitsPerSecond: Int = 300_000, maxBitsPerSecond: Int = 3_000_000,
                     feedbackTimeoutMicros: Int64 = 3_000_000, probing: ProbeController.Configuration = .init(),
@@ -39,6 +42,14 @@ public struct SendSideCongestionController: Sendable {
             self.pacingFactor = pacingFactor
         }
     }
+
+    /// A probe above the target lifts a loss-based estimate that limits it only while the last measured loss
+    /// is below this (5 %, inside GCC's 2–10 % hold band: a queue's drops, not a lossy path).
+    public static let probeLiftMaxLoss = 0.05
+    /// Below this fraction of the target the acknowledged rate marks the sender application-limited.
+    public static let applicationLimitedFraction = 0.9
+    /// What an application-limited sender may be lifted to by a probe, × its acknowledged rate (+ 10 kbit/s).
+    public static let applicationLimitedHeadroom = 1.5
 
     public let configuration: Configuration
     private var adapter = TransportFeedbackAdapter()
@@ -108,9 +119,27 @@ public struct SendSideCongestionController: Sendable {
             probeEstimator.add(result, cluster: cluster)
         }
         var probe = probeEstimator.fetchResult()
-        if let result = probe {
+        var probeAboveTarget: Double?
+        if var result = probe {
             probeResults += 1
             lastProbeResult = result
+            // An application-limited sender (acknowledged under 90 % of the target) gets no more than 1.5 × what
+            // it uses + 10 kbit/s from a probe (libwebrtc's AIMD throughput limit): a short cluster measures
+            // a token bucket's burst, not the link (1.35 Mbit/s read through tbf at 1 Mbit/s, measured), and
+            // a sender that does not fill its target never meets the over-use that would correct it.
+            let target = Double(targetBitsPerSecond)
+            if configuration.capsProbesWhenApplicationLimited {
+                if let used = acknowledged.bitsPerSecond {
+                    if used < Self.applicationLimitedFraction * target {
+                        result = min(result, max(target, Self.applicationLimitedHeadroom * used + 10_000))
+                    }
+                } else {
+                    // Nothing acknowledged yet: at most 3 × the start rate (libwebrtc's first start probe).
+                    result = min(result, max(target, 3 * Double(configuration.startBitsPerSecond)))
+                }
+                probe = result
+            }
+            if result > Double(targetBitsPerSecond) { probeAboveTarget = result }
             // Lower than the estimate: no news (libwebrtc ignores such probes too; a probe that met cross
             // traffic or a short queue must not drag the estimate down — over-use detection does that).
             if result <= delayBased.bitrate { probe = nil }
@@ -121,7 +150,13 @@ public struct SendSideCongestionController: Sendable {
         if delay.probe {
             lossBased.set(delay.bitrate)
             acknowledged.expectFastRateChange()
+        } else if let result = probeAboveTarget, delayBased.usage != .overusing, lossBased.lossFraction < Self.probeLiftMaxLoss {
+            // The loss-based side limited the target though loss is low (it grows only 5 % per 200 ms): the
+            // path carried more. With heavy loss it keeps its back-off.
+            lossBased.set(min(result, delayBased.bitrate))
+            acknowledged.expectFastRateChange()
         }
+        if delayBased.usage == .overusing { probeController.onOveruse(nowMicros: now) }
         lossBased.onFeedback(lost: packets.lostCount, received: received.count, nowMicros: now)
         let target = recomputeTarget()
         var probes = probeController.onEstimate(target, nowMicros: now)
@@ -205,4 +240,16 @@ public struct CongestionUpdate: Sendable, Equatable {
     public var targetChanged: Bool
     /// Probe clusters to hand to ``PacerBudget/startProbes(_:)``.
     public var probes: [ProbeCluster]
+}
+
+extension SendSideCongestionController.Configuration {
+    /// The RTP session's screen sender: ``ProbeController/Configuration/screenSender`` probing, and probes
+    /// capped while application-limited (``capsProbesWhenApplicationLimited``). Measured with Chromium behind
+    /// tbf at 1 Mbit/s (`burst 15kb`): without the cap a periodic probe read 1.35 Mbit/s while the encoder
+    /// sent about 500 kbit/s, and the target stayed there.
+    public static var screenSender: Self {
+        var configuration = Self(probing: .screenSender)
+        configuration.capsProbesWhenApplicationLimited = true
+        return configuration
+    }
 }

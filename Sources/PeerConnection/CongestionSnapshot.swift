@@ -4,7 +4,7 @@ public import ScreencastSupport
 
 extension RTPSenderChain.Report {
     /// The per-peer congestion view for `/stats` (kbps, ms, fractions 0…1): target, acknowledged rate, delay
-    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned;
+    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned, probes sent and their last result;
     /// `null` when transport-wide congestion control was not negotiated.
     public var congestionJSON: JSONValue {
         guard let stats = congestion else { return .null }
@@ -29,6 +29,11 @@ extension RTPSenderChain.Report {
             ("feedbackMissed", .number(stats.feedbackPacketsMissed)),
             ("packetsNumbered", .number(congestionCounters?.packetsNumbered ?? 0)),
             ("framesThinned", .number(chain.framesThinned)),
+            ("probeClustersSent", .number(chain.probeClustersSent)),
+            ("probeClustersExpired", .number(chain.probeClustersExpired)),
+            ("probeResults", .number(stats.probeResults)),
+            ("lastProbeKbps", kbps(stats.lastProbeBitsPerSecond)),
+            ("probePaddingBytes", .number(chain.probePaddingBytes)),
         ])
     }
 }

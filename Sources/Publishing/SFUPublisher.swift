@@ -15,7 +15,7 @@ public import VideoSource
 ///   encoder thread ── consume(frame) ──▶ peer.send (posts to the peer's own queue: never blocks, never
 ///                                        shared with local viewers, dropped while not connected)
 ///   publisher thread: offerer (gather) ─▶ transport.open(offer) ─▶ connect(answer) ─▶ wait for the end
-///                     ─▶ transport.close ─▶ schedule's delay ─▶ again
+///                     ─▶ transport.close (DELETE) ─▶ peer.close ─▶ schedule's delay ─▶ again
 /// ```
 ///
 /// The first frame after every (re)connect is a keyframe: the sender chain's lobby holds frames until
@@ -191,11 +191,14 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             for skipped in session.iceServers.skipped { logger.warning("sfu ice server link skipped", ["link": skipped]) }
             state.withLock { $0.offeredICEServers = session.iceServers }
         }
-        defer {
+        var sessionClosed = false
+        func closeSession() {
+            sessionClosed = true
             do { try transport.close(opened.session) } catch {
                 logger.warning("sfu session close failed", ["reason": error])
             }
         }
+        defer { if !sessionClosed { closeSession() } }
         let peer: PeerConnection
         do {
             peer = try offerer.connect(answer: opened.answer, id: "sfu-\(attempt)", logger: logger) { [weak self] event in
@@ -213,6 +216,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             s.peer = nil
             return s.stopping ? nil : s.lastReason
         }
+        // The session ends first (WHIP DELETE, RFC 9725 §4.2; Janus unpublish, leave, destroy), then the peer
+        // (DTLS close_notify): the other way round the SFU sees the PeerConnection go first and tears the
+        // session down itself (simple-whip-server: "PeerConnection detected as closed"), and the DELETE
+        // finds nothing (404).
+        closeSession()
         peer.close(reason: reason == nil ? "stopped" : "reconnecting")
         hooks.targetBitrate(nil)
         if let reason { logger.warning("sfu leg dropped", ["server": transport.server, "reason": reason]) }

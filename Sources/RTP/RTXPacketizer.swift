@@ -66,6 +66,17 @@ public struct RTXPacketizer: Sendable {
         return rtx
     }
 
+    /// A padding-only packet on the RTX stream (RFC 3550 §5.1 padding, no payload; libwebrtc probes with
+    /// these): `bytes` of padding (1…255, clamped) after the header, the next RTX sequence number, `timestamp`
+    /// (the media's latest). The receiver counts it in its transport-wide feedback and discards it.
+    public mutating func padding(bytes: Int, timestamp: UInt32) -> RTPPacket {
+        let packet = RTPPacket(
+            marker: false, payloadType: payloadType, sequenceNumber: nextSequenceNumber, timestamp: timestamp, ssrc: ssrc,
+            payload: [][...], paddingCount: UInt8(min(max(bytes, 1), 255)))
+        nextSequenceNumber &+= 1
+        return packet
+    }
+
     /// The RTX packet for `original`, in a new array.
     public mutating func wrap(_ original: [UInt8]) throws(RTPError) -> [UInt8] {
         var buffer: [UInt8] = []

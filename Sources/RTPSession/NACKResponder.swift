@@ -73,6 +73,8 @@ public struct NACKResponder: RTPSenderFeature {
     public private(set) var statistics = Statistics()
     private var history: RTPPacketHistory
     private var rtx: RTXPacketizer?
+    /// How far back from the newest packet the next redundant (probe) packet is taken.
+    private var redundantCursor = 0
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -93,6 +95,38 @@ public struct NACKResponder: RTPSenderFeature {
         let millis = frame.nowMicros / 1000
         for packet in frame.packets { try? history.insert(packet, sentMilliseconds: millis) }
         statistics.lossEstimate *= pow(1 - Self.lossAveraging, Double(frame.packets.count))
+    }
+
+    /// The most packets back from the newest one that probe padding resends (libwebrtc's payload padding
+    /// also picks among the last few packets sent).
+    public static let redundantWindow = 16
+
+    /// Whether ``redundantPacket()`` can give a packet: RTX was negotiated and the history holds one.
+    public var canSendRedundant: Bool { rtx != nil && history.count > 0 }
+    /// Whether ``paddingPacket(bytes:)`` can give a packet: RTX was negotiated.
+    public var canSendPadding: Bool { rtx != nil }
+
+    /// Probe padding as RTX redundant payload (RFC 4588 §4): one of the last ``redundantWindow`` packets sent,
+    /// newest first and cycling, wrapped in a fresh RTX packet; nil without RTX or history. The receiver
+    /// already has the original and drops the copy, but counts it in its transport-wide feedback, so the
+    /// probe measures the path with useful-sized packets instead of padding-only ones (at most 255 bytes).
+    public mutating func redundantPacket() -> RTPPacket? {
+        guard rtx != nil, let newest = history.newestSequenceNumber else { return nil }
+        for _ in 0..<Self.redundantWindow {
+            let sequence = newest &- UInt16(redundantCursor)
+            redundantCursor = (redundantCursor + 1) % Self.redundantWindow
+            if let original = history.packet(sequenceNumber: sequence) { return rtx!.wrap(original) }
+        }
+        redundantCursor = 0
+        return history.packet(sequenceNumber: newest).map { rtx!.wrap($0) }
+    }
+
+    /// Probe padding as an RTX padding-only packet of `bytes` (1…255) of padding, timestamped as the newest
+    /// packet sent; nil without RTX.
+    public mutating func paddingPacket(bytes: Int) -> RTPPacket? {
+        guard rtx != nil else { return nil }
+        let timestamp = history.newestSequenceNumber.flatMap { history.packet(sequenceNumber: $0)?.timestamp } ?? 0
+        return rtx!.padding(bytes: bytes, timestamp: timestamp)
     }
 
     /// Reads the RTT of report blocks (the history keeps 3 RTTs: a NACK cannot come back sooner than one),

@@ -139,6 +139,17 @@ public struct PacerQueue: Sendable {
         return out
     }
 
+    /// The next packet (retransmissions first) whatever the bucket says, for a probe cluster that paces
+    /// itself at its own rate; nil when empty. It adds nothing to the bucket's debt.
+    public mutating func releaseNext() -> Packet? {
+        guard let packet = popFirst() else { return nil }
+        queuedBytes -= packet.size
+        if packet.keyframe { queuedKeyframeBytes -= packet.size }
+        packetsReleased += 1
+        compact()
+        return packet
+    }
+
     /// Drops everything waiting.
     public mutating func removeAll() {
         retransmissions.removeAll(keepingCapacity: true)

@@ -1,3 +1,4 @@
+public import CongestionControl
 public import RTP
 
 /// One peer's outgoing VP8 stream as plain RTP/RTCP, sans-I/O: the sender features in a fixed order
@@ -28,6 +29,12 @@ public struct RTPSenderChain: Sendable {
         public var unsendablePackets = 0
         /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
         public var framesThinned = 0
+        /// Probe clusters sent to their minimum, and those dropped unfinished after ``RTPSenderChain/probeTimeoutMicros``.
+        public var probeClustersSent = 0
+        public var probeClustersExpired = 0
+        /// Probe padding: RTX copies of recent packets sent because no media was waiting, and their bytes.
+        public var probePaddingPackets = 0
+        public var probePaddingBytes = 0
 
         public init() {}
     }
@@ -58,6 +65,12 @@ public struct RTPSenderChain: Sendable {
     public private(set) var pacer: PacerQueue
     /// Transport-wide congestion control (numbering, feedback, GCC) when negotiated.
     public private(set) var congestion: TransportWideCongestionControl?
+    /// Paces the congestion controller's probe clusters at their own rate (media first, RTX padding when no
+    /// media waits: none without RTX); idle without congestion control.
+    public private(set) var probing = PacerBudget(configuration: .init(burstMicros: 1_000), targetBitsPerSecond: 1)
+    /// A probe cluster not sent to its minimum this long after it was asked for is dropped, µs (the
+    /// controller stops waiting for its result after as long).
+    public static let probeTimeoutMicros: Int64 = 1_000_000
     /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
     public var transportFeedback: (any RTPSenderFeature)?
     private var sendsMedia = false
@@ -201,24 +214,83 @@ public struct RTPSenderChain: Sendable {
 
     /// The packets whose turn has come by `now`, in sending order, serialized with `reserving` bytes of
     /// spare capacity (the SRTP trailer), after the slot's ``RTPSenderFeature/willSend(_:kind:nowMicros:)``.
+    /// While a probe cluster is active its packets go first, at the cluster's rate.
     public mutating func release(nowMicros now: UInt64, reserving trailer: Int = 0) -> [OutgoingPacket] {
-        let released = pacer.release(nowMicros: now)
-        guard !released.isEmpty else { return [] }
         var out: [OutgoingPacket] = []
-        out.reserveCapacity(released.count)
-        for var packet in released {
-            congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
-            transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(packet.rtp.serializedSize + trailer)
-            do { try packet.rtp.serialize(into: &bytes) } catch {
-                statistics.unsendablePackets += 1
+        if probing.activeProbeCluster != nil {
+            releaseProbe(nowMicros: now, reserving: trailer, into: &out)
+            // A cluster under way paces everything at its rate; the media pacer resumes when it is done.
+            if probing.activeProbeCluster != nil { return out }
+        }
+        let released = pacer.release(nowMicros: now)
+        guard !released.isEmpty else { return out }
+        out.reserveCapacity(out.count + released.count)
+        for packet in released { emit(packet, probeClusterID: nil, nowMicros: now, reserving: trailer, into: &out) }
+        return out
+    }
+
+    /// Sends the active probe clusters' packets due by `now`: media from the pacer ahead of its turn, else RTX
+    /// padding (``probePadding(for:)``); a cluster that cannot be completed
+    /// within ``probeTimeoutMicros`` is dropped.
+    private mutating func releaseProbe(nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]) {
+        let time = Int64(clamping: now)
+        while let cluster = probing.activeProbeCluster {
+            if time - cluster.createdMicros > Self.probeTimeoutMicros {
+                probing.cancelActiveProbe()
+                statistics.probeClustersExpired += 1
                 continue
             }
-            let measured = packet.kind == .media ? latency.sent(packet.rtp, sentMicros: now) : nil
-            out.append(OutgoingPacket(bytes: bytes, kind: packet.kind, frameLatency: measured))
+            guard probing.nextSendMicros(atMicros: time) <= time else { return }
+            let packet: PacerQueue.Packet
+            if let queued = pacer.releaseNext() {
+                packet = queued
+            } else if let padding = probePadding(for: cluster) {
+                packet = PacerQueue.Packet(rtp: padding, kind: .retransmission)
+                statistics.probePaddingPackets += 1
+                statistics.probePaddingBytes += packet.size
+            } else {
+                return  // nothing to send yet: the cluster waits for media or expires
+            }
+            let id = probing.onPacketSent(sizeBytes: packet.size, atMicros: time)
+            if probing.activeProbeClusterID != id { statistics.probeClustersSent += 1 }
+            emit(packet, probeClusterID: id, nowMicros: now, reserving: trailer, into: &out)
         }
-        return out
+    }
+
+    /// The largest share of a cluster (its minimum bytes over its minimum packets) sent as RTX padding-only
+    /// packets; above it, RTX copies of recent packets (about 1.2 kB each).
+    public static let smallProbeShareBytes = 255
+
+    /// Padding for `cluster` when no media waits. A low-rate cluster (a periodic probe at 2 × 150 kbit/s
+    /// needs 5 packets and 560 bytes) gets padding-only packets of its share, as libwebrtc sizes its padding
+    /// to the probe: five 1.2 kB copies would queue 160 ms in a 300 kbit/s link and be read as over-use.
+    private mutating func probePadding(for cluster: ProbeCluster) -> RTPPacket? {
+        let share = cluster.minBytes / max(cluster.minPackets, 1)
+        if share <= Self.smallProbeShareBytes { return nack?.paddingPacket(bytes: max(share, 32)) }
+        return nack?.redundantPacket()
+    }
+
+    /// Whether ``probePadding(for:)`` can give a packet now.
+    private func canPad(_ cluster: ProbeCluster) -> Bool {
+        cluster.minBytes / max(cluster.minPackets, 1) <= Self.smallProbeShareBytes
+            ? nack?.canSendPadding == true : nack?.canSendRedundant == true
+    }
+
+    /// Numbers, serializes and measures one packet leaving now.
+    private mutating func emit(
+        _ packet: PacerQueue.Packet, probeClusterID: Int?, nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]
+    ) {
+        var packet = packet
+        congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now, probeClusterID: probeClusterID)
+        transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(packet.rtp.serializedSize + trailer)
+        do { try packet.rtp.serialize(into: &bytes) } catch {
+            statistics.unsendablePackets += 1
+            return
+        }
+        let measured = packet.kind == .media ? latency.sent(packet.rtp, sentMicros: now) : nil
+        out.append(OutgoingPacket(bytes: bytes, kind: packet.kind, frameLatency: measured))
     }
 
     /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
@@ -249,7 +321,17 @@ public struct RTPSenderChain: Sendable {
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
         let slots = RTPSenderChain.earlier(transportFeedback?.nextDeadlineMicros, congestion?.nextDeadlineMicros)
         let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, slots)
-        return RTPSenderChain.earlier(RTPSenderChain.earlier(pacer.nextSendMicros(nowMicros: now), lobby.nextRequestMicros), features)
+        // While a probe cluster is under way it paces everything (the media pacer waits for it).
+        let sending = probing.activeProbeCluster != nil ? probeDeadlineMicros(nowMicros: now) : pacer.nextSendMicros(nowMicros: now)
+        return RTPSenderChain.earlier(RTPSenderChain.earlier(sending, lobby.nextRequestMicros), features)
+    }
+
+    /// With an active probe cluster: its next packet's time when there is something to send, else its expiry.
+    private func probeDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
+        guard let cluster = probing.activeProbeCluster else { return nil }
+        let expiry = UInt64(max(0, cluster.createdMicros + Self.probeTimeoutMicros + 1))
+        guard !pacer.isEmpty || canPad(cluster) else { return expiry }
+        return min(UInt64(max(0, probing.nextSendMicros(atMicros: Int64(clamping: now)))), expiry)
     }
 
     /// The earlier of two optional times, without an array (this runs on every pacer tick).
@@ -262,12 +344,15 @@ public struct RTPSenderChain: Sendable {
     /// The peer is gone: drops what waits in the pacer and stops reporting.
     public mutating func stop() {
         pacer.removeAll()
+        probing.cancelProbes()
         reports.stop()
         sendsMedia = false
     }
 
-    /// A keyframe request marks the lobby (it asks again only after its retry interval) and is counted.
+    /// Takes the controller's new probe clusters (a stream without media sends none). A keyframe request
+    /// marks the lobby (it asks again only after its retry interval) and is counted.
     private mutating func finish(_ outcome: inout SenderOutcome, _ now: UInt64) {
+        if congestion != nil, let probes = congestion?.takeProbes(), !probes.isEmpty, sendsMedia { probing.startProbes(probes) }
         guard outcome.keyframeRequest != nil else { return }
         statistics.keyframeRequests += 1
         lobby.markRequested(nowMicros: now)

@@ -14,21 +14,23 @@ public import RTP
 /// ```
 ///
 /// Times are the chain's monotonic µs (an injected clock in tests). Probe clusters the controller asks for
-/// are counted but not sent: the stream has no padding packets, so the estimate grows by AIMD alone.
+/// (at start, after recovery, periodically while below the maximum) wait in ``takeProbes()`` for the chain,
+/// which sends them at their rate (``RTPSenderChain`` with a ``CongestionControl/PacerBudget``) and reports
+/// each packet's cluster in ``willSend(_:kind:nowMicros:probeClusterID:)``.
 public struct TransportWideCongestionControl: RTPSenderFeature {
     public struct Configuration: Sendable, Equatable {
         /// The negotiated one-byte extension ID, 1…14 (RFC 8285 §4.2).
         public var extensionID: UInt8
         /// The first transport-wide sequence number.
         public var initialSequenceNumber: UInt16
-        /// The estimator's limits and start rate, bits per second.
+        /// The estimator's limits and start rate, bits per second, and its probing (``CongestionControl/SendSideCongestionController/Configuration/screenSender`` by default).
         public var controller: SendSideCongestionController.Configuration
         /// How often the controller's timers run, µs (25–100 ms; 50 ms by default).
         public var tickIntervalMicros: UInt64
 
         public init(
             extensionID: UInt8, initialSequenceNumber: UInt16 = 1,
-            controller: SendSideCongestionController.Configuration = .init(), tickIntervalMicros: UInt64 = 50_000
+            controller: SendSideCongestionController.Configuration = .screenSender, tickIntervalMicros: UInt64 = 50_000
         ) {
             self.extensionID = extensionID
             self.initialSequenceNumber = initialSequenceNumber
@@ -42,8 +44,10 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
         public var packetsNumbered = 0
         /// TWCC feedback packets read (they are transport-wide: any media SSRC counts).
         public var feedbackPackets = 0
-        /// Probe clusters the controller asked for (not sent: no padding).
-        public var probeClustersIgnored = 0
+        /// Probe clusters the controller asked for (handed to the chain by ``TransportWideCongestionControl/takeProbes()``).
+        public var probeClustersRequested = 0
+        /// Packets sent as part of a probe cluster (media or padding).
+        public var probePackets = 0
         /// Packets whose header extension could not carry the number (another extension in the two-byte form).
         public var unnumberedPackets = 0
 
@@ -60,6 +64,8 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
     /// The ceiling from REMB and the one set by the owner (an SFU's cap); the lower one applies.
     private var rembCeiling: UInt64?
     private var capCeiling: UInt64?
+    /// Clusters asked for and not yet taken by the chain.
+    private var pendingProbes: [ProbeCluster] = []
 
     /// - Throws: ``RTPSessionError/invalidConfiguration(_:)`` for an ID outside 1…14, a tick interval of 0, or
     ///   limits the controller refuses.
@@ -81,12 +87,24 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
     /// Starts the controller at `now`: returns its start target, bits per second.
     public mutating func start(nowMicros now: UInt64) -> UInt64 {
         let update = controller.start(atMicros: Int64(now))
-        statistics.probeClustersIgnored += update.probes.count
+        collect(update.probes)
         nextTickMicros = now &+ configuration.tickIntervalMicros
         return UInt64(update.targetBitsPerSecond)
     }
 
+    /// The probe clusters asked for since the last call, oldest first.
+    public mutating func takeProbes() -> [ProbeCluster] {
+        defer { pendingProbes.removeAll() }
+        return pendingProbes
+    }
+
     public mutating func willSend(_ packet: inout RTPPacket, kind: PacketKind, nowMicros now: UInt64) {
+        willSend(&packet, kind: kind, nowMicros: now, probeClusterID: nil)
+    }
+
+    /// Numbers `packet` and records it as sent, as part of probe cluster `probeClusterID` if not nil (the
+    /// controller's probe estimator then measures the cluster from its feedback).
+    public mutating func willSend(_ packet: inout RTPPacket, kind: PacketKind, nowMicros now: UInt64, probeClusterID: Int?) {
         let number = sequencer.next()
         let id = configuration.extensionID
         if packet.headerExtension == nil {
@@ -104,7 +122,8 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
             return
         } }
         statistics.packetsNumbered += 1
-        controller.onPacketSent(sequenceNumber: number, sizeBytes: packet.serializedSize, atMicros: Int64(now))
+        if probeClusterID != nil { statistics.probePackets += 1 }
+        controller.onPacketSent(sequenceNumber: number, sizeBytes: packet.serializedSize, atMicros: Int64(now), probeClusterID: probeClusterID)
     }
 
     /// RTT from a Receiver/Sender Report block (measured by ``SenderReports`` before this feature sees the
@@ -150,8 +169,15 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
         apply(controller.setCeiling(bitsPerSecond: ceiling.map { Int(min($0, UInt64(Int.max))) }, atMicros: Int64(now)), &outcome)
     }
 
+    private mutating func collect(_ probes: [ProbeCluster]) {
+        statistics.probeClustersRequested += probes.count
+        pendingProbes += probes
+        // A chain that never takes them (no media) must not let them pile up.
+        if pendingProbes.count > 8 { pendingProbes.removeFirst(pendingProbes.count - 8) }
+    }
+
     private mutating func apply(_ update: CongestionUpdate, _ outcome: inout SenderOutcome) {
-        statistics.probeClustersIgnored += update.probes.count
+        collect(update.probes)
         if update.targetChanged { outcome.targetBitrate = UInt64(update.targetBitsPerSecond) }
     }
 }

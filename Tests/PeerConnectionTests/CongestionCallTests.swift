@@ -39,7 +39,8 @@ final class CongestionCallTests: XCTestCase {
         let report = call.machine.senderReport
         let numbered = try XCTUnwrap(report.congestionCounters).packetsNumbered
         let accounted = counts.rtp + counts.rtx + call.lost.toViewer - call.lostRTCPToViewer
-        XCTAssertTrue((accounted...accounted + 5).contains(numbered), "numbers on what left, lost or not (a few still in flight): \(numbered) vs \(accounted)")
+        XCTAssertTrue((accounted...accounted + call.inFlightToViewer).contains(numbered),
+                      "numbers on what left, lost or not (or still in flight): \(numbered) vs \(accounted) + \(call.inFlightToViewer)")
         let stats = try XCTUnwrap(report.congestion)
         XCTAssertGreaterThan(stats.feedbackPackets, 30, "feedback every 100 ms")
         XCTAssertNotNil(stats.roundTripMillis, "RTT from the Receiver Reports reached the controller")
@@ -48,8 +49,11 @@ final class CongestionCallTests: XCTestCase {
         XCTAssertEqual(fields.map(\.0), [
             "targetKbps", "acknowledgedKbps", "delayBasedKbps", "lossBasedKbps", "ceilingKbps", "pacingKbps", "delayTrend",
             "modifiedTrendMs", "thresholdMs", "usage", "state", "lossFraction", "rttMs", "bytesInFlight", "feedbackPackets",
-            "feedbackMissed", "packetsNumbered", "framesThinned",
+            "feedbackMissed", "packetsNumbered", "framesThinned", "probeClustersSent", "probeClustersExpired", "probeResults",
+            "lastProbeKbps", "probePaddingBytes",
         ])
+        XCTAssertEqual(report.congestionCounters?.probeClustersRequested, report.chain.probeClustersSent + report.chain.probeClustersExpired,
+                       "every cluster asked for was sent or expired")
         XCTAssertEqual(report.pacingBitsPerSecond, Int(2.5 * Double(stats.targetBitsPerSecond)), "pacing at 2.5 x the target")
     }
 
@@ -64,17 +68,22 @@ final class CongestionCallTests: XCTestCase {
         XCTAssertTrue(targets(call).isEmpty)
     }
 
-    /// 1 Mbit/s bottleneck: the target rises from its 300 kbit/s start (by AIMD alone, about 8 % a second:
-    /// no probes are sent), passes the link rate once, is brought down by over-use, then stays below it;
+    /// 1 Mbit/s bottleneck: the target rises from its 300 kbit/s start (probes within 3 s), passes the link rate once, is brought down by over-use, then stays below it;
     /// frames keep arriving and the pacer never holds a growing queue.
     func testTargetSettlesBelowTheBottleneck() throws {
         let call = try call(rate: 1_000_000)
         try call.run(until: 25_000_000)
         let all = (2...24).compactMap { target(call, at: UInt64($0) * 1_000_000) }
         XCTAssertEqual(all.count, 23, "a target every second from the connection on")
-        XCTAssertTrue(all.prefix(12).allSatisfy { $0 < 1_000_000 }, "rising from 300 kbit/s: \(all)")
+        // Periodic probes find the link within 3 s (AIMD alone took about 10 s), never above it by more than
+        // AIMD's step past a probe.
+        XCTAssertGreaterThan(all.prefix(2).max() ?? 0, 750_000, "probed up from 300 kbit/s within 3 s: \(all)")
+        XCTAssertLessThan(all.prefix(12).max() ?? .max, 1_050_000, "not above the link: \(all)")
         let late = all.suffix(6)
-        XCTAssertLessThan(late.max() ?? .max, 1_000_000, "the target settles below the link rate: \(all)")
+        // GCC's additive increase passes the link by about one step before the queue shows as over-use: with
+        // probing the sawtooth peaks at 1.0097 Mbit/s here (measured; 0.83–1.01 Mbit/s, mean 0.91).
+        XCTAssertLessThan(late.max() ?? .max, 1_020_000, "the target settles at the link rate: \(all)")
+        XCTAssertLessThan(late.reduce(0, +) / UInt64(late.count), 950_000, "and below it on average: \(all)")
         XCTAssertGreaterThan(late.min() ?? 0, 750_000, "and uses most of it: \(all)")
         let frames = call.viewer.frames.filter { $0.arrivalMicros >= 20_000_000 }.count
         XCTAssertGreaterThan(frames, 100, "frames keep arriving (5 s at 30 fps)")

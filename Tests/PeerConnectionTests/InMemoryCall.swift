@@ -62,6 +62,8 @@ final class InMemoryCall {
     /// When the bottleneck's queue is free again, and datagrams it dropped.
     private var bottleneckFreeMicros: UInt64 = 0
     private(set) var bottleneckDrops = 0
+    /// Datagrams on their way to the viewer now.
+    var inFlightToViewer: Int { inFlight.filter(\.toViewer).count }
     /// Of `lost.toViewer`, RTCP datagrams (the rest are RTP).
     private(set) var lostRTCPToViewer = 0
 

@@ -7,7 +7,8 @@ import XCTest
 /// test re-runs itself in. Janus skips loopback-flagged interfaces when it gathers, so the namespace gets a
 /// veth carrying 127.0.0.2/32 (`../shared/notes/real-peers.md`), and every peer of Janus uses 127.0.0.2
 /// as its host candidate. The configuration is generated into a temporary folder: only the VideoRoom
-/// plugin and the HTTP transport (127.0.0.1:8088), no preset rooms.
+/// plugin and the HTTP transport (127.0.0.1:8088), no preset rooms; with `websockets`, also the WebSocket
+/// transport (127.0.0.1:8188, the Janus API that simple-whip-server speaks).
 final class JanusHarness {
     static let binary = "/usr/bin/janus"
     static let insideVariable = "SCREENCAST_JANUS_INSIDE_NETNS"
@@ -15,6 +16,8 @@ final class JanusHarness {
     let folder: URL
     private(set) var process: Process?
     let log: URL
+    let websockets: Bool
+    static let webSocketURL = "ws://127.0.0.1:8188"
 
     /// Re-runs `test` inside `unshare -n` with lo up and the 127.0.0.2 veth; checks it passed there.
     static func rerunInNamespace(_ test: String, timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -36,14 +39,15 @@ final class JanusHarness {
 
     static var isInside: Bool { ProcessInfo.processInfo.environment[insideVariable] != nil }
 
-    init() throws {
+    init(websockets: Bool = false) throws {
+        self.websockets = websockets
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("janus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         log = folder.appendingPathComponent("janus.log")
         let libraries = "/usr/lib/x86_64-linux-gnu/janus"
         let plugins = ["audiobridge", "duktape", "echotest", "lua", "nosip", "recordplay", "sip", "streaming", "textroom", "videocall", "voicemail"]
-        let transports = ["websockets", "mqtt", "nanomsg", "pfunix", "rabbitmq"]
-        let files = [
+        let transports = (websockets ? [] : ["websockets"]) + ["mqtt", "nanomsg", "pfunix", "rabbitmq"]
+        var files = [
             "janus.jcfg": """
                 general: { configs_folder = "\(folder.path)", plugins_folder = "\(libraries)/plugins",
                     transports_folder = "\(libraries)/transports", events_folder = "\(libraries)/events",
@@ -59,10 +63,16 @@ final class JanusHarness {
                 """,
             "janus.plugin.videoroom.jcfg": "general: { }\n",
         ]
+        if websockets {
+            files["janus.transport.websockets.jcfg"] = """
+                general: { json = "indented", ws = true, ws_port = 8188, ws_ip = "127.0.0.1", wss = false }
+                admin: { admin_ws = false, admin_wss = false }
+                """
+        }
         for (name, text) in files { try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8) }
     }
 
-    /// Starts Janus and waits (at most 10 s) until its HTTP API answers.
+    /// Starts Janus and waits (at most 10 s) until its HTTP API (and WebSocket API, when on) listens.
     func start() throws {
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: log.path]) }
         let output = try FileHandle(forWritingTo: log)
@@ -76,7 +86,8 @@ final class JanusHarness {
         self.process = process
         let end = Date().addingTimeInterval(10)
         while Date() < end {
-            if let text = try? String(contentsOf: log, encoding: .utf8), text.contains("HTTP webserver started") { return }
+            if let text = try? String(contentsOf: log, encoding: .utf8), text.contains("HTTP webserver started"),
+               !websockets || text.contains("Websockets server started") { return }
             usleep(50_000)
         }
         throw JanusHarnessError("Janus did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")

@@ -50,10 +50,11 @@ final class TransportWideCongestionControlTests: XCTestCase {
         XCTAssertEqual(start.targetBitrate, 300_000, "the controller's start rate")
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 750_000, "paced at 2.5 x the target")
         _ = try chain.send(frame(3000, keyframe: true, at: 0), nowMicros: 1_000)
-        var out = chain.release(nowMicros: 1_000)
+        // The start probe (900 kbit/s) paces them: one 1 kB packet per 9 ms.
+        var out = [1_000, 10_000, 19_000].flatMap { chain.release(nowMicros: $0) }
         XCTAssertEqual(out.count, 3)
-        _ = chain.receiveRTCP(try Session.compound([Session.nack([11])]), nowMicros: 2_000, arrival: Session.anyArrival)
-        out += chain.release(nowMicros: 2_000)
+        _ = chain.receiveRTCP(try Session.compound([Session.nack([11])]), nowMicros: 20_000, arrival: Session.anyArrival)
+        out += chain.release(nowMicros: 28_000)
         XCTAssertEqual(out.map(\.kind), [.media, .media, .media, .retransmission])
         XCTAssertEqual(try out.map { try number($0.bytes) }, [65_535, 0, 1, 2])
         let rtx = try RTPPacket(parsing: out[3].bytes)
