@@ -50,6 +50,12 @@ static inline void cnice_set_bool(NiceAgent *agent, const char *name, gboolean v
     g_object_set(G_OBJECT(agent), name, value, NULL);
 }
 
+static inline guint cnice_get_uint(NiceAgent *agent, const char *name) {
+    guint value = 0;
+    g_object_get(G_OBJECT(agent), name, &value, NULL);
+    return value;
+}
+
 static inline void cnice_set_uint(NiceAgent *agent, const char *name, guint value) {
     g_object_set(G_OBJECT(agent), name, value, NULL);
 }

@@ -1,3 +1,4 @@
+internal import CNice
 public import SDP
 import ScreencastSupport
 
@@ -93,6 +94,9 @@ public final class ICEAgent: Sendable {
         /// Datagrams that waited in the queue for READY.
         public var datagramsQueued = 0
         public var datagramsDropped = 0
+        /// Remote candidates refused by ``Configuration/remoteCandidatePolicy`` or over
+        /// ``Configuration/remoteCandidateLimit``.
+        public var remoteCandidatesRefused = 0
 
         public init() {}
     }
@@ -186,6 +190,12 @@ public final class ICEAgent: Sendable {
     public var selectedPair: CandidatePair? { core.selectedPair() }
 
     public var statistics: Statistics { core.statistics }
+
+    /// A `guint` property of the libnice agent (`stun-pacing-timer`, `max-connectivity-checks`), for tests.
+    func libniceUInt(_ name: String) -> UInt32? {
+        guard let handle = try? core.agentHandle() else { return nil }
+        return cnice_get_uint(handle.agent, name)
+    }
 
     /// Stops the agent: no more events or datagrams, sockets closed, the thread joined (when called from a
     /// callback on the agent's thread, the thread ends right after that callback returns). With a TURN

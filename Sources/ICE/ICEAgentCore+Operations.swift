@@ -86,11 +86,32 @@ extension ICEAgentCore {
 
     /// Gives the usable ones of `candidates` to libnice (`text`: the candidate as given, for errors).
     func addRemoteCandidates(_ candidates: [(text: String, candidate: ICECandidate)]) throws(ICEError) -> Int {
-        let usable = candidates.filter { text, candidate in
-            guard let reason = Self.unusableReason(candidate) else { return true }
-            logger.debug("remote candidate skipped", ["reason": reason, "candidate": candidate.sdpValue])
-            return false
+        let policy = configuration.effectiveRemoteCandidatePolicy
+        var refused = 0
+        let allowed = candidates.filter { text, candidate in
+            if let reason = Self.unusableReason(candidate) {
+                logger.debug("remote candidate skipped", ["reason": reason, "candidate": candidate.sdpValue])
+                return false
+            }
+            if let reason = policy.refusal(of: candidate.address) {
+                logger.info("remote candidate refused", ["reason": reason, "candidate": candidate.sdpValue])
+                refused += 1
+                return false
+            }
+            return true
         }
+        // The limit: the first ones within it are taken, in the order given.
+        let room = shared.withLock { shared in
+            let room = max(0, configuration.remoteCandidateLimit - shared.remoteCandidates)
+            shared.remoteCandidates += min(room, allowed.count)
+            return room
+        }
+        let usable = Array(allowed.prefix(room))
+        if allowed.count > usable.count {
+            logger.info("remote candidates over the limit refused", ["count": allowed.count - usable.count, "limit": configuration.remoteCandidateLimit])
+            refused += allowed.count - usable.count
+        }
+        if refused > 0 { stats.withLock { $0.remoteCandidatesRefused += refused } }
         guard !usable.isEmpty else { return 0 }
         let handle = try agentHandle()
         var list: UnsafeMutablePointer<GSList>?

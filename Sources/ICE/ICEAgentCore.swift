@@ -60,6 +60,8 @@ final class ICEAgentCore: Sendable {
         var expired = false
         /// Counts FAILED entries, so a grace timer knows whether its FAILED is still the current one.
         var failures = 0
+        /// Remote candidates given to libnice so far (``ICEAgent/Configuration/remoteCandidateLimit``).
+        var remoteCandidates = 0
     }
 
     struct SendQueue {
@@ -114,6 +116,10 @@ final class ICEAgentCore: Sendable {
             throw .invalidConfiguration("the ICE port range starts at 0")
         }
         if configuration.sendQueueLimit < 0 { throw .invalidConfiguration("negative send queue limit") }
+        if configuration.remoteCandidateLimit < 1 { throw .invalidConfiguration("the remote candidate limit is below 1") }
+        if configuration.checkPacingMilliseconds < 1 || configuration.checkLimit < 1 {
+            throw .invalidConfiguration("check pacing and the check limit must be at least 1")
+        }
         if configuration.relayOnly, configuration.turnServers.isEmpty {
             throw .invalidConfiguration("relay-only ICE needs a TURN server")
         }
@@ -129,6 +135,8 @@ final class ICEAgentCore: Sendable {
         cnice_set_bool(agent, "ice-tcp", 0)  // UDP only: what browsers use with BUNDLE; fewer sockets
         cnice_set_bool(agent, "upnp", 0)  // never ask the LAN's router for mappings
         nice_agent_set_software(agent, "screencast")
+        cnice_set_uint(agent, "stun-pacing-timer", configuration.checkPacingMilliseconds)
+        cnice_set_uint(agent, "max-connectivity-checks", configuration.checkLimit)
         if configuration.relayOnly { cnice_set_bool(agent, "force-relay", 1) }
         if let stunAddress, let server = configuration.stunServer {
             cnice_set_string(agent, "stun-server", stunAddress)

@@ -35,18 +35,38 @@ extension ICEAgent {
         /// peer when it lasts this long.
         public var failedGracePeriod: Duration
         /// RFC 7675 consent freshness: a peer that stops answering our consent checks is failed by libnice
-        /// (about 10 s after it went silent here), then expired after ``failedGracePeriod``.
+        /// (10 s after its last answer; checks go every 4–6 s), then expired after ``failedGracePeriod``.
+        /// libnice counts time in which this process itself did not run (SIGSTOP, a starved host): a stall
+        /// over 4 s can lapse the consent of peers that would answer at once, and a lapsed pair never
+        /// becomes READY again (libnice keeps consent lost), so such peers are ended too.
         public var consentFreshness: Bool
         /// Datagrams kept while the agent is not READY yet (further ones are dropped).
         public var sendQueueLimit: Int
         /// The peer this agent serves (the WHEP session id), named as `peer=` in its log lines; nil when it has none.
         public var peerID: String? = nil
+        /// Which remote candidates are checked (`--remote-candidates`); nil: ``RemoteCandidatePolicy/automatic(localAddresses:)``.
+        public var remoteCandidatePolicy: RemoteCandidatePolicy?
+        /// Remote candidates one agent takes, from the offer and trickle together; further ones are refused
+        /// (each costs checks: a peer cannot make the call probe hundreds of addresses).
+        public var remoteCandidateLimit: Int
+        /// The pacing of our connectivity checks, ms between two checks of the agent (RFC 8445 §14.2's Ta;
+        /// libnice's `stun-pacing-timer`): at most 1000 / this new checks a second per peer.
+        public var checkPacingMilliseconds: UInt32
+        /// Candidate pairs one agent checks at most (libnice's `max-connectivity-checks`).
+        public var checkLimit: UInt32
+
+        /// The policy in force: the one given, else the automatic one for ``localAddresses``.
+        public var effectiveRemoteCandidatePolicy: RemoteCandidatePolicy {
+            remoteCandidatePolicy ?? .automatic(localAddresses: localAddresses)
+        }
 
         public init(
             role: Role, localAddresses: [String] = [], stunServer: ICEServerAddress? = nil,
             turnServers: [TURNServer] = [], relayOnly: Bool = false, portRange: ClosedRange<UInt16>? = nil,
             gatheringTimeLimit: Duration = .seconds(3), connectTimeLimit: Duration = .seconds(30),
-            failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = true, sendQueueLimit: Int = 256
+            failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = true, sendQueueLimit: Int = 256,
+            remoteCandidatePolicy: RemoteCandidatePolicy? = nil, remoteCandidateLimit: Int = 32,
+            checkPacingMilliseconds: UInt32 = 50, checkLimit: UInt32 = 64
         ) {
             self.role = role
             self.localAddresses = localAddresses
@@ -59,6 +79,10 @@ extension ICEAgent {
             self.failedGracePeriod = failedGracePeriod
             self.consentFreshness = consentFreshness
             self.sendQueueLimit = sendQueueLimit
+            self.remoteCandidatePolicy = remoteCandidatePolicy
+            self.remoteCandidateLimit = remoteCandidateLimit
+            self.checkPacingMilliseconds = checkPacingMilliseconds
+            self.checkLimit = checkLimit
         }
     }
 }

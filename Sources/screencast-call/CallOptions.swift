@@ -90,6 +90,9 @@ struct CallOptions {
                                    when qrencode is installed), then a line per viewer joining and leaving
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
                                    every address libnice finds, which skips loopback)
+          --remote-candidates any|private|loopback
+                                   which viewers' ICE candidates are checked and sent to (default: loopback
+                                   when every --ice-address is loopback, else any); others are refused
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
           --ice-ports MIN-MAX      local UDP ports for ICE host candidates (default: any)
           --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
@@ -124,7 +127,7 @@ struct CallOptions {
             options: Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
@@ -244,6 +247,12 @@ struct CallOptions {
         for address in arguments.strings("ice-address") {
             guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }
             ice.localAddresses.append(address)
+        }
+        if let policy = arguments.string("remote-candidates") {
+            guard let value = RemoteCandidatePolicy(rawValue: policy) else {
+                throw UsageError("--remote-candidates must be any, private or loopback, not '\(policy)'")
+            }
+            ice.remoteCandidatePolicy = value
         }
         if let stun = arguments.string("stun") {
             do { ice.stunServer = try ICEServerAddress(parsing: stun) } catch { throw UsageError("--stun: \(error)") }

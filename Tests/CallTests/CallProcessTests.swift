@@ -11,7 +11,7 @@ final class CallProcessTests: CallTestCase {
         let call = TestPaths.executable("screencast-call")
         let help = try ProcessRunner.run(call, ["--help"])
         XCTAssertEqual(help.status, 0)
-        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends"] {
+        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends", "--remote-candidates"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -24,6 +24,7 @@ final class CallProcessTests: CallTestCase {
             (["--min-fps", "12", "--max-fps", "10"], "--min-fps (12) must not exceed --max-fps (10)"),
             (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
+            (["--remote-candidates", "public"], "--remote-candidates must be any, private or loopback, not 'public'"),
             (["extra"], "unexpected argument 'extra'"),
         ] {
             let result = try ProcessRunner.run(call, arguments)

@@ -67,7 +67,9 @@ final class JanusCallTests: XCTestCase {
         let output = Pipe()
         let viewer = try ProcessRunner.start(Self.python, [Self.whepViewer.path, "--url", "http://127.0.0.1:18080/whep", "--seconds", "22"], stdout: output)
         defer { _ = ProcessRunner.terminate(viewer) }
-        usleep(1_000_000)
+        // Python with aiortc takes 1–4 s to start on a loaded machine: wait for the viewer to be sent frames.
+        let joinedBy = Date().addingTimeInterval(20)
+        while Date() < joinedBy, ((try? Self.framesEncodedAndSentToTheLocalViewerIfJoined())?.sent ?? 0) == 0 { usleep(100_000) }
         let (encodedBefore, sentBefore) = try Self.framesEncodedAndSentToTheLocalViewer()
         janus.kill()
         usleep(1_000_000)
@@ -102,6 +104,17 @@ final class JanusCallTests: XCTestCase {
             + "\(local.first?["gapsOver500"] ?? "-") gaps over 500 ms")
         XCTAssertNil(local.first?["error"] as? String)
         XCTAssertGreaterThanOrEqual(local.first?["frames"] as? Int ?? 0, sentAfter - sentBefore, "the local viewer decoded what it was sent")
+    }
+
+    /// ``framesEncodedAndSentToTheLocalViewer()`` without assertions: nil until the one local viewer is there.
+    static func framesEncodedAndSentToTheLocalViewerIfJoined() throws -> (encoded: Int, sent: Int)? {
+        let response = try HTTPClient().request("GET", "http://127.0.0.1:18080/stats")
+        guard let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let encoded = (json["frames"] as? [String: Any])?["encoded"] as? Int,
+              let peers = (json["viewers"] as? [String: Any])?["peers"] as? [[String: Any]], peers.count == 1,
+              let sent = peers.first?["framesSent"] as? Int
+        else { return nil }
+        return (encoded, sent)
     }
 
     /// The call's encoded frames (`frames.encoded`) and the frames its one local WHEP viewer was sent.

@@ -3,6 +3,7 @@ import ScreencastSupport
 import Sharing
 import Signaling
 import Synchronization
+import TestSupport
 import DTLS
 import ICE
 import PeerConnection
@@ -182,5 +183,39 @@ final class ViewerHubRefusalTests: XCTestCase {
         XCTAssertEqual(status { () throws(SignalingError) in try ended.createSession(offer: "v=0\r\n") }, 503)
         guard case .object(let fields) = ended.json else { return XCTFail("stats are an object") }
         XCTAssertEqual(fields.first { $0.0 == "refused" }?.1, .int(1))
+    }
+}
+
+/// Sessions pending ICE: each holds a viewer slot (so their count is bounded by `maxViewers`) until it
+/// connects or its ``ICEAgent/Configuration/connectTimeLimit`` ends it, freeing the slot.
+final class ViewerHubPendingSessionTests: XCTestCase {
+    func testSessionsThatNeverConnectAreEndedAtTheirTimeLimitAndFreeTheirSlots() throws {
+        // aiortc's offer names 192.168.1.20 and fd00:1234:5678::20: a hub bound to loopback refuses both
+        // candidates, and nobody sends it checks, so these sessions never connect.
+        let offer = try SDPFixture.text("aiortc-offer.sdp")
+        let ice = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], connectTimeLimit: .milliseconds(1500))
+        let hub = try ViewerHub(
+            configuration: SharingConfiguration(ice: ice, maxViewers: 2),
+            encoder: ViewerHubRefusalTests.Encoder(), logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        let first = try hub.createSession(offer: offer)
+        _ = try hub.createSession(offer: offer)
+        XCTAssertThrowsError(try hub.createSession(offer: offer)) { error in
+            XCTAssertEqual((error as? SignalingError)?.httpStatus, 503, "a third pending session past maxViewers")
+        }
+        XCTAssertEqual(hub.viewerCount, 2)
+        let started = Date()
+        while hub.viewerCount > 0, Date().timeIntervalSince(started) < 10 { usleep(20_000) }
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(hub.viewerCount, 0, "pending sessions outlived their time limit")
+        XCTAssertGreaterThan(waited, 1.0, "ended before the time limit")
+        guard case .object(let fields) = hub.json, case .array(let ended)? = fields.first(where: { $0.0 == "ended" })?.1 else {
+            return XCTFail("no ended list")
+        }
+        XCTAssertEqual(ended.count, 2)
+        XCTAssertTrue(ended.allSatisfy { "\($0)".contains("ICE neverConnected") }, "\(ended)")
+        XCTAssertTrue("\(ended)".contains(first.id))
+        // The slots are free again.
+        XCTAssertNoThrow(try hub.createSession(offer: offer))
     }
 }

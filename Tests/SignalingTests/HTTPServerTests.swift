@@ -285,10 +285,10 @@ final class HTTPServerLimitTests: XCTestCase {
 
     override func tearDown() { server?.stop() }
 
-    private func start(perAddress: UInt32) throws -> UInt16 {
+    private func start(perAddress: UInt32, idleSeconds: UInt32 = 10) throws -> UInt16 {
         var configuration = SignalingConfiguration(endpoint: HTTPEndpoint(host: "127.0.0.1", port: 0))
         configuration.serverOptions.perAddressConnectionLimit = perAddress
-        configuration.serverOptions.idleTimeoutSeconds = 10
+        configuration.serverOptions.idleTimeoutSeconds = idleSeconds
         let started = try SignalingServer(
             configuration: configuration, sessions: FakeSessions(), stats: { .null }, logger: Logger(component: "test", threshold: .error))
         server = started
@@ -321,5 +321,27 @@ final class HTTPServerLimitTests: XCTestCase {
         let response = try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", headers: [("X-Filler", huge)])
         XCTAssertEqual(response.status, 431)
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz").status, 200, "the server goes on")
+    }
+
+    /// A slow client (half a request line, then silence) is closed at the idle timeout, so it gives its
+    /// connection back; the defaults are the ones the threat model names.
+    func testASilentClientIsClosedAtTheIdleTimeout() throws {
+        let defaults = HTTPServerOptions()
+        XCTAssertEqual([defaults.connectionLimit, defaults.perAddressConnectionLimit, defaults.idleTimeoutSeconds], [64, 32, 30])
+        XCTAssertEqual(defaults.memoryLimitBytes, 32 * 1024)
+        let port = try start(perAddress: 32, idleSeconds: 1)
+        let fd = try RawHTTPClient.connect(port: port)
+        defer { close(fd) }
+        let partial = Array("GET /healthz HT".utf8)
+        XCTAssertEqual(partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }, partial.count)
+        var timeout = timeval(tv_sec: 6, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let started = Date()
+        var byte: UInt8 = 0
+        let got = recv(fd, &byte, 1, 0)
+        let waited = Date().timeIntervalSince(started)
+        print("http: a silent client was closed after \(String(format: "%.2f", waited)) s (idle timeout 1 s)")
+        XCTAssertEqual(got, 0, "the server did not close the silent connection (recv: \(got), errno \(errno))")
+        XCTAssertGreaterThanOrEqual(waited, 0.5, "closed before the idle timeout")
     }
 }

@@ -8,7 +8,7 @@
 // answer keeps one m-line per offered m-line with their mids, re-parses, carries our credentials and
 // fingerprint, and settles on something the DTLS and RTP layers accept: a remote fingerprint of a hash
 // function we check, remote ICE credentials, a VP8 payload type the offer listed.
-@testable import WebRTC
+@testable import SDP
 
 private let local = LocalMediaParameters(
     iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",

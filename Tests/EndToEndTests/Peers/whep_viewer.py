@@ -27,6 +27,9 @@ Options:
                      encoded frames it was given (hex, as aiortc reassembled them from the RTP payloads);
                      reported as "decoder": {"attempts", "errors", "pictures", "lastError", "frames"}
   --until-file PATH  stop watching as soon as PATH exists (still at most --seconds)
+  --progress PATH    every second, append a JSON line for viewer 0 to PATH (for tools/soak):
+                     {"t": CLOCK_MONOTONIC seconds, "frames", "stallsOver1000": gaps between decoded frames over
+                     1 s so far, "maxGapMs" so far, "state": connection state}
 
 aioice skips 127.0.0.1 when it gathers host candidates, so host-address discovery is pointed at it:
 tests run in a loopback-only network namespace.
@@ -167,6 +170,9 @@ class Session:
         self.task = None
         self.error = None
         self.connection_states = []
+        self.stalls = 0
+        self.gaps_over_500 = 0
+        self.max_gap = 0.0
 
     async def join(self, mangle=False):
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
@@ -199,8 +205,17 @@ class Session:
                 now = time.monotonic()
                 if self.first_frame is None:
                     self.first_frame = now
+                elif self.times:
+                    gap = now - self.times[-1]
+                    self.max_gap = max(self.max_gap, gap)
+                    if gap > 0.5:
+                        self.gaps_over_500 += 1
+                    if gap > 1.0:
+                        self.stalls += 1
                 self.frames += 1
                 self.times.append(now)
+                if self.args.progress and len(self.times) > 4:
+                    del self.times[:-2]  # a long watch keeps only what the progress lines need
                 self.width, self.height = frame.width, frame.height
                 self.last = frame
         except MediaStreamError:
@@ -232,14 +247,15 @@ class Session:
         await asyncio.to_thread(delete_session, self.args.url, self.args.token, self.location)
 
     def summary(self):
-        gaps = [(b - a) * 1000 for a, b in zip(self.times, self.times[1:])]
+        # Gaps between consecutive decoded frames are counted as the frames come (with --progress only the
+        # last frames' times are kept, for a long watch).
         return {
             "frames": self.frames,
             "width": self.width,
             "height": self.height,
             "firstFrameMs": None if self.first_frame is None else round((self.first_frame - self.started) * 1000, 1),
-            "maxGapMs": round(max(gaps), 1) if gaps else None,
-            "gapsOver500": sum(1 for gap in gaps if gap > 500),
+            "maxGapMs": round(self.max_gap * 1000, 1) if self.frames > 1 else None,
+            "gapsOver500": self.gaps_over_500,
             "lastFrameMs": None if not self.times else round((self.times[-1] - WATCH_START[0]) * 1000, 1),
             "connectionStates": self.connection_states,
             "error": self.error,
@@ -259,6 +275,7 @@ async def main():
     parser.add_argument("--mangle-fingerprint", action="store_true")
     parser.add_argument("--record-frames", type=int, default=0)
     parser.add_argument("--until-file")
+    parser.add_argument("--progress")
     args = parser.parse_args()
     if args.record_frames > 0:
         record_decoder(args.record_frames)
@@ -286,10 +303,18 @@ async def main():
         except Exception as error:
             results[args.rejoin_viewer]["rejoinError"] = repr(error)
     remaining = args.seconds - (time.monotonic() - start)
+    progress_at = time.monotonic()
     while remaining > 0:
+        if args.progress and sessions and time.monotonic() >= progress_at:
+            progress_at += 1.0
+            viewer = sessions[0]
+            with open(args.progress, "a") as out:
+                out.write(json.dumps({"t": time.clock_gettime(time.CLOCK_MONOTONIC), "frames": viewer.frames,
+                                      "stallsOver1000": viewer.stalls, "maxGapMs": round(viewer.max_gap * 1000, 1),
+                                      "state": viewer.pc.connectionState if viewer.pc else None}) + "\n")
         if args.until_file and os.path.exists(args.until_file):
             break
-        await asyncio.sleep(min(remaining, 0.05) if args.until_file else remaining)
+        await asyncio.sleep(min(remaining, 0.05) if args.until_file or args.progress else remaining)
         remaining = args.seconds - (time.monotonic() - start)
 
     for session, result in zip(sessions, results):
