@@ -22,10 +22,13 @@ enum SocketArgument {
         }
     }
 
-    /// Throws when something other than a socket is at `path` (a reader could never appear there).
-    static func requireSocketOrNothing(at path: SocketPath) throws {
+    /// Throws when something other than a socket is at `path` (a reader could never appear there): bad
+    /// usage (exit 64), as the call process says for the same `--socket`.
+    static func requireSocketOrNothing(at path: SocketPath) throws(UsageError) {
         var info = stat()
         guard stat(path.string, &info) == 0 else { return }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { throw DumpToolError.io(path.string, "not a socket") }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw UsageError("--socket: '\(path.string)' exists and is not a socket")
+        }
     }
 }

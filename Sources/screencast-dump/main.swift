@@ -29,8 +29,12 @@ enum DumpTool {
         if let help = HelpText.of(command), asksForHelp(arguments) { return printHelp(help) }
         do {
             switch command {
-            case "inspect": return try InspectCommand(arguments).run()
-            case "extract": return try ExtractCommand(arguments).run()
+            case "inspect":
+                Self.stopBySignal()
+                return try InspectCommand(arguments).run()
+            case "extract":
+                Self.stopBySignal()
+                return try ExtractCommand(arguments).run()
             case "replay": return try ReplayCommand(arguments).run()
             case "record": return try RecordCommand(arguments).run()
             default: throw UsageError("unknown command '\(command)'")
@@ -50,6 +54,17 @@ enum DumpTool {
     }
 
     /// True when `--help` or `-h` comes before any `--` (after which words are file names).
+    /// `inspect` and `extract` hold nothing to close cleanly: SIGINT/SIGTERM (blocked at start for the
+    /// commands that shut down cleanly) take their default action again, so a read blocked on a FIFO with no
+    /// writer (`open(2)` waits for one) still ends at SIGTERM.
+    private static func stopBySignal() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     private static func asksForHelp(_ words: [String]) -> Bool {
         for word in words {
             if word == "--" { return false }

@@ -55,14 +55,32 @@ final class ReplayRobustnessTests: XCTestCase {
         try Data().write(to: URL(fileURLWithPath: notSocket))
         let result = try ProcessRunner.run(tool, ["replay", file, "--socket", notSocket, "--wait", "30"], timeout: 10)
         XCTAssertFalse(result.timedOut)
-        XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("not a socket"), result.stderr)
+        XCTAssertEqual(result.status, 64, "a --socket no reader can serve is bad usage, as for the call")
+        XCTAssertTrue(result.stderr.contains("exists and is not a socket"), result.stderr)
         let folder = try ProcessRunner.run(tool, ["replay", dir.url.path, "--socket", dir.path("y.sock")])
         XCTAssertEqual(folder.status, 64, "a folder given as the dump is bad usage")
         XCTAssertTrue(folder.stderr.contains("is a folder"), folder.stderr)
     }
 
     /// A failed `record` start leaves an existing file of the output's name alone.
+    /// `inspect` of a FIFO nobody writes to waits in open(2), as `cat` would; SIGTERM must still end it.
+    func testInspectWaitingOnAFIFOEndsAtSIGTERM() throws {
+        let fifo = dir.path("no-writer.fifo")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let process = try ProcessRunner.start(tool, ["inspect", fifo])
+        usleep(300_000)
+        XCTAssertTrue(process.isRunning, "inspect did not wait for a writer")
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        let stillRunning = process.isRunning
+        if stillRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        XCTAssertFalse(stillRunning, "SIGTERM did not end inspect blocked on a FIFO")
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(process.terminationStatus, SIGTERM)
+    }
+
     func testFailedRecordKeepsAnExistingOutputFile() throws {
         let out = dir.path("precious.frames")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: out))
