@@ -98,7 +98,8 @@ struct CallOptions {
           --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
                                    (or turns:); repeatable
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
-          --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150);
+          --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150,
+                                   or --bitrate when that is lower);
                                    the highest is --bitrate, or the default for the picture size
         \(SFUOptions.usage)
 
@@ -269,7 +270,9 @@ struct CallOptions {
         }
         self.ice = ice
         maxViewers = try arguments.int("max-viewers", in: 1...256) ?? 16
-        minimumBitrateKbps = try arguments.int("min-bitrate", in: 1...1_000_000) ?? 150
+        // The default floor (150) gives way to a lower --bitrate; a --min-bitrate given above it is an error.
+        let givenMinimum = try arguments.int("min-bitrate", in: 1...1_000_000)
+        minimumBitrateKbps = givenMinimum ?? min(150, source.bitrateKbps ?? 150)
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }

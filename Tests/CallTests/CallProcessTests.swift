@@ -25,6 +25,7 @@ final class CallProcessTests: CallTestCase {
             (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
             (["--remote-candidates", "public"], "--remote-candidates must be any, private or loopback, not 'public'"),
+            (["--min-bitrate", "200", "--bitrate", "100"], "--min-bitrate (200) must not exceed --bitrate (100)"),
             (["extra"], "unexpected argument 'extra'"),
         ] {
             let result = try ProcessRunner.run(call, arguments)
@@ -34,6 +35,10 @@ final class CallProcessTests: CallTestCase {
             XCTAssertTrue(lines.first?.hasPrefix("screencast-call: \(reason)") ?? false, "\(arguments): \(result.stderr)")
             XCTAssertEqual(lines.last, "Try 'screencast-call --help'.")
         }
+        // A --bitrate under the default floor (150) lowers the floor: the call starts (and runs until stopped).
+        let low = try ProcessRunner.run(call, ["--socket", socket, "--source", "testpattern", "--http", "off", "--bitrate", "100"], timeout: 2)
+        XCTAssertTrue(low.timedOut, "--bitrate 100 alone was refused: \(low.stderr)")
+        XCTAssertFalse(low.stderr.contains("must not exceed"), low.stderr)
         let missing = try ProcessRunner.run(call, ["--socket", socket, "--source", "file:\(folder.path("none.frames"))"])
         XCTAssertEqual(missing.status, 64, missing.stderr)
         XCTAssertEqual(missing.stderr, "screencast-call: --source: '\(folder.path("none.frames"))': No such file or directory\n"
