@@ -43,15 +43,7 @@ public struct PeerAnswer: Sendable {
         offer: SessionDescription, ice: ICEAgent.Credentials, candidates: [ICECandidate], configuration: PeerConnection.Configuration,
         using generator: inout some RandomNumberGenerator
     ) throws(PeerConnectionError) {
-        let videoSSRC = UInt32.random(in: 1...UInt32.max, using: &generator)
-        var rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &generator)
-        while rtxSSRC == videoSSRC { rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &generator) }
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        let cname = String((0..<16).map { _ in alphabet.randomElement(using: &generator)! })
-        local = LocalMediaParameters(
-            iceUfrag: ice.ufrag, icePwd: ice.password, fingerprint: configuration.certificate.fingerprint, candidates: candidates,
-            candidatesComplete: true, videoSSRC: videoSSRC, rtxSSRC: rtxSSRC, cname: cname,
-            sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &generator))
+        local = .drawn(ice: ice, candidates: candidates, configuration: configuration, using: &generator)
         let answered: (SessionDescription, NegotiatedVideo)
         do { answered = try VideoAnswerBuilder.answer(offer, local: local) } catch { throw .sdp(error) }
         answer = answered.0.serialized()
