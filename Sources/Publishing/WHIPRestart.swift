@@ -34,8 +34,10 @@ public struct WHIPRestartAnswer: Sendable, Equatable {
 extension WHIPClient {
     /// Restarts ICE on a session (RFC 9725 §4.3.3): PATCHes `fragment` (our new credentials and every
     /// candidate, `a=end-of-candidates`) to the session URL with `Content-Type:
-    /// application/trickle-ice-sdpfrag` and `If-Match: "*"` (§4.3.3: a restart PATCH matches any entity;
-    /// RFC 9110 §13.1.1). Returns the server's answer and the session with its new entity tag.
+    /// application/trickle-ice-sdpfrag` and `If-Match: *` (§4.3.3: a restart PATCH matches any entity; the
+    /// bare asterisk of RFC 9110 §13.1.1, not the quoted entity-tag `"*"`). Returns the server's answer and
+    /// the session with its new entity tag. simple-whip-server with `strictETags` wants `"*"` quoted and
+    /// answers 412: the leg then publishes anew.
     /// - Throws: what ``HTTPClient/request(_:_:headers:body:timeoutMillis:)`` and
     ///   ``WHIPRestartAnswer/init(response:)`` throw.
     public func restartICE(_ session: WHIPSession, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)
@@ -43,7 +45,7 @@ extension WHIPClient {
     {
         let response = try http.request(
             "PATCH", session.url,
-            headers: ["Content-Type: application/trickle-ice-sdpfrag", "If-Match: \"*\""] + authorizationHeaders,
+            headers: ["Content-Type: application/trickle-ice-sdpfrag", "If-Match: *"] + authorizationHeaders,
             body: Array(fragment.rendered(payloadType: payloadType).utf8), timeoutMillis: 5_000)
         let answer = try WHIPRestartAnswer(response: response)
         var session = session

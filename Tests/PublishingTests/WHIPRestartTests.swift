@@ -25,7 +25,7 @@ final class WHIPRestartTests: XCTestCase {
     }
 
     /// The path dies; our ICE fails; we PATCH the session with our new credentials and candidates and
-    /// `If-Match: "*"`; the server restarts its ICE and answers; the leg is back on the same session (no
+    /// `If-Match: *`; the server restarts its ICE and answers; the leg is back on the same session (no
     /// second POST, no second DTLS handshake: the server's peer stayed connected), a keyframe was asked
     /// for the new path, and SRTP reaches the server again.
     func testFailedICEIsRestartedByPATCHOnTheSameSession() throws {
@@ -52,7 +52,7 @@ final class WHIPRestartTests: XCTestCase {
 
         let patch = try XCTUnwrap(server.state.withLock { $0.patches.first })
         XCTAssertEqual(patch.id, "s1")
-        XCTAssertEqual(patch.ifMatch, "\"*\"", "RFC 9725 §4.3.3: a restart PATCH matches any entity tag")
+        XCTAssertEqual(patch.ifMatch, "*", "RFC 9725 §4.3.3, RFC 9110 §13.1.1: a restart PATCH matches any entity")
         XCTAssertNotNil(patch.ufrag)
         XCTAssertNotEqual(patch.ufrag, credentials, "new credentials")
         let stats = publisher.stats
