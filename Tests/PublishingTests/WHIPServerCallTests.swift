@@ -42,6 +42,39 @@ final class WHIPServerCallTests: XCTestCase {
         }, "the publisher left the Janus room")
     }
 
+    /// With `strictETags` on, simple-whip-server wants a restart's `If-Match` as the quoted `"*"` and answers
+    /// our RFC 9110 `*` with 412: the leg then ends the session (DELETE) and publishes anew with a POST, the
+    /// reason naming the 412, and a subscriber decodes the pattern from the new session.
+    func testStrictETagsRefuseTheRestartAndTheLegPublishesAnew() throws {
+        guard try Self.insideNamespace("PublishingTests.WHIPServerCallTests/testStrictETagsRefuseTheRestartAndTheLegPublishesAnew") else { return }
+        let (janus, server, call) = try startChain(room: room, port: port, strictETags: true)
+        defer {
+            _ = ProcessRunner.terminate(call)
+            server.stop()
+            janus.stop()
+        }
+        XCTAssertTrue(wait(20) { (try? JanusCallTests.stats())?["state"] as? String == "published" }, "\(server.logText.suffix(4000))")
+        try cutUDPUntilARestartBegins()
+        XCTAssertTrue(wait(25) {
+            let stats = try? JanusCallTests.stats()
+            return stats?["reconnects"] as? Int == 1 && stats?["state"] as? String == "published"
+        }, "\((try? JanusCallTests.stats()) ?? [:])\n\(server.logText.suffix(3000))")
+        let stats = try JanusCallTests.stats()
+        XCTAssertEqual(stats["iceRestartsSucceeded"] as? Int, 0)
+        let reason = stats["lastReason"] as? String ?? ""
+        XCTAssertTrue(reason.hasPrefix("ICE restart 1 failed: PATCH http://127.0.0.2:\(port)/whip/resource/screen: HTTP 412"), reason)
+        XCTAssertFalse(server.logText.contains("Performing ICE restart"), server.logText)
+        XCTAssertEqual(server.logText.components(separatedBy: "[screen] Publishing to WHIP endpoint").count, 3, "a second POST")
+        try assertSubscriberSeesThePattern(janus)
+    }
+
+    /// Drops all UDP in the namespace (nft) until our ICE has failed and `/stats` counts a restart begun.
+    func cutUDPUntilARestartBegins(file: StaticString = #filePath, line: UInt = #line) throws {
+        try Self.nft("add table inet cut", "add chain inet cut out { type filter hook output priority 0 ; }", "add rule inet cut out meta l4proto udp drop")
+        defer { try? Self.nft("delete table inet cut") }
+        XCTAssertTrue(wait(30) { ((try? JanusCallTests.stats())?["iceRestarts"] as? Int ?? 0) >= 1 }, "ICE failed and a restart began", file: file, line: line)
+    }
+
     /// simple-whip-server with `strictETags` off (its default) relays an ICE restart PATCH to Janus
     /// (a renegotiation with our new ufrag/pwd) and answers Janus's new credentials, without candidates. All
     /// UDP in the namespace is dropped (nft) until our ICE fails and the restart begins, then let through:
@@ -55,12 +88,7 @@ final class WHIPServerCallTests: XCTestCase {
             janus.stop()
         }
         XCTAssertTrue(wait(20) { (try? JanusCallTests.stats())?["state"] as? String == "published" }, "\(server.logText.suffix(4000))")
-        try Self.nft("add table inet cut", "add chain inet cut out { type filter hook output priority 0 ; }", "add rule inet cut out meta l4proto udp drop")
-        var cut = true
-        defer { if cut { try? Self.nft("delete table inet cut") } }
-        XCTAssertTrue(wait(30) { ((try? JanusCallTests.stats())?["iceRestarts"] as? Int ?? 0) >= 1 }, "ICE failed and a restart began")
-        try Self.nft("delete table inet cut")
-        cut = false
+        try cutUDPUntilARestartBegins()
         XCTAssertTrue(wait(20) {
             let stats = try? JanusCallTests.stats()
             return stats?["iceRestartsSucceeded"] as? Int == 1 && stats?["state"] as? String == "published"
