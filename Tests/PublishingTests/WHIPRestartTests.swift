@@ -24,6 +24,16 @@ final class WHIPRestartTests: XCTestCase {
             logger: logger, hooks: .init(requestKeyframe: { keyframes.add() }))
     }
 
+    /// A publisher fed frames, published to `server` (its first session connected).
+    func startLeg(_ server: TestWHIPServer) throws -> (SFUPublisher, Feeder, Counter) {
+        let keyframes = Counter()
+        let publisher = try publisher(server, keyframes: keyframes)
+        let feeder = Feeder(publisher, keyframes: keyframes)
+        publisher.start()
+        waitFor(15, "published") { publisher.stats.state == .published && server.state.withLock { $0.connected } == 1 }
+        return (publisher, feeder, keyframes)
+    }
+
     /// The path dies; our ICE fails; we PATCH the session with our new credentials and candidates and
     /// `If-Match: *`; the server restarts its ICE and answers; the leg is back on the same session (no
     /// second POST, no second DTLS handshake: the server's peer stayed connected), a keyframe was asked
@@ -31,15 +41,11 @@ final class WHIPRestartTests: XCTestCase {
     func testFailedICEIsRestartedByPATCHOnTheSameSession() throws {
         let server = try TestWHIPServer(relayed: true)
         defer { server.stop() }
-        let keyframes = Counter()
-        let publisher = try publisher(server, keyframes: keyframes)
-        let feeder = Feeder(publisher, keyframes: keyframes)
-        publisher.start()
+        let (publisher, feeder, keyframes) = try startLeg(server)
         defer {
             feeder.stop()
             publisher.stop()
         }
-        waitFor(15, "published") { publisher.stats.state == .published && server.state.withLock { $0.connected } == 1 }
         waitFor(10, "media through the relay") { (server.snapshot("s1")?.droppedDatagrams.rtp ?? 0) >= 30 }
         let credentials = try XCTUnwrap(server.state.withLock { $0.peers["s1"] }?.negotiated.remote.iceUfrag)
 
@@ -73,15 +79,11 @@ final class WHIPRestartTests: XCTestCase {
         let server = try TestWHIPServer(relayed: true)
         defer { server.stop() }
         server.state.withLock { $0.patchFailure = (405, "no PATCH here") }
-        let keyframes = Counter()
-        let publisher = try publisher(server, keyframes: keyframes)
-        let feeder = Feeder(publisher, keyframes: keyframes)
-        publisher.start()
+        let (publisher, feeder, keyframes) = try startLeg(server)
         defer {
             feeder.stop()
             publisher.stop()
         }
-        waitFor(15, "published") { publisher.stats.state == .published && server.state.withLock { $0.connected } == 1 }
         server.breakPath("s1")
         waitFor(35, "the second session") { server.state.withLock { $0.connected } == 2 && publisher.stats.state == .published }
         waitFor(10, "media on the new session") { (server.snapshot("s2")?.droppedDatagrams.rtp ?? 0) >= 30 }

@@ -18,11 +18,7 @@ final class WHIPServerCallTests: XCTestCase {
     func testPublishesThroughSimpleWHIPServerIntoJanusAndDeletesOnStop() throws {
         guard try Self.insideNamespace("PublishingTests.WHIPServerCallTests/testPublishesThroughSimpleWHIPServerIntoJanusAndDeletesOnStop") else { return }
         let (janus, server, call) = try startChain(room: room, port: port)
-        defer {
-            _ = ProcessRunner.terminate(call)
-            server.stop()
-            janus.stop()
-        }
+        defer { Self.stop(janus, server, call) }
         XCTAssertTrue(wait(20) { (try? JanusCallTests.stats())?["state"] as? String == "published" }, "\(server.logText.suffix(4000))")
         XCTAssertTrue(server.logText.contains("[screen] Publishing to WHIP endpoint"), server.logText)
         XCTAssertEqual(try server.endpoints().first { $0["id"] as? String == "screen" }?["enabled"] as? Bool, true)
@@ -48,11 +44,7 @@ final class WHIPServerCallTests: XCTestCase {
     func testStrictETagsRefuseTheRestartAndTheLegPublishesAnew() throws {
         guard try Self.insideNamespace("PublishingTests.WHIPServerCallTests/testStrictETagsRefuseTheRestartAndTheLegPublishesAnew") else { return }
         let (janus, server, call) = try startChain(room: room, port: port, strictETags: true)
-        defer {
-            _ = ProcessRunner.terminate(call)
-            server.stop()
-            janus.stop()
-        }
+        defer { Self.stop(janus, server, call) }
         XCTAssertTrue(wait(20) { (try? JanusCallTests.stats())?["state"] as? String == "published" }, "\(server.logText.suffix(4000))")
         try cutUDPUntilARestartBegins()
         XCTAssertTrue(wait(25) {
@@ -82,11 +74,7 @@ final class WHIPServerCallTests: XCTestCase {
     func testICERestartThroughSimpleWHIPServerIntoJanus() throws {
         guard try Self.insideNamespace("PublishingTests.WHIPServerCallTests/testICERestartThroughSimpleWHIPServerIntoJanus") else { return }
         let (janus, server, call) = try startChain(room: room, port: port, strictETags: false)
-        defer {
-            _ = ProcessRunner.terminate(call)
-            server.stop()
-            janus.stop()
-        }
+        defer { Self.stop(janus, server, call) }
         XCTAssertTrue(wait(20) { (try? JanusCallTests.stats())?["state"] as? String == "published" }, "\(server.logText.suffix(4000))")
         try cutUDPUntilARestartBegins()
         XCTAssertTrue(wait(20) {
@@ -125,6 +113,13 @@ final class WHIPServerCallTests: XCTestCase {
         for (index, picture) in decoded.enumerated() {
             XCTAssertEqual(testPatternBarsShown(in: picture), 8, "picture \(index) through simple-whip-server and Janus shows the test pattern", file: file, line: line)
         }
+    }
+
+    /// Stops the chain ``startChain(room:port:strictETags:)`` started.
+    static func stop(_ janus: JanusHarness, _ server: SimpleWHIPServer, _ call: Process) {
+        _ = ProcessRunner.terminate(call)
+        server.stop()
+        janus.stop()
     }
 
     /// Runs `nft` commands in this (the test's own) network namespace, through `system(3)`: Foundation's
