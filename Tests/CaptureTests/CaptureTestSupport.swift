@@ -115,6 +115,7 @@ class XServerTestCase: XCTestCase {
         Thread.detachNewThread {
             if done.wait(timeout: .now() + limit) == .timedOut {
                 FileHandle.standardError.write(Data("watchdog: \(name) ran past \(Int(limit)) s; aborting\n".utf8))
+                ChildProcesses.killAll()
                 abort()
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import FrameWire
 import Glibc
 import ScreencastSupport
+import TestSupport
 import Synchronization
 import XCTest
 
@@ -85,6 +86,7 @@ final class Watchdog: Sendable {
         let thread = Thread {
             if done.wait(timeout: .now() + seconds) == .timedOut {
                 FileHandle.standardError.write(Data("watchdog: \(name) ran past \(seconds) s; aborting\n".utf8))
+                ChildProcesses.killAll()
                 abort()
             }
         }

@@ -85,3 +85,27 @@ public struct TemporaryDirectory {
     public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }
+
+/// This process's own children, for a watchdog about to abort a hung test: `abort()` alone leaves them
+/// running (an Xvfb and an agent stayed for an hour after one such abort), re-parented to init.
+public enum ChildProcesses {
+    /// The PIDs whose parent is this process (from `/proc/PID/stat`, field 4).
+    public static func list() -> [pid_t] {
+        let me = getpid()
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // "PID (comm) STATE PPID …": the command may hold spaces and parentheses; the last ")" ends it.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == me ? pid : nil
+        }
+    }
+
+    /// SIGKILLs every child (their own children go with them only if they handle it; Xvfb, agents and
+    /// calls started by the tests have none).
+    public static func killAll() {
+        for pid in list() { kill(pid, SIGKILL) }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import TestSupport
 @testable import VideoSource
 import XCTest
 
@@ -149,11 +150,8 @@ final class ContentCostTests: XCTestCase {
     /// the output holds the target and new frames keep coming (no gap over 1 s, the soak's stall).
     func testBusyContentIsEncodedWithinTheTargetWithRealLibvpx() throws {
         let (width, height, rows) = (1280, 720, 8)
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15  // xorshift64: the same noise on every run
-        let tall = (0..<(width * (height + rows * 30))).map { _ -> UInt8 in
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return UInt8(120 + Int(state % 17))
-        }
+        var generator = SeededGenerator(seed: 15)  // the same noise on every run
+        let tall = (0..<(width * (height + rows * 30))).map { _ in UInt8(120 + Int.random(in: 0...16, using: &generator)) }
         let pictures = try (0..<30).map { i -> VideoFrame in
             var bytes = Array(tall[(i * rows * width)..<(i * rows * width + width * height)])
             bytes += [UInt8](repeating: 128, count: I420Buffer.byteCount(width: width, height: height) - width * height)
