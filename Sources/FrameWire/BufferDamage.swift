@@ -121,6 +121,7 @@ public enum BufferDamage {
 
     /// Pixels the rectangles cover, overlaps counted once (exact: the union's area), for `/stats`.
     public static func coveredPixels(_ rects: [DamageRect]) -> Int {
+        if rects.count <= 1 { return rects.first?.area ?? 0 }  // the usual case, without allocating
         // Row bands between the distinct top and bottom edges; at most 2·16 bands of at most 16 spans.
         let edges = Set(rects.flatMap { [$0.y, $0.y + $0.height] }).sorted()
         var total = 0
