@@ -81,6 +81,10 @@ final class CaptureLoop {
                 scheduler.markDirty()
             }
             try drainEvents()
+            if pendingScreenChange {
+                pendingScreenChange = false
+                try updateArea()
+            }
             if monitorMissingSince != nil { try updateArea() }
             let now = MonotonicClock.nowMicros()
             let held = monitorMissingSince != nil
@@ -107,14 +111,29 @@ final class CaptureLoop {
 
     // MARK: - Events and area
 
-    private func drainEvents() throws(CaptureError) {
+    /// Handles what the server sent. `grabbed`: called right after a grab, before its frame's damage is
+    /// taken: changes the server reported before it handled the grab are in that frame's pixels, so they
+    /// join its damage (the grab's reply came after them, so they are all here); later ones are the next
+    /// frame's, returned. Between frames, a change from before the last grab (rare: its event came after
+    /// the grab's reply) still joins the next frame's damage, without making a frame of its own.
+    @discardableResult
+    private func drainEvents(grabbed: Bool = false) throws(CaptureError) -> [CaptureRect] {
         var screenChanged = false
+        var later: [CaptureRect] = []
         while let event = connection.pollEvent() {
             switch event {
             case .damage(let rect, let sequence):
                 stats.damageEvents += 1
-                changes.add(rect, area: area)
-                if rect.intersects(area), !isBeforeLastGrab(sequence) { scheduler.markDirty() }
+                guard rect.intersects(area) else { break }
+                if isBeforeLastGrab(sequence) {
+                    changes.add(rect, area: area)
+                } else if grabbed {
+                    later.append(rect)
+                    scheduler.markDirty()
+                } else {
+                    changes.add(rect, area: area)
+                    scheduler.markDirty()
+                }
             case .screenChanged:
                 screenChanged = true
             case .cursorChanged:
@@ -126,8 +145,17 @@ final class CaptureLoop {
             }
         }
         try connection.checkAlive()
-        if screenChanged { try updateArea() }
+        if screenChanged, grabbed {
+            changes.invalidate()
+            pendingScreenChange = true
+        } else if screenChanged {
+            try updateArea()
+        }
+        return later
     }
+
+    /// A screen change seen while a frame was being made: the area is worked out again after it.
+    private var pendingScreenChange = false
 
     /// True for a change the server reported before it handled the last grab: its pixels are in the last
     /// frame already, so it must not cause another one (a window move reports several growing boxes).
@@ -227,8 +255,12 @@ final class CaptureLoop {
         let subsampling = raw ? .yuv420 : kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
         var body: [UInt8] = []
         var shared: (picture: SharedPicture, reference: SharedPictureReference)?
+        let later = try drainEvents(grabbed: true)
         // A paint-over re-encodes every pixel of the JPEG: the whole frame changed for a reader.
-        let damage = kind == .paintOver ? nil : changes.take(area: area, frameWidth: frameSize.width, frameHeight: frameSize.height)
+        var damage = changes.take(area: area, frameWidth: frameSize.width, frameHeight: frameSize.height)
+        if kind == .paintOver { damage = nil }
+        for rect in later { changes.add(rect, area: area) }
+        if pendingScreenChange { changes.invalidate() }
         do {
             let native = frameSize.width == area.width && frameSize.height == area.height
             if !native {
@@ -238,7 +270,8 @@ final class CaptureLoop {
                 shared = native ? try writeShared(image.view, damage: damage)
                     : try scaled.withPixels { (pixels) throws(MediaError) in try writeShared(pixels, damage: damage) }
                 body = [0x0A]
-            } else if raw, let damage, let last = lastFrame, last.width == frameSize.width, last.height == frameSize.height {
+            } else if raw, let damage, let last = lastFrame, last.width == frameSize.width, last.height == frameSize.height,
+                      Double(BufferDamage.coveredPixels(damage)) <= DamageAccumulator.partialConversionLimit * Double(last.width * last.height) {
                 // Only the changed rectangles converted, into a copy of the last frame's planes.
                 var picture = try I420Buffer(width: last.width, height: last.height, bytes: last.body,
                                              colorSpace: YCbCrColorSpace(range: configuration.format.colorRange))
@@ -310,7 +343,7 @@ final class CaptureLoop {
         let odd = picture.beginWrite(slot: slot)
         let target = picture.mutablePixels(slot: slot)
         let row = pixels.width * 4
-        if let regions = slotRefresh.regions(slot: slot, damage: damage) {
+        if let regions = slotRefresh.regions(slot: slot, damage: damage, width: pixels.width, height: pixels.height) {
             for r in regions {
                 for y in r.y..<(r.y + r.height) {
                     (target.baseAddress! + y * row + r.x * 4)

@@ -3,14 +3,18 @@ public import FrameWire
 /// What changed in the captured area since the last frame, from the X server's DAMAGE reports and the
 /// cursor's old and new places, turned into a frame's `Buffer-Damage` (Protocol/frame-wire.md §2.9). Sans-I/O.
 ///
-/// It errs on the side of too much: a report is kept even when it may describe a change the last grab
-/// already saw (the price is a few pixels converted twice; the other way would leave stale pixels).
+/// The capture loop leaves out reports the server made before it handled the last grab (their pixels
+/// are in the last frame: the rule that keeps them from making another frame, ``CaptureLoop``).
 /// "Unknown" (nil: the whole frame) at the start, after ``invalidate()`` (a new area or frame size, a
 /// paint-over), and once more than ``maxPending`` reports pile up between two frames (their bounding box
 /// would then be most of the screen anyway).
 struct DamageAccumulator {
     /// Reports kept between two frames before they become their bounding box.
     static let maxPending = 64
+    /// Beyond this share of the picture damaged, an I420 frame is converted whole rather than copied from
+    /// the last one and converted where damaged (`screencast-bench --stage damage`: at 1080p a 1920×1016
+    /// scroll costs as much either way, the whole damage 30 % more the partial way).
+    static let partialConversionLimit = 0.5
     /// Frame pixels added on each side of a rectangle when the frame is scaled (the filter's reach).
     static let scaleMarginPixels = 2
 
@@ -70,6 +74,10 @@ struct DamageAccumulator {
 /// the slot written now holds the frame before last, and lacks the changes of the last frame and of this
 /// one. Everything until both slots hold a frame of the current memory.
 struct SharedSlotRefresh {
+    /// Beyond this share of the picture to write, the whole slot is copied in one go (row by row costs
+    /// more: `screencast-bench --stage damage`, at 1080p twice a 1280×720 window is the whole copy's cost).
+    static let partialCopyLimit = 0.5
+
     private var filled = [false, false]
     /// The damage of the frame written last (into the other slot); nil: unknown.
     private var previous: [DamageRect]?
@@ -80,13 +88,16 @@ struct SharedSlotRefresh {
         previous = nil
     }
 
-    /// The rectangles to write into `slot` for a frame with `damage`; nil: the whole picture.
-    mutating func regions(slot: Int, damage: [DamageRect]?) -> [DamageRect]? {
+    /// The rectangles to write into `slot` of a `width`×`height` memory for a frame with `damage` (a rectangle
+    /// inside another dropped); nil: the whole picture.
+    mutating func regions(slot: Int, damage: [DamageRect]?, width: Int, height: Int) -> [DamageRect]? {
         defer {
             filled[slot] = true
             previous = damage
         }
         guard filled[slot], let damage, let previous else { return nil }
-        return previous + damage
+        let regions = BufferDamage.fitted(previous + damage, width: width, height: height)
+        guard Double(BufferDamage.coveredPixels(regions)) <= Self.partialCopyLimit * Double(width * height) else { return nil }
+        return regions
     }
 }

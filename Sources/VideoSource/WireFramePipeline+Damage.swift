@@ -10,10 +10,15 @@ struct LastSharedPicture {
 }
 
 extension WireFramePipeline {
+    /// Beyond this share of the picture damaged, the whole slot is converted: copying the last picture
+    /// and converting most of it costs more than converting it all (`screencast-bench --stage damage`:
+    /// at 1080p a 1920×1016 scroll costs as much as the whole, the whole damage 30 % more).
+    static let partialConversionLimit = 0.5
+
     /// The damage to convert for a `BGRX-SHM` frame of `header`, with `target` (a pooled buffer) then
     /// holding the last picture; nil when the frame must be converted whole: no usable damage (absent or
     /// malformed), no last picture, not the very next `Buffer-Sequence` (a frame the agent or this reader
-    /// dropped: §2.9), another generation or size. The last picture is let go either way, so `target` is
+    /// dropped: §2.9), another generation or size, more than ``partialConversionLimit`` of it damaged. The last picture is let go either way, so `target` is
     /// the only owner of its storage (a pooled buffer may be that very storage: then nothing is copied).
     func previousPicture(for header: FrameHeader, width: Int, height: Int, into target: inout I420Buffer) -> [DamageRect]? {
         guard let last = lastShared else { return nil }
@@ -21,6 +26,7 @@ extension WireFramePipeline {
         guard let damage = header.damage, let sequence = header.sequence, sequence == last.sequence &+ 1,
               header.memory?.generation == last.generation, last.picture.width == width, last.picture.height == height
         else { return nil }
+        guard Double(BufferDamage.coveredPixels(damage)) <= Self.partialConversionLimit * Double(width * height) else { return nil }
         let shared = target.bytes.withUnsafeBufferPointer { a in last.picture.bytes.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress } }
         if !shared || target.width != width || target.height != height || target.colorSpace != last.picture.colorSpace {
             last.picture.copy(into: &target)

@@ -4,6 +4,7 @@ import FrameWire
 import Media
 import XCTest
 import XTestSupport
+internal import CXCB
 
 /// `Buffer-Damage` from a real Xvfb (Protocol/frame-wire.md §2.9): a window mapped into a known rectangle
 /// gives a frame whose damage covers it and nothing far from it, on every format; the I420 frame made by
@@ -26,46 +27,60 @@ final class FrameDamageTests: XServerTestCase {
         }
         let first = try XCTUnwrap(collector.wait(count: 1).first)
         XCTAssertNil(first.damage, "the first frame is whole (written as the whole buffer)")
-        Thread.sleep(forTimeInterval: 0.3)
-        let before = collector.all.count
-        let made = client.createWindow(x: window.x, y: window.y, width: window.width, height: window.height, color: paint)
-        let drawn = try XCTUnwrap(collector.wait(timeout: 5) { $0.count > before && $0.dropFirst(before).contains { $0.kind == .change } }
-            .dropFirst(before).first { $0.kind == .change })
-        try checkCovers(drawn, window, format)
-        try checkPixels(drawn, windowsAt: [window], format)
-
+        self.collector = collector
+        var made: xcb_window_t = 0
+        let drawn = try changes {
+            made = client.createWindow(x: window.x, y: window.y, width: window.width, height: window.height, color: paint)
+        }
+        try checkCovers(drawn, [window], format)
+        try checkPixels(drawn.last!, windowsAt: [window], format)
         // Moved: the old place and the new one changed, nothing else.
-        Thread.sleep(forTimeInterval: 0.3)
-        let count = collector.all.count
-        client.move(made, x: 201, y: 151)
-        let moved = try XCTUnwrap(collector.wait(timeout: 5) { $0.count > count && $0.dropFirst(count).contains { $0.kind == .change } }
-            .dropFirst(count).first { $0.kind == .change })
         let target = DamageRect(x: 201, y: 151, width: window.width, height: window.height)
-        let damage = try XCTUnwrap(moved.damage, "\(format): damage known after a move")
-        XCTAssertEqual(BufferDamage.coveredPixels(damage.map { $0.intersection(target) }), target.area, "\(format): covers the new place \(damage)")
-        XCTAssertEqual(BufferDamage.coveredPixels(damage.map { $0.intersection(window) }), window.area, "\(format): covers the old place \(damage)")
-        try checkPixels(moved, windowsAt: [target], format)
-
+        let moved = try changes { client.move(made, x: target.x, y: target.y) }
+        try checkCovers(moved, [window, target], format)
+        try checkPixels(moved.last!, windowsAt: [target], format)
         // Another window elsewhere: only it changed; the shared slot written now held the frame before the
-        // move, so it also needs the move's rectangles.
-        Thread.sleep(forTimeInterval: 0.3)
-        let third = collector.all.count
+        // last, so it also needs the last frame's rectangles.
         let other = DamageRect(x: 20, y: 180, width: 30, height: 20)
-        _ = client.createWindow(x: other.x, y: other.y, width: other.width, height: other.height, color: paint)
-        let added = try XCTUnwrap(collector.wait(timeout: 5) { $0.count > third && $0.dropFirst(third).contains { $0.kind == .change } }
-            .dropFirst(third).first { $0.kind == .change })
-        try checkCovers(added, other, format)
-        try checkPixels(added, windowsAt: [target, other], format)
+        let added = try changes { _ = client.createWindow(x: other.x, y: other.y, width: other.width, height: other.height, color: paint) }
+        try checkCovers(added, [other], format)
+        try checkPixels(added.last!, windowsAt: [target, other], format)
     }
 
-    /// The damage covers `rect` wholly, and every rectangle of it lies within 8 pixels of `rect`.
-    private func checkCovers(_ frame: CapturedFrame, _ rect: DamageRect, _ format: CaptureFormat) throws {
-        let damage = try XCTUnwrap(frame.damage, "\(format): damage known")
-        XCTAssertFalse(damage.isEmpty, "\(format)")
-        XCTAssertEqual(BufferDamage.coveredPixels(damage.map { $0.intersection(rect) }), rect.area, "\(format): \(damage) covers \(rect)")
-        let near = DamageRect(x: rect.x - 8, y: rect.y - 8, width: rect.width + 16, height: rect.height + 16)
-        for r in damage { XCTAssertTrue(near.contains(r), "\(format): \(r) is far from \(rect)") }
-        for r in damage { XCTAssertTrue(r.x % 2 == 0 && r.y % 2 == 0, "\(format): \(r) even-aligned") }
+    private var collector: FrameCollector?
+
+    /// The change frames that `act` causes: from the first after it until 0.3 s without another.
+    private func changes(_ act: () -> Void) throws -> [CapturedFrame] {
+        let collector = try XCTUnwrap(collector)
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = collector.all.count
+        act()
+        _ = collector.wait(timeout: 5) { $0.dropFirst(before).contains { $0.kind == .change } }
+        var count = 0
+        repeat {
+            count = collector.all.count
+            Thread.sleep(forTimeInterval: 0.3)
+        } while collector.all.count != count
+        let frames = collector.all.dropFirst(before).filter { $0.kind == .change }
+        XCTAssertFalse(frames.isEmpty, "no frame after the change")
+        return Array(frames)
+    }
+
+    /// Together the frames' damage covers each of `rects` wholly, every rectangle lies within 8 pixels of
+    /// their bounding box (the X server reports the bounding box of what changed: a move is one box from the
+    /// old place to the new), and each is even-aligned.
+    private func checkCovers(_ frames: [CapturedFrame], _ rects: [DamageRect], _ format: CaptureFormat) throws {
+        var damage: [DamageRect] = []
+        for frame in frames { damage += try XCTUnwrap(frame.damage, "\(format): damage known") }
+        for rect in rects {
+            XCTAssertEqual(BufferDamage.coveredPixels(damage.map { $0.intersection(rect) }), rect.area, "\(format): \(damage) covers \(rect)")
+        }
+        let box = rects.dropFirst().reduce(rects[0]) { $0.union($1) }
+        let near = [DamageRect(x: box.x - 8, y: box.y - 8, width: box.width + 16, height: box.height + 16)]
+        for r in damage {
+            XCTAssertTrue(near.contains { $0.contains(r) }, "\(format): \(r) is far from \(rects)")
+            XCTAssertTrue(r.x % 2 == 0 && r.y % 2 == 0, "\(format): \(r) even-aligned")
+        }
     }
 
     /// The frame's picture is the screen: the root colour with `paint` at `rects` (raw formats, exact).

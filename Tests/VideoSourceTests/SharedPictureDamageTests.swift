@@ -70,16 +70,25 @@ final class SharedPictureDamageTests: XCTestCase {
             // A keepalive: nothing to convert.
             try process(frame(reader, slot: 0, sequence: 13, damage: []), slot: 0, "keepalive")
             XCTAssertEqual(pipeline.partialConversions, 3)
+            // More than half the picture damaged: the whole slot (cheaper than copy + convert).
+            let most = DamageRect(x: 0, y: 0, width: 40, height: 32)
+            paint(memory, slot: 1, seed: 1, changes: [(most, 8)])
+            try process(frame(reader, slot: 1, sequence: 14, damage: [most]), slot: 1, "mostly damaged")
+            XCTAssertEqual(pipeline.partialConversions, 3)
+            let half = DamageRect(x: 0, y: 0, width: 32, height: 32)
+            paint(memory, slot: 0, seed: 1, changes: [(half, 9), (most, 8)])
+            try process(frame(reader, slot: 0, sequence: 15, damage: [half]), slot: 0, "half damaged")
+            XCTAssertEqual(pipeline.partialConversions, 4)
             // A gap in the sequence (a frame dropped on the way): the damage would lie, so the whole slot.
             paint(memory, slot: 1, seed: 5)
-            try process(frame(reader, slot: 1, sequence: 15, damage: [change]), slot: 1, "after a gap")
-            XCTAssertEqual(pipeline.partialConversions, 3)
+            try process(frame(reader, slot: 1, sequence: 17, damage: [change]), slot: 1, "after a gap")
+            XCTAssertEqual(pipeline.partialConversions, 4)
             // Another generation: the whole slot; then absent damage: the whole slot.
             paint(memory, slot: 0, seed: 6)
-            try process(frame(reader, slot: 0, sequence: 16, damage: [change], generation: 4), slot: 0, "new generation")
+            try process(frame(reader, slot: 0, sequence: 18, damage: [change], generation: 4), slot: 0, "new generation")
             paint(memory, slot: 1, seed: 7)
-            try process(frame(reader, slot: 1, sequence: 17, damage: nil), slot: 1, "no damage")
-            XCTAssertEqual(pipeline.partialConversions, 3)
+            try process(frame(reader, slot: 1, sequence: 19, damage: nil), slot: 1, "no damage")
+            XCTAssertEqual(pipeline.partialConversions, 4)
             XCTAssertEqual(pipeline.damageFaults, 0)
         }
     }
