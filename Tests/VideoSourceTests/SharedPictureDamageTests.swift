@@ -108,3 +108,25 @@ final class SharedPictureDamageTests: XCTestCase {
         XCTAssertEqual(pipeline.partialConversions, 0)
     }
 }
+
+/// `/stats` `screen.damage` (Protocol/frame-wire.md §2.9): frames with damage, the mean share changed,
+/// faults and partial conversions, as counted by the recorder.
+final class DamageStatsTests: XCTestCase {
+    func testScreenDamageInTheStatsJSON() throws {
+        let recorder = StatsRecorder(fallback: nil, startedAt: 0)
+        let before = recorder.snapshot(now: 1, queueDepth: 0)
+        XCTAssertNil(before.meanDamagedFraction)
+        XCTAssertTrue(before.json.serialized.contains("\"damage\":{\"frames\":0,\"meanFraction\":null,\"faults\":0,\"partialConversions\":0}"),
+                      before.json.serialized)
+        recorder.received(capture: nil, damagedFraction: 0.25)
+        recorder.received(capture: nil, damagedFraction: 0.0)
+        recorder.received(capture: nil)  // damage unknown: not in the mean
+        recorder.damage(faults: 1, partialConversions: 2)
+        let stats = recorder.snapshot(now: 2, queueDepth: 0)
+        XCTAssertEqual(stats.received, 3)
+        XCTAssertEqual(stats.damageFrames, 2)
+        XCTAssertEqual(stats.meanDamagedFraction, 0.125)
+        XCTAssertTrue(stats.json.serialized.contains("\"damage\":{\"frames\":2,\"meanFraction\":0.125,\"faults\":1,\"partialConversions\":2}"),
+                      stats.json.serialized)
+    }
+}
