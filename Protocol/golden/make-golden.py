@@ -117,6 +117,29 @@ def write(name, note, canonical, parts, tail=b"", error=None):
         f.write("\n")
 
 
+def write_damage(name, note, frames):
+    """Frames as our agent writes them with Buffer-Damage: (w, h, format, seed or memory, value, rects)."""
+    parts = []
+    for seq, (w, h, fmt, seed, value, rects) in enumerate(frames):
+        ts = 11_000_000 + seq * 33_333
+        fields = {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq, "damage": rects}
+        tail = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\nBuffer-Damage: %s\r\n" % (ts, seq, value.encode())
+        if fmt == "JPEG":
+            body = jpeg(w, h, seed)
+            fields["jw"], fields["jh"] = w, h
+            extra = tail
+        elif fmt == "I420":
+            body = i420(w, h, seed, "limited")
+            extra = b"Buffer-Format: I420\r\nBuffer-Color-Range: limited\r\n" + tail
+            fields["format"], fields["range"] = "I420", "limited"
+        else:
+            body = b"\n"
+            extra = b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: %d %d %d\r\n" % seed + tail
+            fields["format"], fields["memory"] = "BGRX-SHM", list(seed)
+        parts.append((b"", ios_header(len(body), w, h, 1, extra), body, fields))
+    write(name, note, True, parts)
+
+
 def main():
     # 1. Exactly what the iOS sender writes: three frames, orientation 1.
     parts = []
@@ -240,33 +263,21 @@ def main():
           error="badHeaderValue")
 
     # 10. Our agent's Buffer-Damage (frame-wire.md §2.9) on every format: the whole 64x48 JPEG first, then two
-    #     rectangles, a keepalive ("none", the same JPEG again), then a 6x4 I420 frame and an 8x4 BGRX-SHM one
-    #     (each a new size and format: the whole buffer, then one 2x2 block). Written in our writer's order.
-    parts = []
+    #     rectangles, a keepalive ("none", the same JPEG again), then 6x4 I420 frames (a new size and format:
+    #     the whole buffer, then one 2x2 block). Written in our writer's order.
     frames = [(64, 48, "JPEG", 30, "0,0,64,48", [[0, 0, 64, 48]]),
               (64, 48, "JPEG", 31, "8,4,12,12;40,30,24,18", [[8, 4, 12, 12], [40, 30, 24, 18]]),
               (64, 48, "JPEG", 31, "none", []),
               (6, 4, "I420", 6, "0,0,6,4", [[0, 0, 6, 4]]),
-              (8, 4, "BGRX-SHM", 0, "2,0,2,2", [[2, 0, 2, 2]])]
-    for seq, (w, h, fmt, seed, value, rects) in enumerate(frames):
-        ts = 11_000_000 + seq * 33_333
-        fields = {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq, "damage": rects}
-        tail = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\nBuffer-Damage: %s\r\n" % (ts, seq, value.encode())
-        if fmt == "JPEG":
-            body = jpeg(w, h, seed)
-            fields["jw"], fields["jh"] = w, h
-            extra = tail
-        elif fmt == "I420":
-            body = i420(w, h, seed, "limited")
-            extra = b"Buffer-Format: I420\r\nBuffer-Color-Range: limited\r\n" + tail
-            fields["format"], fields["range"] = "I420", "limited"
-        else:
-            body = b"\n"
-            extra = b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: 1 0 2\r\n" + tail
-            fields["format"], fields["memory"] = "BGRX-SHM", [1, 0, 2]
-        parts.append((b"", ios_header(len(body), w, h, 1, extra), body, fields))
-    write("agent-damage", "screencast-agent's Buffer-Damage: a whole 64x48 JPEG, two rectangles, a keepalive (none), "
-          "then a 6x4 I420 and an 8x4 BGRX-SHM frame, each with its damage", True, parts)
+              (6, 4, "I420", 6, "2,0,2,2", [[2, 0, 2, 2]])]  # same picture: damage may name more than changed
+    write_damage("agent-damage", "screencast-agent's Buffer-Damage: a whole 64x48 JPEG, two rectangles, a keepalive "
+                 "(none), then 6x4 I420 frames: the whole buffer, then one 2x2 block", frames)
+    # 10b. The same on the shared-memory wire (a stream of its own: a replay cannot carry the memory).
+    write_damage("agent-shm-damage", "screencast-agent --format shm with Buffer-Damage: the whole 8x4 picture in slot 0, "
+                 "one 2x2 block in slot 1, a keepalive (none) of slot 1",
+                 [(8, 4, "BGRX-SHM", (1, 0, 2), "0,0,8,4", [[0, 0, 8, 4]]),
+                  (8, 4, "BGRX-SHM", (1, 1, 2), "2,0,2,2", [[2, 0, 2, 2]]),
+                  (8, 4, "BGRX-SHM", (1, 1, 2), "none", [])])
 
     # 11. Buffer-Damage as a reader takes it: tolerant values, and malformed ones that never fail the frame
     #     (each delivered with its damage unknown and the fault's kind), the stream going on to a good frame.
