@@ -28,23 +28,11 @@ public struct PacerQueue: Sendable {
         public var burstBytes: Int
         /// The most bytes waiting (media and retransmissions together).
         public var maxQueuedBytes: Int
-        /// The pace of keyframe packets, bits per second (at least 100 kbit/s); nil: the pace. A keyframe
-        /// packet weighs rate ÷ this (at least 1) in the bucket, so a keyframe leaves at no more than the
-        /// congestion controller's estimate while other media goes at the pacing factor above it.
-        public var keyframeRateBitsPerSecond: Int?
 
-        public init(rateBitsPerSecond: Int = 40_000_000, burstBytes: Int = 12_000, maxQueuedBytes: Int = 2_000_000,
-                    keyframeRateBitsPerSecond: Int? = nil) {
+        public init(rateBitsPerSecond: Int = 40_000_000, burstBytes: Int = 12_000, maxQueuedBytes: Int = 2_000_000) {
             self.rateBitsPerSecond = max(100_000, rateBitsPerSecond)
             self.burstBytes = max(1, burstBytes)
             self.maxQueuedBytes = max(1, maxQueuedBytes)
-            self.keyframeRateBitsPerSecond = keyframeRateBitsPerSecond.map { max(100_000, $0) }
-        }
-
-        /// What a keyframe byte weighs in the bucket: rate ÷ keyframe rate, at least 1.
-        var keyframeWeight: Double {
-            guard let keyframe = keyframeRateBitsPerSecond else { return 1 }
-            return max(1, Double(rateBitsPerSecond) / Double(keyframe))
         }
     }
 
@@ -119,13 +107,11 @@ public struct PacerQueue: Sendable {
         return true
     }
 
-    /// Changes the pace from `now` on (at least 100 kbit/s), and the keyframe pace
-    /// (``Configuration/keyframeRateBitsPerSecond``; nil: the pace): what left before `now` drained at the old rate.
-    public mutating func setRate(bitsPerSecond rate: Int, keyframeBitsPerSecond keyframe: Int? = nil, nowMicros now: UInt64) {
+    /// Changes the pace from `now` on (at least 100 kbit/s): what left before `now` drained at the old rate.
+    public mutating func setRate(bitsPerSecond rate: Int, nowMicros now: UInt64) {
         debtBytes = drained(at: now)
         debtTime = max(debtTime, now)
         configuration.rateBitsPerSecond = max(100_000, rate)
-        configuration.keyframeRateBitsPerSecond = keyframe.map { max(100_000, $0) }
     }
 
     /// When ``release(nowMicros:)`` next has a packet to give; nil when the queue is empty.
@@ -142,9 +128,8 @@ public struct PacerQueue: Sendable {
         debtBytes = drained(at: now)
         debtTime = max(debtTime, now)
         var out: [Packet] = []
-        let keyframeWeight = configuration.keyframeWeight
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
-            debtBytes += Double(packet.size) * (packet.keyframe ? keyframeWeight : 1)
+            debtBytes += Double(packet.size)
             queuedBytes -= packet.size
             if packet.keyframe { queuedKeyframeBytes -= packet.size }
             out.append(packet)

@@ -310,11 +310,10 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
-    /// target; the pacer keeps its 100 kbit/s floor), keyframes at 1 × `bitsPerSecond`: a 62 kB keyframe on
-    /// a 1 Mbit/s estimate leaves over 0.5 s instead of a 0.2 s burst at 2.5 Mbit/s that the link queues.
+    /// target; the pacer keeps its 100 kbit/s floor).
     public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
-        let target = min(Double(bitsPerSecond), Double(Int.max / 4))
-        pacer.setRate(bitsPerSecond: Int(target * configuration.pacingFactor), keyframeBitsPerSecond: Int(target), nowMicros: now)
+        let rate = Double(bitsPerSecond) * configuration.pacingFactor
+        pacer.setRate(bitsPerSecond: Int(min(rate, Double(Int.max / 2))), nowMicros: now)
     }
 
     /// An SFU's cap on this peer (a ceiling for congestion control beside REMB), bits per second; nil

