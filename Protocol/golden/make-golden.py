@@ -101,6 +101,10 @@ def write(name, note, canonical, parts, tail=b"", error=None):
             frame["sequence"] = fields["seq"]
         if "capture" in fields:
             frame["capture"] = fields["capture"]
+        if "damage" in fields:
+            frame["damage"] = fields["damage"]
+        if "damageFault" in fields:
+            frame["damageFault"] = fields["damageFault"]
         frames.append(frame)
     stream += tail
     with open(os.path.join(HERE, name + ".frames"), "wb") as f:
@@ -111,6 +115,29 @@ def write(name, note, canonical, parts, tail=b"", error=None):
     with open(os.path.join(HERE, name + ".expect.json"), "w") as f:
         json.dump(expect, f, indent=1)
         f.write("\n")
+
+
+def write_damage(name, note, frames):
+    """Frames as our agent writes them with Buffer-Damage: (w, h, format, seed or memory, value, rects)."""
+    parts = []
+    for seq, (w, h, fmt, seed, value, rects) in enumerate(frames):
+        ts = 11_000_000 + seq * 33_333
+        fields = {"w": w, "h": h, "o": 1, "ts": ts, "seq": seq, "damage": rects}
+        tail = b"Buffer-Timestamp: %d\r\nBuffer-Sequence: %d\r\nBuffer-Damage: %s\r\n" % (ts, seq, value.encode())
+        if fmt == "JPEG":
+            body = jpeg(w, h, seed)
+            fields["jw"], fields["jh"] = w, h
+            extra = tail
+        elif fmt == "I420":
+            body = i420(w, h, seed, "limited")
+            extra = b"Buffer-Format: I420\r\nBuffer-Color-Range: limited\r\n" + tail
+            fields["format"], fields["range"] = "I420", "limited"
+        else:
+            body = b"\n"
+            extra = b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: %d %d %d\r\n" % seed + tail
+            fields["format"], fields["memory"] = "BGRX-SHM", list(seed)
+        parts.append((b"", ios_header(len(body), w, h, 1, extra), body, fields))
+    write(name, note, True, parts)
 
 
 def main():
@@ -234,6 +261,49 @@ def main():
           [(b"", tolerant, b"\n", {"w": 8, "h": 4, "o": 1, "format": "BGRX-SHM", "memory": [7, 1, 10]})],
           tail=ios_header(1, 8, 4, 1, b"Buffer-Format: BGRX-SHM\r\nBuffer-Memory: 1 2 4\r\n") + b"\n",
           error="badHeaderValue")
+
+    # 10. Our agent's Buffer-Damage (frame-wire.md §2.9) on every format: the whole 64x48 JPEG first, then two
+    #     rectangles, a keepalive ("none", the same JPEG again), then 6x4 I420 frames (a new size and format:
+    #     the whole buffer, then one 2x2 block). Written in our writer's order.
+    frames = [(64, 48, "JPEG", 30, "0,0,64,48", [[0, 0, 64, 48]]),
+              (64, 48, "JPEG", 31, "8,4,12,12;40,30,24,18", [[8, 4, 12, 12], [40, 30, 24, 18]]),
+              (64, 48, "JPEG", 31, "none", []),
+              (6, 4, "I420", 6, "0,0,6,4", [[0, 0, 6, 4]]),
+              (6, 4, "I420", 6, "2,0,2,2", [[2, 0, 2, 2]])]  # same picture: damage may name more than changed
+    write_damage("agent-damage", "screencast-agent's Buffer-Damage: a whole 64x48 JPEG, two rectangles, a keepalive "
+                 "(none), then 6x4 I420 frames: the whole buffer, then one 2x2 block", frames)
+    # 10b. The same on the shared-memory wire (a stream of its own: a replay cannot carry the memory).
+    write_damage("agent-shm-damage", "screencast-agent --format shm with Buffer-Damage: the whole 8x4 picture in slot 0, "
+                 "one 2x2 block in slot 1, a keepalive (none) of slot 1",
+                 [(8, 4, "BGRX-SHM", (1, 0, 2), "0,0,8,4", [[0, 0, 8, 4]]),
+                  (8, 4, "BGRX-SHM", (1, 1, 2), "2,0,2,2", [[2, 0, 2, 2]]),
+                  (8, 4, "BGRX-SHM", (1, 1, 2), "none", [])])
+
+    # 11. Buffer-Damage as a reader takes it: tolerant values, and malformed ones that never fail the frame
+    #     (each delivered with its damage unknown and the fault's kind), the stream going on to a good frame.
+    body = jpeg(16, 16, 7)
+    values = [(b"buffer-damage: \t NONE \r\n", [], None),
+              (b"Buffer-Damage: 00,0,16,016;4,4,1,1\r\nBuffer-Damage: 00,0,16,016;4,4,1,1\r\n", [[0, 0, 16, 16], [4, 4, 1, 1]], None),
+              (b"Buffer-Damage: 0,0,17,1\r\n", None, "outsideBuffer"),
+              (b"Buffer-Damage: 1,2,3\r\n", None, "syntax"),
+              (b"Buffer-Damage: 1, 2,3,4\r\n", None, "syntax"),
+              (b"Buffer-Damage: 0,0,0,4\r\n", None, "emptyRectangle"),
+              (b"Buffer-Damage: " + b";".join([b"0,0,1,1"] * 17) + b"\r\n", None, "tooManyRectangles"),
+              (b"Buffer-Damage: 0,0,1,1\r\nBuffer-Damage: 0,0,2,2\r\n", None, "conflicting"),
+              (b"Buffer-Damage:\r\n", None, "syntax"),
+              (b"Buffer-Damage: 15,15,1,1\r\n", [[15, 15, 1, 1]], None)]
+    parts = []
+    for extra, rects, fault in values:
+        fields = {"w": 16, "h": 16, "o": 1, "jw": 16, "jh": 16}
+        if rects is not None:
+            fields["damage"] = rects
+        if fault:
+            fields["damageFault"] = fault
+        parts.append((b"", ios_header(len(body), 16, 16, 1, extra), body, fields))
+    write("damage-tolerant-and-malformed",
+          "Buffer-Damage read tolerantly (any case, padding, leading zeros, a same-valued repeat), then malformed "
+          "values (outside, syntax, empty, 17 rectangles, a conflicting repeat, empty value): each frame delivered "
+          "with its damage unknown and the fault named, and a good one after", False, parts)
 
 
 if __name__ == "__main__":

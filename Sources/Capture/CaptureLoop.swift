@@ -27,6 +27,9 @@ final class CaptureLoop {
     private var sharedPicture: SharedPicture?
     private var nextSlot = 0
     private var nextIndex: UInt64 = 0
+    /// What changed since the last frame (its `Buffer-Damage`), and which parts of a shared slot are stale.
+    private var changes = DamageAccumulator()
+    private var slotRefresh = SharedSlotRefresh()
     /// The sequence number of the request of the last grab (see ``isBeforeLastGrab(_:)``).
     private var lastGrabSequence: UInt32?
     private var stats = CaptureStats()
@@ -74,9 +77,14 @@ final class CaptureLoop {
         while !stop.isRequested {
             try connection.checkAlive()
             if let cursor, let moved = try cursor.update(), moved.contains(where: { $0.intersects(area) }) {
+                for rect in moved { changes.add(rect, area: area) }
                 scheduler.markDirty()
             }
             try drainEvents()
+            if pendingScreenChange {
+                pendingScreenChange = false
+                try updateArea()
+            }
             if monitorMissingSince != nil { try updateArea() }
             let now = MonotonicClock.nowMicros()
             let held = monitorMissingSince != nil
@@ -103,13 +111,29 @@ final class CaptureLoop {
 
     // MARK: - Events and area
 
-    private func drainEvents() throws(CaptureError) {
+    /// Handles what the server sent. `grabbed`: called right after a grab, before its frame's damage is
+    /// taken: changes the server reported before it handled the grab are in that frame's pixels, so they
+    /// join its damage (the grab's reply came after them, so they are all here); later ones are the next
+    /// frame's, returned. Between frames, a change from before the last grab (rare: its event came after
+    /// the grab's reply) still joins the next frame's damage, without making a frame of its own.
+    @discardableResult
+    private func drainEvents(grabbed: Bool = false) throws(CaptureError) -> [CaptureRect] {
         var screenChanged = false
+        var later: [CaptureRect] = []
         while let event = connection.pollEvent() {
             switch event {
             case .damage(let rect, let sequence):
                 stats.damageEvents += 1
-                if rect.intersects(area), !isBeforeLastGrab(sequence) { scheduler.markDirty() }
+                guard rect.intersects(area) else { break }
+                if isBeforeLastGrab(sequence) {
+                    changes.add(rect, area: area)
+                } else if grabbed {
+                    later.append(rect)
+                    scheduler.markDirty()
+                } else {
+                    changes.add(rect, area: area)
+                    scheduler.markDirty()
+                }
             case .screenChanged:
                 screenChanged = true
             case .cursorChanged:
@@ -121,8 +145,17 @@ final class CaptureLoop {
             }
         }
         try connection.checkAlive()
-        if screenChanged { try updateArea() }
+        if screenChanged, grabbed {
+            changes.invalidate()
+            pendingScreenChange = true
+        } else if screenChanged {
+            try updateArea()
+        }
+        return later
     }
+
+    /// A screen change seen while a frame was being made: the area is worked out again after it.
+    private var pendingScreenChange = false
 
     /// True for a change the server reported before it handled the last grab: its pixels are in the last
     /// frame already, so it must not cause another one (a window move reports several growing boxes).
@@ -158,6 +191,7 @@ final class CaptureLoop {
         }
         scheduler.markDirty()
         guard visible != area else { return }
+        changes.invalidate()
         let first = area.isEmpty
         area = visible
         frameSize = configuration.outputSize.frameSize(width: visible.width, height: visible.height)
@@ -221,15 +255,35 @@ final class CaptureLoop {
         let subsampling = raw ? .yuv420 : kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
         var body: [UInt8] = []
         var shared: (picture: SharedPicture, reference: SharedPictureReference)?
+        let later = try drainEvents(grabbed: true)
+        // A paint-over re-encodes every pixel of the JPEG: the whole frame changed for a reader.
+        var damage = changes.take(area: area, frameWidth: frameSize.width, frameHeight: frameSize.height)
+        if kind == .paintOver { damage = nil }
+        for rect in later { changes.add(rect, area: area) }
+        if pendingScreenChange { changes.invalidate() }
         do {
             let native = frameSize.width == area.width && frameSize.height == area.height
             if !native {
                 try BGRXScaler.scale(image.view, toWidth: frameSize.width, height: frameSize.height, into: &scaled)
             }
             if configuration.format == .shm {
-                shared = native ? try writeShared(image.view)
-                    : try scaled.withPixels { (pixels) throws(MediaError) in try writeShared(pixels) }
+                shared = native ? try writeShared(image.view, damage: damage)
+                    : try scaled.withPixels { (pixels) throws(MediaError) in try writeShared(pixels, damage: damage) }
                 body = [0x0A]
+            } else if raw, let damage, let last = lastFrame, last.width == frameSize.width, last.height == frameSize.height,
+                      Double(BufferDamage.coveredPixels(damage)) <= DamageAccumulator.partialConversionLimit * Double(last.width * last.height) {
+                // Only the changed rectangles converted, into a copy of the last frame's planes.
+                var picture = try I420Buffer(width: last.width, height: last.height, bytes: last.body,
+                                             colorSpace: YCbCrColorSpace(range: configuration.format.colorRange))
+                let regions = damage.map { (x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
+                if native {
+                    try BGRXToYUV.convertRegionsToI420(image.view, regions: regions, range: configuration.format.colorRange, into: &picture)
+                } else {
+                    try scaled.withPixels { (pixels) throws(MediaError) in
+                        try BGRXToYUV.convertRegionsToI420(pixels, regions: regions, range: configuration.format.colorRange, into: &picture)
+                    }
+                }
+                body = picture.bytes
             } else if raw {
                 // A fresh buffer per frame (the frame, and its keepalive repeats, keep it after this returns),
                 // not zero-filled first: ARGBToI420 writes every byte.
@@ -259,6 +313,7 @@ final class CaptureLoop {
             grabMicros: grabbed - started, encodeMicros: encoded - grabbed)
         nextIndex += 1
         frame.shared = shared
+        frame.damage = damage
         lastFrame = frame
         stats.frames += 1
         if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
@@ -270,8 +325,9 @@ final class CaptureLoop {
     }
 
     /// `pixels` copied into the next slot of the shared memory (a new memfd, the next generation, when the
-    /// size changed), between the slot's seqlock writes.
-    private func writeShared(_ pixels: BGRXPixels) throws(MediaError) -> (picture: SharedPicture, reference: SharedPictureReference) {
+    /// size changed), between the slot's seqlock writes: only the rows of the rectangles the slot lacks
+    /// (``SharedSlotRefresh``) when `damage` is known.
+    private func writeShared(_ pixels: BGRXPixels, damage: [DamageRect]?) throws(MediaError) -> (picture: SharedPicture, reference: SharedPictureReference) {
         if sharedPicture.map({ $0.width != pixels.width || $0.height != pixels.height }) ?? true {
             do throws(SharedPictureError) {
                 sharedPicture = try SharedPicture.create(width: pixels.width, height: pixels.height, generation: (sharedPicture?.generation ?? 0) + 1)
@@ -279,6 +335,7 @@ final class CaptureLoop {
                 throw .invalidArgument("shared memory: \(error)")
             }
             nextSlot = 0
+            slotRefresh.reset()
         }
         let picture = sharedPicture!
         let slot = nextSlot
@@ -286,7 +343,14 @@ final class CaptureLoop {
         let odd = picture.beginWrite(slot: slot)
         let target = picture.mutablePixels(slot: slot)
         let row = pixels.width * 4
-        if pixels.stride == row {
+        if let regions = slotRefresh.regions(slot: slot, damage: damage, width: pixels.width, height: pixels.height) {
+            for r in regions {
+                for y in r.y..<(r.y + r.height) {
+                    (target.baseAddress! + y * row + r.x * 4)
+                        .copyMemory(from: pixels.base.baseAddress! + y * pixels.stride + r.x * 4, byteCount: r.width * 4)
+                }
+            }
+        } else if pixels.stride == row {
             target.baseAddress!.copyMemory(from: pixels.base.baseAddress!, byteCount: row * pixels.height)
         } else {
             for y in 0..<pixels.height {
@@ -301,6 +365,7 @@ final class CaptureLoop {
     private func repeatLast(now: UInt64) -> CapturedFrame? {
         guard var frame = lastFrame else { return nil }
         frame.kind = .keepalive
+        frame.damage = []  // the same picture again
         frame.timestampMicros = now
         frame.index = nextIndex
         frame.grabMicros = 0

@@ -24,6 +24,10 @@ public struct CapturedFrame: Sendable {
     public var colorRange: YCbCrRange { format.colorRange }
     /// For ``CaptureFormat/shm``: the memory holding the picture and where in it (the body is then one LF).
     public var shared: (picture: SharedPicture, reference: SharedPictureReference)?
+    /// What changed since the frame before (`Buffer-Damage`, Protocol/frame-wire.md §2.9): rectangles in
+    /// frame pixels, even-aligned, at most ``BufferDamage/maxRectangles``; `[]` for a keepalive; nil when
+    /// unknown (the first frame, a new area or size, a paint-over).
+    public var damage: [DamageRect]?
     /// The body (a JPEG when ``format`` is `.jpeg`); the name older callers use.
     public var jpeg: [UInt8] { body }
     /// Frame width in pixels (after scaling).

@@ -9,6 +9,7 @@
 ///     [Buffer-Color-Range: R\r\n]     ; when the header has a range (our agent: `limited` on I420 frames)
 ///     [Buffer-Timestamp: T\r\n]        ; our agent only: capture time, CLOCK_MONOTONIC µs
 ///     [Buffer-Sequence: S\r\n]         ; our agent only: frame counter
+///     [Buffer-Damage: x,y,w,h;…\r\n]  ; when the header has damage (our agent, §2.9; `none`: nothing changed)
 ///     [Capture-Display: D\r\n]         ; our agent only (§2.7): what it captures, for people
 ///     [Capture-Area: A\r\n]
 ///     [Capture-Rect: WxH+X+Y\r\n]
@@ -62,6 +63,11 @@ public enum FrameEncoder {
         if let sequence = header.sequence {
             out.append(contentsOf: "Buffer-Sequence: ".utf8)
             appendDecimal(sequence, to: &out)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        if let damage = header.damage {
+            out.append(contentsOf: "Buffer-Damage: ".utf8)
+            BufferDamage.append(damage, to: &out)
             out.append(contentsOf: "\r\n".utf8)
         }
         if let capture = header.capture {

@@ -26,12 +26,22 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// `Buffer-Memory` of a ``BufferFormat/sharedBGRX`` frame (Protocol/frame-wire.md §2.8): where the picture
     /// is in the shared memory; nil for every other format.
     public var memory: SharedPictureReference?
+    /// `Buffer-Damage` (Protocol/frame-wire.md §2.9): the rectangles that may have changed since the previous
+    /// message on this connection, within the buffer; `[]` nothing changed; nil unknown (absent, or
+    /// malformed: then ``damageFault`` says why). A reader without the previous picture takes it all.
+    public var damage: [DamageRect]?
+    /// Why a `Buffer-Damage` value was refused (the frame is delivered anyway, ``damage`` nil); nil when
+    /// the field was absent or good.
+    public var damageFault: BufferDamageError?
 
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
         timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
-        colorRange: BufferColorRange? = nil, capture: CaptureDescription? = nil, memory: SharedPictureReference? = nil
+        colorRange: BufferColorRange? = nil, capture: CaptureDescription? = nil, memory: SharedPictureReference? = nil,
+        damage: [DamageRect]? = nil, damageFault: BufferDamageError? = nil
     ) {
+        self.damage = damage
+        self.damageFault = damageFault
         self.capture = capture
         self.memory = memory
         self.format = format
@@ -51,6 +61,12 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// definition; an I420 body is what `Buffer-Color-Range` says, full range when the field is absent
     /// (what our agent sent before the field existed, so old dumps replay in their true colours).
     public var bodyColorRange: BufferColorRange { colorRange ?? .full }
+
+    /// The share of the picture ``damage`` covers, 0…1 (1 when unknown).
+    public var damagedFraction: Double {
+        guard let damage, bufferWidth > 0, bufferHeight > 0 else { return 1 }
+        return Double(BufferDamage.coveredPixels(damage)) / Double(bufferWidth * bufferHeight)
+    }
 }
 
 /// `Buffer-Color-Range` (Protocol/frame-wire.md §2.6): which codes an I420 body's BT.601 YCbCr samples span.

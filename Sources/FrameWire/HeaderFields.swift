@@ -6,7 +6,7 @@
 ///
 /// Known fields: `Content-Length`, `Buffer-Width`, `Buffer-Height` (required, 1*DIGIT, ≥ 1), `Buffer-Orientation`
 /// (optional, 0…255, anything else 0), and our agent's `Buffer-Timestamp` / `Buffer-Sequence` / `Buffer-Format` /
-/// `Buffer-Color-Range` (optional; an unknown format or range, an I420 body of the wrong length, or a JPEG
+/// `Buffer-Color-Range` / `Buffer-Damage` (optional; a malformed damage never fails the frame, §2.9; an unknown format or range, an I420 body of the wrong length, or a JPEG
 /// said to be limited range, is refused at the empty line), and the `Capture-*` fields (§2.7: text, never an
 /// error).
 /// Unknown fields are ignored. Each line is checked as it completes, so the first fault is the one reported.
@@ -25,9 +25,13 @@ struct HeaderFields: Sendable {
     private(set) var capture = CaptureDescription()
     /// The first `Buffer-Memory` value as given (read at the empty line, for `BGRX-SHM` only).
     private(set) var memory: [UInt8]?
+    /// The first `Buffer-Damage` value as given (read at the empty line, against the buffer size), and
+    /// whether a repeat differed from it (§2.9: then the damage is unknown).
+    private(set) var damage: [UInt8]?
+    private(set) var damageConflict = false
 
     private enum Known {
-        case contentLength, width, height, orientation, timestamp, sequence, format, colorRange, memory
+        case contentLength, width, height, orientation, timestamp, sequence, format, colorRange, memory, damage
         case captureDisplay, captureArea, captureRect, captureFPS
     }
 
@@ -42,6 +46,7 @@ struct HeaderFields: Sendable {
         (Array("buffer-format".utf8), .format),
         (Array("buffer-color-range".utf8), .colorRange),
         (Array("buffer-memory".utf8), .memory),
+        (Array("buffer-damage".utf8), .damage),
         (Array("capture-display".utf8), .captureDisplay),
         (Array("capture-area".utf8), .captureArea),
         (Array("capture-rect".utf8), .captureRect),
@@ -91,6 +96,8 @@ struct HeaderFields: Sendable {
             colorRange = text
         case .memory:
             if memory == nil { memory = Array(value) }
+        case .damage:
+            if let damage { damageConflict = damageConflict || !damage.elementsEqual(value) } else { damage = Array(value) }
         case .captureDisplay: Self.keepFirst(&capture.display, value)
         case .captureArea: Self.keepFirst(&capture.area, value)
         case .captureRect: Self.keepFirst(&capture.rect, value)
@@ -132,10 +139,19 @@ struct HeaderFields: Sendable {
             guard let memory else { throw .missingHeader("Buffer-Memory") }
             reference = try Self.memoryReference(memory[...])
         }
+        var damageRects: [DamageRect]?
+        var damageFault: BufferDamageError?
+        if let damage {
+            switch damageConflict ? .failure(.conflicting) : BufferDamage.parse(damage[...], width: width, height: height) {
+            case .success(let rects): damageRects = rects
+            case .failure(let fault): damageFault = fault
+            }
+        }
         return FrameHeader(
             contentLength: contentLength, bufferWidth: width, bufferHeight: height,
             orientation: orientation ?? 0, timestampMicros: timestamp, sequence: sequence, format: bufferFormat,
-            colorRange: range, capture: capture.isEmpty ? nil : capture, memory: reference)
+            colorRange: range, capture: capture.isEmpty ? nil : capture, memory: reference,
+            damage: damageRects, damageFault: damageFault)
     }
 
     /// A `Capture-*` value for people: the first one within ``CaptureDescription/maxValueBytes`` bytes wins.

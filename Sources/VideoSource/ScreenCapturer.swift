@@ -151,13 +151,16 @@ final class ScreenCapturer: Sendable {
 
     private func handleFrame(_ frame: Frame) {
         let now = clock.nowMicros()
-        hub.stats.received(capture: frame.header.capture)
-        let timestamp = Self.captureTime(sender: frame.header.timestampMicros, received: now)
-        let (result, mismatches) = pipeline.withLock { p -> (Result<VideoFrame, FrameFailure>, Int) in
-            let before = p.sizeMismatches
-            return (p.process(frame, captureTimestampMicros: timestamp), p.sizeMismatches - before)
+        let header = frame.header
+        hub.stats.received(capture: header.capture, damagedFraction: header.damage == nil ? nil : header.damagedFraction)
+        let timestamp = Self.captureTime(sender: header.timestampMicros, received: now)
+        let (result, mismatches, faults, partial) = pipeline.withLock { p -> (Result<VideoFrame, FrameFailure>, Int, Int, Int) in
+            let before = (p.sizeMismatches, p.damageFaults, p.partialConversions)
+            let result = p.process(frame, captureTimestampMicros: timestamp)
+            return (result, p.sizeMismatches - before.0, p.damageFaults - before.1, p.partialConversions - before.2)
         }
         if mismatches > 0 { hub.stats.sizeMismatch() }
+        if faults + partial > 0 { hub.stats.damage(faults: faults, partialConversions: partial) }
         switch result {
         case .success(let picture):
             let takeOver = connection.withLock { c -> SenderInfo? in

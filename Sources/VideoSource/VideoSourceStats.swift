@@ -44,6 +44,14 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var watchdogDrops = 0
     /// Frames whose JPEG size differed from `Buffer-Width`/`Height`.
     public var sizeMismatches = 0
+    /// Screen frames whose `Buffer-Damage` was known (Protocol/frame-wire.md §2.9), and the sum of the share
+    /// of the picture each said changed (0…1; ``meanDamagedFraction`` is the average).
+    public var damageFrames = 0
+    public var damagedFractionSum = 0.0
+    /// Screen frames whose `Buffer-Damage` was malformed (taken whole).
+    public var damageFaults = 0
+    /// `BGRX-SHM` frames converted only where their damage said.
+    public var partialConversions = 0
     /// Frames read from the socket or the dump file (JPEG bodies).
     public var received = 0
     /// Of those, JPEGs decoded.
@@ -102,6 +110,9 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// All zero.
     public init() {}
 
+    /// The average share of the picture a screen frame changed, 0…1 (nil before any frame with damage).
+    public var meanDamagedFraction: Double? { damageFrames > 0 ? damagedFractionSum / Double(damageFrames) : nil }
+
     /// Frames dropped for `reason`.
     public func dropped(_ reason: DropReason) -> Int { dropped[reason] ?? 0 }
 
@@ -110,7 +121,7 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
-    /// {display,area,rect,fpsAsked}},
+    /// {display,area,rect,fpsAsked},"damage":{frames,meanFraction (null before one),faults,partialConversions}},
     /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel}}`.
     public var json: JSONValue {
         .object([
@@ -143,6 +154,11 @@ public struct VideoSourceStats: Sendable, Equatable {
                         ("fpsAsked", capture.framesPerSecond.map { .string($0) } ?? .null),
                     ])
                 } ?? .null),
+                ("damage", .object([
+                    ("frames", .number(damageFrames)),
+                    ("meanFraction", meanDamagedFraction.map { .double((($0 * 10_000).rounded()) / 10_000) } ?? .null),
+                    ("faults", .number(damageFaults)), ("partialConversions", .number(partialConversions)),
+                ])),
             ])),
             ("keyframeRequests", .object([("received", .number(keyframeRequests)), ("coalesced", .number(keyframeRequestsCoalesced))])),
             ("rate", .object([
@@ -186,9 +202,13 @@ final class StatsRecorder: Sendable {
 
     func received() { state.withLock { $0.stats.received += 1 } }
     /// A frame from the agent's socket, with what its header says is captured.
-    func received(capture: CaptureDescription?) {
+    func received(capture: CaptureDescription?, damagedFraction: Double? = nil) {
         state.withLock { s in
             s.stats.received += 1
+            if let damagedFraction {
+                s.stats.damageFrames += 1
+                s.stats.damagedFractionSum += damagedFraction
+            }
             if s.stats.agentCapture != capture { s.stats.agentCapture = capture }
         }
     }
@@ -209,6 +229,13 @@ final class StatsRecorder: Sendable {
     }
     func watchdogDrop() { state.withLock { $0.stats.watchdogDrops += 1 } }
     func sizeMismatch() { state.withLock { $0.stats.sizeMismatches += 1 } }
+    /// Damage faults and partial conversions of one screen frame.
+    func damage(faults: Int, partialConversions: Int) {
+        state.withLock { s in
+            s.stats.damageFaults += faults
+            s.stats.partialConversions += partialConversions
+        }
+    }
     func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }
     func bitrate(_ kbps: Int) { state.withLock { $0.stats.bitrateKbps = kbps } }
     func downscaled() { state.withLock { $0.stats.downscaled += 1 } }

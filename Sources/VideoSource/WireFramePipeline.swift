@@ -63,8 +63,8 @@ enum FrameFailure: Error, Sendable, Equatable, CustomStringConvertible {
 /// One thread at a time (it owns a `JPEGDecoder`): not `Sendable`.
 final class WireFramePipeline {
     private var decoder: JPEGDecoder
-    private let pool: FramePool
-    private let logger: Logger
+    let pool: FramePool
+    let logger: Logger
     private let maximumDimension: Int
     /// The largest picture (pixels) decoded, as a JPEG, before it is refused.
     let maximumDecodePixels: Int
@@ -81,6 +81,14 @@ final class WireFramePipeline {
     private(set) var sizeMismatches = 0
     /// Decoders re-made to free a large picture's scratch (tests).
     private(set) var decoderRenewals = 0
+    /// The last `BGRX-SHM` picture made (upright as converted), which the next frame's `Buffer-Damage`
+    /// updates (`WireFramePipeline+Damage.swift`).
+    var lastShared: LastSharedPicture?
+    /// `BGRX-SHM` frames converted only where their damage said (the rest copied from the last picture).
+    var partialConversions = 0
+    /// Frames whose `Buffer-Damage` was malformed (taken whole, the fault logged rate-limited).
+    var damageFaults = 0
+    var damageFaultLog = LogRateLimiter()
 
     init(pool: FramePool, logger: Logger, maximumDimension: Int, maximumDecodePixels: Int) throws(MediaError) {
         decoder = try JPEGDecoder(maximumDimension: maximumDimension)
@@ -96,10 +104,12 @@ final class WireFramePipeline {
         lastSizes = nil
         lastRotation = nil
         lastRefused = nil
+        lastShared = nil
     }
 
     /// Decodes and rotates `frame`; the result's picture comes from the pool (or is the I420 body itself).
     func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
+        if let fault = frame.header.damageFault { noteDamageFault(fault) }
         if frame.header.format == .i420 { return processI420(frame, captureTimestampMicros: captureTimestampMicros) }
         if frame.header.format == .sharedBGRX { return processShared(frame, captureTimestampMicros: captureTimestampMicros) }
         let header = frame.header
@@ -167,7 +177,8 @@ final class WireFramePipeline {
     }
 
     /// A `BGRX-SHM` frame: its slot converted once, straight from the shared memory into a pooled buffer, to
-    /// BT.601 limited range (libyuv `ARGBToI420`), then checked against the slot's seqlock version (a
+    /// BT.601 limited range (libyuv `ARGBToI420`) — only the rectangles of its `Buffer-Damage` into a copy of
+    /// the last picture when that is the frame before (Protocol/frame-wire.md §2.9) — then checked against the slot's seqlock version (a
     /// rewritten slot is dropped as stale, never shown torn); rotation as for JPEG.
     private func processShared(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
         guard let shared = frame.sharedPicture, let memory = frame.header.memory else { return .failure(.noSharedMemory) }
@@ -178,10 +189,17 @@ final class WireFramePipeline {
         }
         guard shared.version(slot: memory.slot) == memory.version else { return .failure(.staleSharedPicture) }
         var converted = pool.take(width: width, height: height)
+        let damage = previousPicture(for: frame.header, width: width, height: height, into: &converted)
         do throws(MediaError) {
-            let pixels = shared.pixels(slot: memory.slot)
-            try BGRXToYUV.convertToI420(BGRXPixels(base: pixels, width: width, height: height, stride: shared.stride),
-                                        range: .limited, into: &converted)
+            let pixels = BGRXPixels(base: shared.pixels(slot: memory.slot), width: width, height: height, stride: shared.stride)
+            if let damage {
+                // Even edges (I420 chroma is 2x2): another writer may name odd ones.
+                let regions = damage.map { $0.alignedToChroma(width: width, height: height) }.map { ($0.x, $0.y, $0.width, $0.height) }
+                try BGRXToYUV.convertRegionsToI420(pixels, regions: regions, range: .limited, into: &converted)
+                partialConversions += 1
+            } else {
+                try BGRXToYUV.convertToI420(pixels, range: .limited, into: &converted)
+            }
         } catch {
             pool.recycle(converted)
             return .failure(.decode(error))
@@ -191,6 +209,7 @@ final class WireFramePipeline {
             return .failure(.staleSharedPicture)
         }
         let rotation = noteRotation(frame.header)
+        if rotation == .none { keepShared(converted, header: frame.header) }
         do throws(MediaError) {
             return .success(VideoFrame(picture: try upright(converted, rotation: rotation),
                                        captureTimestampMicros: captureTimestampMicros, appliedRotation: rotation))

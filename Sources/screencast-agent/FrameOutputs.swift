@@ -92,7 +92,8 @@ final class FrameOutputs: Sendable {
     /// The wire message of `frame`: header with `Buffer-Timestamp` (capture time) and `Buffer-Sequence`, and
     /// `Buffer-Format: I420` with `Buffer-Color-Range: limited` for a raw frame, `Buffer-Format: BGRX-SHM` with
     /// `Buffer-Memory` for a shared one (never for JPEG, whose header stays the iOS sender's: a JPEG is full
-    /// range by definition); then the `Capture-*` fields when given.
+    /// range by definition); `Buffer-Damage` (§2.9: the whole frame when the capture does not know); then the
+    /// `Capture-*` fields when given.
     static func message(for frame: CapturedFrame, orientation: Int, capture: CaptureDescription? = nil) -> [UInt8] {
         let raw = frame.format == .i420
         let format: BufferFormat = switch frame.format {
@@ -104,7 +105,8 @@ final class FrameOutputs: Sendable {
             contentLength: frame.body.count, bufferWidth: frame.width, bufferHeight: frame.height,
             orientation: orientation, timestampMicros: frame.timestampMicros, sequence: frame.index,
             format: format, colorRange: raw ? (frame.colorRange == .limited ? .limited : .full) : nil,
-            capture: capture, memory: frame.shared?.reference)
+            capture: capture, memory: frame.shared?.reference,
+            damage: frame.damage ?? [DamageRect.whole(width: frame.width, height: frame.height)])
         return FrameEncoder.encode(header: header, body: frame.body)
     }
 

@@ -20,6 +20,8 @@ let usage = """
                     1920x1080 and 3840x2160, with the alternatives: a Swift table loop, libyuv ARGBPolynomial
       vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
       vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
+      damage        Buffer-Damage at 1080p, interleaved: whole-slot BGRX → I420 against copy + convert of the damage
+                    (typing, window, scroll, whole), and the agent's whole 8 MB slot write against the damage only (ms)
       frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key derivation
       shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
       ratecontrol   what the call's encoder loop emits (new frames, refinements, repeats, keyframes) against
@@ -57,7 +59,7 @@ func main() throws -> Int32 {
         dumpPaths.append((String(spec[..<eq]), String(spec[spec.index(after: eq)...])))
         dumps.append((dumpPaths.last!.name, try DumpFrames(path: dumpPaths.last!.path)))
     }
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol"]
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol", "damage"]
     var stages = arguments.strings("stage")
     if stages.isEmpty {
         stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) && $0 != "ratecontrol" }
@@ -80,6 +82,7 @@ func main() throws -> Int32 {
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
         case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
         case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
+        case "damage": measured = try DamageStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
         case "ratecontrol":
             let sizeText = arguments.string("size") ?? "1280x720"

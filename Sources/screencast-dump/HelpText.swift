@@ -96,6 +96,8 @@ enum HelpText {
             "timestamp":T Buffer-Timestamp, capture time in CLOCK_MONOTONIC µs (exact unsigned 64-bit)
             "sequence":S  Buffer-Sequence, the sender's frame counter (exact unsigned 64-bit)
             "capture":{"Capture-Display":…}  the Capture-* fields given (what the agent captures; frame-wire.md §2.7)
+            "damage":[[X,Y,W,H],…]  Buffer-Damage, what changed since the frame before ([] for none; §2.9);
+                          a malformed one is "damageFault":KIND instead (syntax, outsideBuffer, …)
           ERROR: {"kind":K,"message":M,"offset":B}
             kind          badStatusLine, badHeaderLine, missingHeader, badHeaderValue, conflictingHeaders,
                           headerTooLarge, bodyTooLarge or bodyLengthMismatch (an I420 body of the wrong size)

@@ -34,6 +34,11 @@ struct InspectedFrame {
         if let capture = header.capture {
             pairs.append(("capture", .object(capture.fields.map { ($0.name, .string($0.value)) })))
         }
+        // Buffer-Damage (frame-wire.md §2.9): [x, y, w, h] lists ([] for none), or the fault's kind.
+        if let damage = header.damage {
+            pairs.append(("damage", .array(damage.map { .array([.number($0.x), .number($0.y), .number($0.width), .number($0.height)]) })))
+        }
+        if let fault = header.damageFault { pairs.append(("damageFault", .string(fault.kind))) }
         return .object(pairs)
     }
 

@@ -49,6 +49,8 @@ final class AgentI420Tests: XServerTestCase {
         XCTAssertEqual(frames.map(\.header.colorRange), [.limited, .limited, .limited], "Buffer-Color-Range: limited")
         XCTAssertEqual(frames.map(\.header.contentLength), [115_200, 115_200, 115_200], "320·240·1.5 bytes")
         XCTAssertEqual(frames.map(\.header.sequence), [0, 1, 2])
+        XCTAssertEqual(frames.map(\.header.damage), [[DamageRect.whole(width: 320, height: 240)], [], []],
+                       "Buffer-Damage: the whole buffer first, none on the keepalives")
         XCTAssertEqual(frames[1].body, frames[0].body, "a keepalive repeats the picture (no paint-over for raw)")
         let rawDB = TestImages.psnr(try bgrx(frames[0]), pattern)
 
@@ -56,6 +58,7 @@ final class AgentI420Tests: XServerTestCase {
         XCTAssertEqual(try run(["--output", jpegDump, "--frames", "1", "--quality", "90"]).status, 0)
         let jpegFrame = try XCTUnwrap(try DumpReader.frames(jpegDump).frames.first)
         XCTAssertEqual(jpegFrame.header.format, .jpeg)
+        XCTAssertEqual(jpegFrame.header.damage, [DamageRect.whole(width: 320, height: 240)], "Buffer-Damage on the JPEG wire too")
         let jpegDB = TestImages.psnr(try TestImages.decode(jpegFrame.body), pattern)
         print("agent PSNR vs the screen: i420 \(rawDB) dB, jpeg q90 \(jpegDB) dB")
         XCTAssertGreaterThanOrEqual(rawDB, 35)

@@ -95,6 +95,7 @@ struct InspectReport {
                 format: try XCTUnwrap(f["format"] as? String, "format in \(f)"), colorRange: f["colorRange"] as? String,
                 memory: f["memory"] as? [Int])
                 .withCapture(f["capture"] as? [String: String] ?? [:])
+                .withDamage(f["damage"] as? [[Int]], fault: f["damageFault"] as? String)
         }
         end = try XCTUnwrap(root["end"] as? String)
         XCTAssertTrue(root.keys.contains("error"), "error key present (null or object)")

@@ -54,6 +54,7 @@ final class SocketReplayTests: XCTestCase {
                     sequence: wireCase.frames.first?.sequence == nil ? nil : frame.header.sequence,
                     format: frame.header.format.rawValue, colorRange: isJPEG ? nil : frame.header.bodyColorRange.rawValue)
                 .withCapture(Dictionary(uniqueKeysWithValues: (frame.header.capture?.fields ?? []).map { ($0.name, $0.value) }))
+                .withDamage(frame.header.damage.map { $0.map { [$0.x, $0.y, $0.width, $0.height] } }, fault: frame.header.damageFault?.kind)
             }
             XCTAssertEqual(seen, wireCase.frames, "\(wireCase.name): frames")
             // The summary counts frames; a faulty or truncated tail is named apart, not counted as one.

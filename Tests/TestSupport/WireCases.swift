@@ -59,6 +59,10 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
     public var memory: [Int]?
     /// The `Capture-*` values by field name (frame-wire.md §2.7), in golden streams of our agent; empty: none.
     public var capture: [String: String] = [:]
+    /// `Buffer-Damage` (frame-wire.md §2.9) as `[x, y, w, h]` lists (`[]`: `none`); nil: absent or malformed.
+    public var damage: [[Int]]?
+    /// The kind of a malformed `Buffer-Damage` (`syntax`, `outsideBuffer`, …); nil when absent or good.
+    public var damageFault: String?
 
     public init(
         offset: Int, contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int, rotation: Int,
@@ -79,6 +83,14 @@ public struct ExpectedFrame: Equatable, CustomStringConvertible {
         self.decodeError = decodeError
         self.timestamp = timestamp
         self.sequence = sequence
+    }
+
+    /// The same frame with this damage and fault kind.
+    public func withDamage(_ damage: [[Int]]?, fault: String?) -> ExpectedFrame {
+        var copy = self
+        copy.damage = damage
+        copy.damageFault = fault
+        return copy
     }
 
     /// The same frame with these `Capture-*` values.
@@ -142,6 +154,7 @@ public struct WireCase: CustomStringConvertible {
                 format: (f["format"] as? String) ?? "JPEG", colorRange: f["colorRange"] as? String,
                 memory: f["memory"] as? [Int])
                 .withCapture(f["capture"] as? [String: String] ?? [:])
+                .withDamage(f["damage"] as? [[Int]], fault: f["damageFault"] as? String)
         }
         let errorKind = (root["error"] as? [String: Any])?["kind"] as? String
         return WireCase(
