@@ -58,7 +58,7 @@ final class ApplicationLimitedTests: XCTestCase {
         XCTAssertEqual(probes.onTick(nowMicros: 9_500_000, applicationLimitedSince: 5_000_000), [], "4.5 s into ALR")
         let alr = probes.onTick(nowMicros: 10_000_000, applicationLimitedSince: 5_000_000)
         XCTAssertEqual(alr.map(\.bitsPerSecond), [1_800_000], "2 × the estimate, 5 s into ALR")
-        XCTAssertEqual(alr.map(\.minBytes), [67_500], "300 ms at 1.8 Mbit/s")
+        XCTAssertEqual(alr.map(\.minBytes), [90_000], "400 ms at 1.8 Mbit/s")
         XCTAssertEqual(alr.map(\.measuresPastBurst), [true])
         XCTAssertEqual(probes.alrProbes, 1)
         // A result that lifts the estimate above 0.7 × 1.8 Mbit/s probes further at 2×, capped at the max.
@@ -78,32 +78,39 @@ final class ApplicationLimitedTests: XCTestCase {
         XCTAssertEqual(plain.alrProbes, 0)
     }
 
-    /// A 300 ms cluster at 1.9 Mbit/s (60 packets of 1187 B, 5 ms apart) through a token bucket of 1 Mbit/s
-    /// with a 15 kB burst (tbf `rate 1mbit burst 15kb`): the whole cluster reads 1.27 Mbit/s, its last third
-    /// the link's 1 Mbit/s.
+    /// A 400 ms cluster at 1.9 Mbit/s (80 packets of 1187 B, 5 ms apart) through a token bucket of 1 Mbit/s
+    /// with a 15 kB burst (tbf `rate 1mbit burst 15kb`): the whole cluster reads over 1.15 Mbit/s, what
+    /// arrives after its first 55 % the link's 1 Mbit/s — from the first result (80 % arrived) on.
     func testABurstRobustClusterReadsTheLinkBehindATokenBucket() throws {
-        let arrivals = tokenBucket(packets: 60, size: 1187, gapMicros: 5000, rateBitsPerSecond: 1_000_000, burstBytes: 15_000)
-        func read(pastBurst: Bool) -> Double? {
-            let cluster = ProbeCluster(id: 7, bitsPerSecond: 1_900_000, minPackets: 5, minBytes: 71_250, createdMicros: 0,
+        let arrivals = tokenBucket(packets: 80, size: 1187, gapMicros: 5000, rateBitsPerSecond: 1_000_000, burstBytes: 15_000)
+        func read(pastBurst: Bool) -> (first: Double?, last: Double?) {
+            let cluster = ProbeCluster(id: 7, bitsPerSecond: 1_900_000, minPackets: 5, minBytes: 95_000, createdMicros: 0,
                                        measuresPastBurst: pastBurst)
             var estimator = ProbeBitrateEstimator()
+            var first: Double?
             for (index, arrival) in arrivals.enumerated() {
                 let sent = SentPacket(sequenceNumber: Int64(index), sendTimeMicros: Int64(index) * 5000, sizeBytes: 1187, probeClusterID: 7)
-                estimator.add(PacketResult(sent: sent, arrivalMicros: 20_000 + arrival), cluster: cluster)
+                let result = estimator.add(PacketResult(sent: sent, arrivalMicros: 20_000 + arrival), cluster: cluster)
+                if first == nil, let result {
+                    first = result
+                    XCTAssertEqual(index, 64, "80 % of 95 000 bytes is the 65th packet")
+                }
             }
-            return estimator.fetchResult()
+            return (first, estimator.fetchResult())
         }
-        let whole = try XCTUnwrap(read(pastBurst: false))
-        XCTAssertGreaterThan(whole, 1_150_000, "the burst inflates a whole-cluster reading")
-        let tail = try XCTUnwrap(read(pastBurst: true))
-        XCTAssertEqual(tail, 0.95 * 1_000_000, accuracy: 10_000, "95 % of the link: the link saturated")
-        // The tail: the last third, timed from the arrival before it.
+        let whole = read(pastBurst: false)
+        XCTAssertGreaterThan(try XCTUnwrap(whole.first), 1_150_000, "the burst inflates a whole-cluster reading")
+        let tail = read(pastBurst: true)
+        XCTAssertEqual(try XCTUnwrap(tail.first), 0.95 * 1_000_000, accuracy: 10_000, "95 % of the link: the link saturated")
+        XCTAssertEqual(try XCTUnwrap(tail.last), 0.95 * 1_000_000, accuracy: 10_000)
+        // The tail: after the first 800 bytes, timed from the arrival before it.
         XCTAssertEqual(try XCTUnwrap(ProbeBitrateEstimator.tailRate([(0, 100), (10, 100), (20, 100), (40, 100), (60, 100), (80, 100),
                                                                         (100, 100), (120, 100), (140, 100), (160, 100), (180, 100),
-                                                                        (200, 100)].shuffled())),
+                                                                        (200, 100)].shuffled(), afterBytes: 800)),
                        400 * 8 / 0.000080, accuracy: 1)
-        XCTAssertNil(ProbeBitrateEstimator.tailRate([(0, 100), (10, 100), (20, 100)]), "fewer than 4 in the tail")
-        XCTAssertNil(ProbeBitrateEstimator.tailRate(Array(repeating: (5, 100), count: 12)), "no time spanned")
+        XCTAssertNil(ProbeBitrateEstimator.tailRate([(0, 100), (10, 100), (20, 100), (30, 100), (40, 100)], afterBytes: 200),
+                     "fewer than 4 after")
+        XCTAssertNil(ProbeBitrateEstimator.tailRate(Array(repeating: (5, 100), count: 12), afterBytes: 100), "no time spanned")
     }
 
     /// Arrival times (µs after the first send) of packets sent `gapMicros` apart through a token bucket.
