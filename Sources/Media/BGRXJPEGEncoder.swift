@@ -17,31 +17,13 @@ internal import CTurboJPEG
 ///
 /// One thread at a time: an encoder is not `Sendable`.
 public final class BGRXJPEGEncoder {
-    private let handle: tjhandle
-    /// libturbojpeg-allocated output buffer (`tjAlloc`), `outputCapacity` bytes; nil until first use.
-    private var output: UnsafeMutablePointer<UInt8>?
-    private var outputCapacity = 0
+    private let compressor: TurboJPEGCompressor
     /// Y (padded), Cb, Cr for the libyuv path; grown, never shrunk.
     private var scratch: [UInt8] = []
-    private let planePointers: UnsafeMutablePointer<UnsafePointer<UInt8>?>
-    private let planeStrides: UnsafeMutablePointer<Int32>
 
     /// - Throws: `MediaError.handleCreationFailed` if libturbojpeg cannot allocate its handle.
     public init() throws(MediaError) {
-        guard let handle = tjInitCompress() else {
-            throw .handleCreationFailed(turboJPEGError(nil).message)
-        }
-        self.handle = handle
-        // Allocated only once nothing can throw any more, so a failed init leaks nothing.
-        planePointers = .allocate(capacity: 3)
-        planeStrides = .allocate(capacity: 3)
-    }
-
-    deinit {
-        tjFree(output)
-        tjDestroy(handle)
-        planePointers.deallocate()
-        planeStrides.deallocate()
+        compressor = try TurboJPEGCompressor()
     }
 
     /// Compresses `pixels` to a JPEG of the same size.
@@ -80,35 +62,17 @@ public final class BGRXJPEGEncoder {
         guard pixels.stride <= Int(Int32.max) else {
             throw .invalidArgument("BGRX stride \(pixels.stride) is too large")
         }
-        let samp = subsampling.turboJPEG
-        try reserveJPEGOutput(&output, capacity: &outputCapacity, width: pixels.width, height: pixels.height, subsampling: samp)
-        var size = UInt(outputCapacity)
-        let status: Int32
         if BGRXToYUV.supports(subsampling) {
-            status = try compressThroughPlanes(pixels, quality: quality, subsampling: subsampling, size: &size)
+            try compressThroughPlanes(pixels, quality: quality, subsampling: subsampling, into: &jpeg)
         } else {
-            status = compressBGRX(pixels, quality: quality, samp: samp, size: &size)
+            try compressor.compressBGRX(pixels, samp: subsampling.turboJPEG, quality: quality, into: &jpeg)
         }
-        guard status == 0, let output else {
-            throw .jpegEncode(turboJPEGError(handle).message)
-        }
-        jpeg.removeAll(keepingCapacity: true)
-        jpeg.append(contentsOf: UnsafeBufferPointer(start: output, count: Int(size)))
     }
 
-    /// libturbojpeg converts and compresses (`tjCompress2`, `TJPF_BGRX`); returns its status.
-    private func compressBGRX(_ pixels: BGRXPixels, quality: Int, samp: Int32, size: inout UInt) -> Int32 {
-        tjCompress2(
-            handle, pixels.base.baseAddress!.assumingMemoryBound(to: UInt8.self),
-            Int32(pixels.width), Int32(pixels.stride), Int32(pixels.height), Int32(TJPF_BGRX.rawValue),
-            &output, &size, samp, Int32(quality), Int32(TJFLAG_NOREALLOC))
-    }
-
-    /// libyuv converts into the scratch planes, libturbojpeg compresses them (`tjCompressFromYUVPlanes`);
-    /// returns libturbojpeg's status.
+    /// libyuv converts into the scratch planes, libturbojpeg compresses them (`tjCompressFromYUVPlanes`).
     private func compressThroughPlanes(
-        _ pixels: BGRXPixels, quality: Int, subsampling: JPEGSubsampling, size: inout UInt
-    ) throws(MediaError) -> Int32 {
+        _ pixels: BGRXPixels, quality: Int, subsampling: JPEGSubsampling, into jpeg: inout [UInt8]
+    ) throws(MediaError) {
         try BGRXToYUV.check(pixels)
         let samp = subsampling.turboJPEG
         let (width, height) = (pixels.width, pixels.height)
@@ -130,7 +94,7 @@ public final class BGRXJPEGEncoder {
             let count = lumaCount + 2 * chromaCount
             scratch = [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
         }
-        return try scratch.withUnsafeMutableBufferPointer { (planes) throws(MediaError) -> Int32 in
+        try scratch.withUnsafeMutableBufferPointer { (planes) throws(MediaError) in
             let y = planes.baseAddress!
             let (u, v) = (y + lumaCount, y + lumaCount + chromaCount)
             let converted = BGRXToYUV.convert(
@@ -148,15 +112,9 @@ public final class BGRXJPEGEncoder {
             for row in height..<lumaHeight {
                 (y + row * lumaWidth).update(from: y + (height - 1) * lumaWidth, count: lumaWidth)
             }
-            planePointers[0] = UnsafePointer(y)
-            planePointers[1] = isGray ? nil : UnsafePointer(u)
-            planePointers[2] = isGray ? nil : UnsafePointer(v)
-            planeStrides[0] = Int32(lumaWidth)
-            planeStrides[1] = Int32(chromaWidth)
-            planeStrides[2] = Int32(chromaWidth)
-            return tjCompressFromYUVPlanes(
-                handle, planePointers, Int32(width), planeStrides, Int32(height), samp,
-                &output, &size, Int32(quality), Int32(TJFLAG_NOREALLOC))
+            try compressor.compressPlanes(
+                y: y, yStride: lumaWidth, u: isGray ? nil : UnsafePointer(u), v: isGray ? nil : UnsafePointer(v),
+                uvStride: chromaWidth, width: width, height: height, samp: samp, quality: quality, into: &jpeg)
         }
     }
 }

@@ -8,31 +8,13 @@ internal import CTurboJPEG
 ///
 /// One thread at a time: an encoder is not `Sendable`.
 public final class JPEGEncoder {
-    private let handle: tjhandle
-    /// libturbojpeg-allocated output buffer (`tjAlloc`), `outputCapacity` bytes; nil until first use.
-    private var output: UnsafeMutablePointer<UInt8>?
-    private var outputCapacity = 0
-    private let planePointers: UnsafeMutablePointer<UnsafePointer<UInt8>?>
-    private let planeStrides: UnsafeMutablePointer<Int32>
+    private let compressor: TurboJPEGCompressor
     /// Luma padded to even size (edge pixels repeated) for odd-sized 4:2:0 frames; grown, never shrunk.
     private var paddedLuma: [UInt8] = []
 
     /// - Throws: `MediaError.handleCreationFailed` if libturbojpeg cannot allocate its handle.
     public init() throws(MediaError) {
-        guard let handle = tjInitCompress() else {
-            throw .handleCreationFailed(turboJPEGError(nil).message)
-        }
-        self.handle = handle
-        // Allocated only once nothing can throw any more, so a failed init leaks nothing.
-        planePointers = .allocate(capacity: 3)
-        planeStrides = .allocate(capacity: 3)
-    }
-
-    deinit {
-        tjFree(output)
-        tjDestroy(handle)
-        planePointers.deallocate()
-        planeStrides.deallocate()
+        compressor = try TurboJPEGCompressor()
     }
 
     /// Compresses `frame`, a BT.601 full-range picture (JFIF's colours), to a JPEG.
@@ -64,7 +46,6 @@ public final class JPEGEncoder {
             throw .invalidArgument("I420 input encodes as 4:2:0 or gray, not \(subsampling)")
         }
         let samp = subsampling.turboJPEG
-        try reserveJPEGOutput(&output, capacity: &outputCapacity, width: frame.width, height: frame.height, subsampling: samp)
 
         // libturbojpeg reads a luma plane padded to whole chroma samples (`tjPlaneWidth`/`tjPlaneHeight`:
         // 38x24 for a 37x23 4:2:0 frame). For odd sizes the frame's Y plane is copied into a padded one
@@ -80,9 +61,8 @@ public final class JPEGEncoder {
             paddedLuma = [UInt8](repeating: 0, count: lumaPlaneWidth * lumaPlaneHeight)
         }
 
-        var size = UInt(outputCapacity)
-        let status = frame.withUnsafePlanes { y, u, v in
-            paddedLuma.withUnsafeMutableBufferPointer { padded in
+        try frame.withUnsafePlanes { (y, u, v) throws(MediaError) in
+            try paddedLuma.withUnsafeMutableBufferPointer { (padded) throws(MediaError) in
                 var luma = y.baseAddress!
                 var lumaStride = frame.yStride
                 if !lumaInPlace, let out = padded.baseAddress {
@@ -95,22 +75,12 @@ public final class JPEGEncoder {
                     luma = UnsafePointer(out)
                     lumaStride = lumaPlaneWidth
                 }
-                planePointers[0] = luma
-                planePointers[1] = u.baseAddress
-                planePointers[2] = v.baseAddress
-                planeStrides[0] = Int32(lumaStride)
-                planeStrides[1] = Int32(frame.uvStride)
-                planeStrides[2] = Int32(frame.uvStride)
-                return tjCompressFromYUVPlanes(
-                    handle, planePointers, Int32(width), planeStrides, Int32(height), samp,
-                    &output, &size, Int32(quality), Int32(TJFLAG_NOREALLOC))
+                try compressor.compressPlanes(
+                    y: luma, yStride: lumaStride, u: subsampling == .gray ? nil : u.baseAddress,
+                    v: subsampling == .gray ? nil : v.baseAddress, uvStride: frame.uvStride,
+                    width: width, height: height, samp: samp, quality: quality, into: &jpeg)
             }
         }
-        guard status == 0, let output else {
-            throw .jpegEncode(turboJPEGError(handle).message)
-        }
-        jpeg.removeAll(keepingCapacity: true)
-        jpeg.append(contentsOf: UnsafeBufferPointer(start: output, count: Int(size)))
     }
 }
 

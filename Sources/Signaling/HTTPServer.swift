@@ -176,6 +176,13 @@ final class ServerCore: Sendable {
         self.logger = logger
     }
 
+    /// The first name that appears twice, nil when each appears once.
+    static func firstRepeatedName(_ names: [String]) -> String? {
+        var seen = Set<String>()
+        for name in names where !seen.insert(name).inserted { return name }
+        return nil
+    }
+
     /// The access handler (see `MHD_AccessHandlerCallback`): called once when the headers are in
     /// (`state` nil), once per body chunk, and once when the body is complete.
     func access(
@@ -183,10 +190,15 @@ final class ServerCore: Sendable {
         size: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let pointer = state.pointee else {
+            let arguments = Self.values(connection, .GET_ARGUMENT_KIND)
             let request = HTTPRequest(
                 method: String(cString: method), path: String(cString: url),
-                query: Dictionary(Self.values(connection, .GET_ARGUMENT_KIND).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),
+                query: Dictionary(arguments.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),
                 headers: HTTPHeaders(Self.values(connection, .HEADER_KIND)))
+            // A parameter given twice (`?token=a&token=b`) is ambiguous: refused, never one of them picked.
+            if let repeated = Self.firstRepeatedName(arguments.map(\.name)) {
+                return queue(.text(400, "query parameter '\(repeated)' is given more than once"), request: request, on: connection)
+            }
             let declared = request.headers["Content-Length"].flatMap { Int($0.trimmingWhitespace()) }
             switch router.begin(request, contentLength: declared) {
             case .respond(let response):

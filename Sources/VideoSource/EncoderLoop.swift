@@ -188,7 +188,14 @@ final class EncoderLoop: Sendable {
             guard let output else {
                 if keyframe { state.keyframeOwed = true }
                 hub.stats.dropped(.encoder)
+                state.ratePolicy.dropped(now: now)
                 return
+            }
+            // What the content costs (ContentCost): new frames and libvpx's drops; keyframes mark their window.
+            if isKeyframe {
+                state.ratePolicy.keyframe(now: now)
+            } else if reason == .newFrame {
+                state.ratePolicy.encoded(bytes: output.bytes.count, quantizer: output.quantizer, now: now)
             }
             state.budget.spend(bytes: output.bytes.count, now: now)
             hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, reason: reason,
@@ -307,14 +314,15 @@ final class EncoderLoop: Sendable {
         guard let encoder = state.encoder else { return }
         let decision = state.ratePolicy.update(
             targetKbps: encoder.settings.bitrateKbps, pixels: encoder.settings.width * encoder.settings.height, now: now)
-        defer { hub.stats.rate(decision, budgetBits: state.budget.balance(at: now)) }
+        defer { hub.stats.rate(decision, budgetBits: state.budget.balance(at: now), bitsPerPixel: state.ratePolicy.bitsPerPixel) }
         guard decision != state.applied else { return }
         state.scheduler.setMinFrameInterval(micros: UInt64((1e6 / decision.framesPerSecond).rounded()))
         do throws(MediaError) {
             try encoder.setQuantizerRange(min: decision.minQuantizer, max: decision.maxQuantizer)
             try encoder.setRateControl(.screen(framesPerSecond: decision.framesPerSecond))
             logger.info("rate policy", ["kbps": encoder.settings.bitrateKbps, "decision": decision.description,
-                                         "from": state.applied?.description ?? "-"])
+                                         "from": state.applied?.description ?? "-",
+                                         "bpp": (state.ratePolicy.bitsPerPixel * 1000).rounded() / 1000])
         } catch {
             logger.warning("rate policy refused by the encoder", ["decision": decision.description, "error": error])
         }

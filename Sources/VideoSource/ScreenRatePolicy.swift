@@ -7,6 +7,10 @@
 /// stop at), linearly with the shortfall up to `highestFloor`. While degraded, libvpx may use its worst
 /// quantizer (63), so a burst of change cannot hold the rate above the target.
 ///
+/// The bits per pixel a frame needs is a model (`bitsPerPixel`), raised to what the content is seen to cost
+/// when that is clearly more (``ContentCost``): busy content lowers the frame rate evenly, instead of
+/// leaving libvpx to drop frames in bursts.
+///
 /// Falls apply at once. Rises wait until the target has allowed them for `recoveryHoldMicros`, then go
 /// one step at a time, in the same order: the frame rate first, then (another hold later) the floor.
 struct ScreenRatePolicy: Sendable, Equatable {
@@ -42,6 +46,8 @@ struct ScreenRatePolicy: Sendable, Equatable {
     }
 
     let limits: Limits
+    /// What the content costs, learnt from the encoder (see ``ContentCost``).
+    private(set) var content = ContentCost()
     /// The decision in force.
     private(set) var current: Decision
     /// Since when the target has allowed something better than `current` (nil: it does not).
@@ -58,10 +64,12 @@ struct ScreenRatePolicy: Sendable, Equatable {
     /// What `targetKbps` allows for a picture of `pixels`, with no hold.
     func ideal(targetKbps: Int, pixels: Int) -> Decision {
         let bits = Double(max(1, targetKbps)) * 1000
-        let perFrame = Double(max(1, pixels)) * limits.bitsPerPixel
+        let perFrame = Double(max(1, pixels)) * bitsPerPixel
         let lowest = min(limits.minFramesPerSecond, limits.maxFramesPerSecond)
         // Whole frames per second (tenths below 1), so small changes of the target do not move the cap.
         var fps = bits / perFrame
+        // (A hair added first: a cost measured as target ÷ n frames must give n, not n − 1 by rounding.)
+        fps += 1e-9
         fps = fps >= 1 ? fps.rounded(.down) : (fps * 10).rounded(.down) / 10
         fps = min(limits.maxFramesPerSecond, max(lowest, fps))
         var floor = limits.minQuantizer
@@ -73,8 +81,26 @@ struct ScreenRatePolicy: Sendable, Equatable {
         return Decision(framesPerSecond: fps, minQuantizer: floor, maxQuantizer: maxQuantizer(fps: fps, floor: floor))
     }
 
+    /// Bits per pixel per frame the decisions assume: the model's, or what the content was seen to cost
+    /// when that is more.
+    var bitsPerPixel: Double { max(limits.bitsPerPixel, content.bitsPerPixel) }
+
+    /// A new frame libvpx made (not a keyframe, refinement or repeat) of `bytes` at `quantizer` (-1: unknown).
+    mutating func encoded(bytes: Int, quantizer: Int, now: UInt64) {
+        content.encoded(bytes: bytes, quantizer: quantizer, at: now)
+    }
+
+    /// A new frame libvpx dropped to hold its rate.
+    mutating func dropped(now: UInt64) { content.dropped(at: now) }
+
+    /// A keyframe was made (its window says nothing of the content).
+    mutating func keyframe(now: UInt64) { content.keyframe(at: now) }
+
     /// The decision at `now` for `targetKbps` and a picture of `pixels`.
     mutating func update(targetKbps: Int, pixels: Int, now: UInt64) -> Decision {
+        _ = content.evaluate(
+            now: now, targetBitsPerSecond: Double(max(1, targetKbps)) * 1000, pixels: pixels,
+            modelBitsPerPixel: limits.bitsPerPixel, cheapQuantizer: limits.maxQuantizer / 2)
         let ideal = ideal(targetKbps: targetKbps, pixels: pixels)
         var next = current
         next.framesPerSecond = min(next.framesPerSecond, ideal.framesPerSecond)

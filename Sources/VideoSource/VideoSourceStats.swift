@@ -95,6 +95,9 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var maxQuantizer = 0
     /// The byte budget's balance, bytes (negative: in debt; refinements and repeats wait).
     public var budgetBytes = 0
+    /// Bits per pixel per new frame the rate policy assumes (its model, or the content's measured cost
+    /// when that is more; ``ContentCost``).
+    public var bitsPerPixel = 0.0
 
     /// All zero.
     public init() {}
@@ -108,7 +111,7 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
     /// {display,area,rect,fpsAsked}},
-    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes}}`.
+    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -146,6 +149,7 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("fpsCap", .double(Self.rounded(fpsCap))),
                 ("q", .object([("min", .number(minQuantizer)), ("max", .number(maxQuantizer))])),
                 ("budgetBytes", .number(budgetBytes)),
+                ("bitsPerPixel", .double((bitsPerPixel * 1000).rounded() / 1000)),
             ])),
         ])
     }
@@ -210,8 +214,9 @@ final class StatsRecorder: Sendable {
     func downscaled() { state.withLock { $0.stats.downscaled += 1 } }
     func keyframeRequested() { state.withLock { $0.stats.keyframeRequests += 1 } }
     func keyframeCoalesced() { state.withLock { $0.stats.keyframeRequestsCoalesced += 1 } }
-    func rate(_ decision: ScreenRatePolicy.Decision, budgetBits: Double) {
+    func rate(_ decision: ScreenRatePolicy.Decision, budgetBits: Double, bitsPerPixel: Double) {
         state.withLock { s in
+            s.stats.bitsPerPixel = bitsPerPixel
             s.stats.fpsCap = decision.framesPerSecond
             s.stats.minQuantizer = decision.minQuantizer
             s.stats.maxQuantizer = decision.maxQuantizer

@@ -247,6 +247,9 @@ struct CallOptions {
         var ice = ICEAgent.Configuration(role: .controlled)
         for address in arguments.strings("ice-address") {
             guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }
+            if let problem = Self.bindProblem(address) {
+                throw UsageError("--ice-address \(address) is not an address of this machine (\(problem)); `ip -brief address` lists them")
+            }
             ice.localAddresses.append(address)
         }
         if let policy = arguments.string("remote-candidates") {
@@ -281,6 +284,27 @@ struct CallOptions {
     }
 
     /// Dotted IPv4 or an IPv6 literal.
+    /// Why a UDP socket cannot bind to `address` port 0 (nil when it can): an address no interface has
+    /// gives `bind(2)`'s EADDRNOTAVAIL, which libnice would only report by gathering no candidate.
+    static func bindProblem(_ address: String) -> String? {
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let isV4 = inet_pton(AF_INET, address, &v4.sin_addr) == 1
+        guard isV4 || inet_pton(AF_INET6, address, &v6.sin6_addr) == 1 else { return "not an IP address" }
+        let fd = socket(isV4 ? AF_INET : AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        let result: Int32
+        if isV4 {
+            v4.sin_family = sa_family_t(AF_INET)
+            result = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        } else {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            result = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        }
+        return result == 0 ? nil : String(cString: strerror(errno))
+    }
+
     static func isIPLiteral(_ text: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()

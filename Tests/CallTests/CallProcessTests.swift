@@ -25,6 +25,9 @@ final class CallProcessTests: CallTestCase {
             (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
             (["--remote-candidates", "public"], "--remote-candidates must be any, private or loopback, not 'public'"),
+            (["--ice-address", "localhost"], "--ice-address must be an IP address, not 'localhost'"),
+            // 192.0.2.1 (RFC 5737 TEST-NET-1) is on no interface: bind(2) says so, before libnice would gather nothing.
+            (["--ice-address", "192.0.2.1"], "--ice-address 192.0.2.1 is not an address of this machine (Cannot assign requested address)"),
             (["--min-bitrate", "200", "--bitrate", "100"], "--min-bitrate (200) must not exceed --bitrate (100)"),
             (["extra"], "unexpected argument 'extra'"),
         ] {

@@ -99,6 +99,8 @@ final class FrameCollector: Sendable {
 class XServerTestCase: XCTestCase {
     var serverKind: XServerProcess.Kind { .xvfb }
     var screenSize: (width: Int, height: Int) { (320, 240) }
+    /// Seconds a test may run before the watchdog aborts the process (a hung test must not stall the suite).
+    var timeLimit: Double { 60 }
 
     private(set) var server: XServerProcess!
     private(set) var client: XTestClient!
@@ -109,9 +111,10 @@ class XServerTestCase: XCTestCase {
         try super.setUpWithError()
         let done = DispatchSemaphore(value: 0)
         let name = name
+        let limit = timeLimit
         Thread.detachNewThread {
-            if done.wait(timeout: .now() + 60) == .timedOut {
-                FileHandle.standardError.write(Data("watchdog: \(name) ran past 60 s; aborting\n".utf8))
+            if done.wait(timeout: .now() + limit) == .timedOut {
+                FileHandle.standardError.write(Data("watchdog: \(name) ran past \(Int(limit)) s; aborting\n".utf8))
                 abort()
             }
         }

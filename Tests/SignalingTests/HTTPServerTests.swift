@@ -118,6 +118,13 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/").status, 401)
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/?token=s3cret").status, 200, "the link's query")
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/stats?token=nope").status, 401)
+        // Given twice, the token is ambiguous whichever comes first: 400, for the right one too.
+        for path in ["/?token=s3cret&token=nope", "/stats?token=nope&token=s3cret", "/stats?token=s3cret&token=s3cret"] {
+            let twice = try RawHTTPClient.request(port: port, method: "GET", path: path)
+            XCTAssertEqual(twice.status, 400, path)
+            XCTAssertEqual(twice.text, "query parameter 'token' is given more than once\n", path)
+        }
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/?whep=%2Fwhep&token=s3cret").status, 200, "other parameters beside it")
     }
 
     func testStatsHealthAndPage() throws {

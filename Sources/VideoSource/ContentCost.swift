@@ -1,0 +1,119 @@
+/// What the screen's content costs the encoder, learnt from the new frames libvpx made and the ones it
+/// dropped (sans-I/O: the caller passes the time and the per-frame budget).
+///
+/// `ScreenRatePolicy` models a screen at a fixed bits per pixel; content far busier than that (a 1080p
+/// terminal scrolling a line per frame costs ~0.5 bit per pixel at the configured quantizers, ten times the
+/// model) leaves the frame-rate cap far above what the target carries, and libvpx then holds the rate by
+/// dropping frames in bursts: the soak saw 4 fps on average with gaps of up to 4.8 s. This measures the
+/// content over windows of ``windowMicros`` and reports its cost per pixel when it is clearly above the
+/// budget (the target shared by the frames offered), so the policy lowers the frame rate evenly instead.
+///
+/// A window is **expensive** when libvpx dropped ``dropsThatCount`` frames or more, or the mean new frame
+/// took more than ``expensiveRatio`` of the budget; after ``expensiveWindowsThatCount`` expensive windows
+/// in a row the cost becomes the mean frame (or, when frames were within the budget and libvpx still
+/// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive
+/// (libvpx drops frames after a keyframe to repay it; that says nothing of the content). It is **cheap**
+/// when the mean frame took less than ``cheapRatio`` of the budget: the learnt cost decays by ``decay`` a
+/// window, and is forgotten below the model. Between the two the cost stays, so the cap does not hunt:
+/// at a lowered cap libvpx sizes frames to the budget, which is neither.
+struct ContentCost: Sendable, Equatable {
+    /// Length of a measuring window, µs.
+    static let windowMicros: UInt64 = 1_000_000
+    /// A window with fewer outcomes (frames made or dropped) decides nothing; it is dropped after
+    /// ``staleWindowMicros`` (the screen was still).
+    static let minimumOutcomes = 3
+    static let staleWindowMicros: UInt64 = 5_000_000
+    /// libvpx drops in a window that make it expensive.
+    static let dropsThatCount = 2
+    /// Mean frame ÷ budget above which a window is expensive, below which it is cheap.
+    static let expensiveRatio = 1.3
+    static let cheapRatio = 0.6
+    /// Expensive windows in a row before the cost is raised (a single burst of change is not the content).
+    static let expensiveWindowsThatCount = 2
+    /// Factor applied to the learnt cost after a cheap window.
+    static let decay = 0.8
+
+    /// Bits per pixel of a new frame the content needs; 0 when nothing above the model was learnt.
+    private(set) var bitsPerPixel = 0.0
+    private var windowStart: UInt64?
+    private var bits = 0.0
+    private var frames = 0
+    private var drops = 0
+    private var quantizerSum = 0
+    private var quantizerCount = 0
+    private var keyframeInWindow = false
+    private var expensiveInARow = 0
+
+    /// A new frame (not a keyframe, refinement or repeat) libvpx made, of `bytes`, at `quantizer` (0…63;
+    /// negative when unknown).
+    mutating func encoded(bytes: Int, quantizer: Int, at now: UInt64) {
+        open(at: now)
+        bits += Double(bytes) * 8
+        frames += 1
+        if quantizer >= 0 {
+            quantizerSum += quantizer
+            quantizerCount += 1
+        }
+    }
+
+    /// A keyframe was made: this window is not judged expensive.
+    mutating func keyframe(at now: UInt64) {
+        open(at: now)
+        keyframeInWindow = true
+    }
+
+    /// A new frame libvpx dropped to hold its rate.
+    mutating func dropped(at now: UInt64) {
+        open(at: now)
+        drops += 1
+    }
+
+    /// Closes the window when it is ``windowMicros`` old and judges it for pictures of `pixels` against
+    /// the budget of a frame: `targetBitsPerSecond` over the window shared by the frames offered in it (made
+    /// or dropped; frames the frame-rate cap kept from libvpx are not offered). `modelBitsPerPixel` is the
+    /// policy's own model, below which nothing is kept; a mean quantizer below `cheapQuantizer` is cheap.
+    /// True when ``bitsPerPixel`` changed.
+    mutating func evaluate(
+        now: UInt64, targetBitsPerSecond: Double, pixels: Int, modelBitsPerPixel: Double, cheapQuantizer: Int
+    ) -> Bool {
+        guard let start = windowStart, now >= start + Self.windowMicros, targetBitsPerSecond > 0, pixels > 0 else { return false }
+        let outcomes = frames + drops
+        guard outcomes >= Self.minimumOutcomes else {
+            if now >= start + Self.staleWindowMicros { reset() }
+            return false
+        }
+        defer { reset() }
+        let budgetBits = targetBitsPerSecond * Double(now - start) / 1e6 / Double(outcomes)
+        let before = bitsPerPixel
+        let mean = frames > 0 ? bits / Double(frames) : 0
+        if !keyframeInWindow, drops >= Self.dropsThatCount || mean > Self.expensiveRatio * budgetBits {
+            expensiveInARow += 1
+            if expensiveInARow >= Self.expensiveWindowsThatCount {
+                let cost = mean > budgetBits ? mean : budgetBits * Double(outcomes) / Double(max(1, frames))
+                bitsPerPixel = max(bitsPerPixel, cost / Double(pixels))
+            }
+            return bitsPerPixel != before
+        }
+        expensiveInARow = 0
+        if mean < Self.cheapRatio * budgetBits
+                    || (quantizerCount > 0 && quantizerSum < cheapQuantizer * quantizerCount) {
+            bitsPerPixel *= Self.decay
+            if bitsPerPixel <= modelBitsPerPixel { bitsPerPixel = 0 }
+        }
+        return bitsPerPixel != before
+    }
+
+    private mutating func open(at now: UInt64) {
+        if windowStart == nil { windowStart = now }
+    }
+
+    private mutating func reset() {
+        windowStart = nil
+        bits = 0
+        frames = 0
+        drops = 0
+        quantizerSum = 0
+        quantizerCount = 0
+        keyframeInWindow = false
+    }
+}
