@@ -131,8 +131,32 @@ public final class ICEAgent: Sendable {
     /// - Throws: ``ICEError/gatheringFailed(reason:)`` when no local candidate could be made.
     public func gatherCandidates() throws(ICEError) -> [ICECandidate] { try core.gather() }
 
-    /// Our `a=ice-ufrag` / `a=ice-pwd`, fixed when the agent is created.
+    /// Our `a=ice-ufrag` / `a=ice-pwd`: made with the agent, new after each ``restart()``.
     public var localCredentials: Credentials { core.localCredentials }
+
+    /// Restarts ICE on the stream (RFC 8445 §9; RFC 8839 §4.4.1.1.1: new `ice-ufrag` / `ice-pwd`), through
+    /// `nice_agent_restart_stream`: checks and remote candidates are dropped, local candidates (same
+    /// sockets) are kept, and the new credentials and the candidates (host, server-reflexive, relayed: not
+    /// the peer-reflexive ones the old checks taught us) are returned for the peer. Datagrams
+    /// still go out on the old pair meanwhile (libnice allows sending on a restarted READY component).
+    /// Give the peer's new credentials (``setRemoteCredentials(_:)``) and candidates next: checks start
+    /// again and a pair is selected anew. A restart voids a pending FAILED grace period; one that does not
+    /// reach READY within ``Configuration/connectTimeLimit`` expires the peer (``Expiry/connectionLost``).
+    /// Either side may restart: the answerer calls it too when the peer's ufrag changed.
+    ///
+    /// Restart a component that is FAILED, or one whose path still works: libnice 0.1.21 keeps the old
+    /// selected pair's consent timer across a restart, and when that timer lapses before the new pair is
+    /// selected libnice aborts the process on a FAILED → CONNECTED transition it asserts against. A READY
+    /// component whose path just died must be left to fail first (the SFU leg restarts on FAILED only).
+    ///
+    /// - Throws: ``ICEError/restartFailed(reason:)`` when the agent had expired or libnice refused,
+    ///   ``ICEError/closed``.
+    public func restart() throws(ICEError) -> (credentials: Credentials, candidates: [ICECandidate]) {
+        try core.restart()
+    }
+
+    /// ICE restarts made since the agent was created.
+    public var restarts: Int { core.restarts }
 
     /// Sets the peer's `a=ice-ufrag` / `a=ice-pwd`: checks can start (and the peer's checks are answered).
     public func setRemoteCredentials(_ credentials: Credentials) throws(ICEError) {

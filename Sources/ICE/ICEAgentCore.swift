@@ -33,7 +33,8 @@ final class NiceAgentHandle: @unchecked Sendable {
 final class ICEAgentCore: Sendable {
     let configuration: ICEAgent.Configuration
     let logger: Logger
-    let localCredentials: ICEAgent.Credentials
+    /// Our `ice-ufrag` / `ice-pwd`: libnice's, renewed by each ICE restart.
+    let credentials: Mutex<ICEAgent.Credentials>
     let loop: GLibMainLoop
     let streamID: UInt32
     let onEvent: @Sendable (ICEAgent.Event) -> Void
@@ -60,8 +61,11 @@ final class ICEAgentCore: Sendable {
         var expired = false
         /// Counts FAILED entries, so a grace timer knows whether its FAILED is still the current one.
         var failures = 0
-        /// Remote candidates given to libnice so far (``ICEAgent/Configuration/remoteCandidateLimit``).
+        /// Remote candidates given to libnice so far (``ICEAgent/Configuration/remoteCandidateLimit``; an
+        /// ICE restart starts the count over).
         var remoteCandidates = 0
+        /// ICE restarts made (``ICEAgent/restart()``).
+        var restarts = 0
     }
 
     struct SendQueue {
@@ -85,7 +89,7 @@ final class ICEAgentCore: Sendable {
         self.loop = loop
         self.handle = Mutex(handle)
         self.streamID = streamID
-        self.localCredentials = localCredentials
+        credentials = Mutex(localCredentials)
         self.onEvent = onEvent
         self.onDatagram = onDatagram
     }
@@ -163,14 +167,9 @@ final class ICEAgentCore: Sendable {
                 agent, streamID, 1, address, UInt32(server.address.port), server.username, server.credential, type
             ) != 0 else { throw .invalidConfiguration("libnice refused TURN server \(server)") }
         }
-        var ufrag: UnsafeMutablePointer<gchar>?
-        var password: UnsafeMutablePointer<gchar>?
-        guard nice_agent_get_local_credentials(agent, streamID, &ufrag, &password) != 0, let ufrag, let password else {
+        guard let credentials = readCredentials(agent, streamID) else {
             throw .agentFailure("nice_agent_get_local_credentials failed")
         }
-        let credentials = ICEAgent.Credentials(ufrag: String(cString: ufrag), password: String(cString: password))
-        g_free(ufrag)
-        g_free(password)
 
         let core = ICEAgentCore(
             configuration: configuration, logger: logger, loop: loop, handle: handle, streamID: streamID,
@@ -208,6 +207,7 @@ final class ICEAgentCore: Sendable {
             if let local = core.convert(local, agent: agent), let remote = core.convert(remote, agent: agent) {
                 core.post(.selectedPairChanged(ICEAgent.CandidatePair(local: local, remote: remote)))
             }
+            core.selectedPairAfterRestart(agent)
         }, me)
         guard nice_agent_attach_recv(agent, streamID, 1, loop.context, { _, _, _, length, buffer, data in
             guard let buffer else { return }
@@ -215,6 +215,22 @@ final class ICEAgentCore: Sendable {
         }, me) != 0 else { throw .agentFailure("nice_agent_attach_recv failed") }
         try loop.start(name: "ice-glib") { [self] in detachFromAgent() }
     }
+
+    /// The stream's local `ice-ufrag` / `ice-pwd` as libnice made them (`nice_agent_get_local_credentials`).
+    static func readCredentials(_ agent: OpaquePointer, _ streamID: UInt32) -> ICEAgent.Credentials? {
+        var ufrag: UnsafeMutablePointer<gchar>?
+        var password: UnsafeMutablePointer<gchar>?
+        guard nice_agent_get_local_credentials(agent, streamID, &ufrag, &password) != 0, let ufrag, let password else {
+            return nil
+        }
+        defer {
+            g_free(ufrag)
+            g_free(password)
+        }
+        return ICEAgent.Credentials(ufrag: String(cString: ufrag), password: String(cString: password))
+    }
+
+    var localCredentials: ICEAgent.Credentials { credentials.withLock { $0 } }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> ICEAgentCore {
         Unmanaged<ICEAgentCore>.fromOpaque(data!).takeUnretainedValue()

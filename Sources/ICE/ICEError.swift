@@ -13,6 +13,9 @@ public enum ICEError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// The ICE agent could not be created or driven (libnice or thread failure).
     case agentFailure(String)
+    /// An ICE restart (RFC 8445 §9, `nice_agent_restart_stream`) could not be made: libnice refused it, or
+    /// the agent had already given up on the peer.
+    case restartFailed(reason: String)
     /// The ICE agent was closed before or during the call.
     case closed
 
@@ -20,7 +23,7 @@ public enum ICEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isPeerError: Bool {
         switch self {
         case .badRemoteCandidate, .badRemoteCredentials: true
-        case .gatheringFailed, .invalidConfiguration, .agentFailure, .closed: false
+        case .gatheringFailed, .invalidConfiguration, .agentFailure, .restartFailed, .closed: false
         }
     }
 
@@ -31,6 +34,7 @@ public enum ICEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .gatheringFailed(let reason): "ICE candidate gathering failed: \(reason)"
         case .invalidConfiguration(let reason): "invalid ICE configuration: \(reason)"
         case .agentFailure(let reason): "ICE agent failure: \(reason)"
+        case .restartFailed(let reason): "ICE restart failed: \(reason)"
         case .closed: "the ICE agent is closed"
         }
     }

@@ -62,6 +62,10 @@ extension PeerConnection {
         case estimatedBitrate(UInt64)
         /// The congestion controller's new target for this peer (transport-wide CC), bits per second.
         case targetBitrate(UInt64)
+        /// ICE failed while connected (checks or RFC 7675 consent lost). The peer lives on until ICE expires
+        /// (``ICEAgent/Configuration/failedGracePeriod``): an offerer may restart ICE meanwhile
+        /// (``PeerConnection/restartICE()``).
+        case iceConnectionFailed
         /// The peer is gone; nothing follows.
         case closed(reason: String, failed: Bool)
     }

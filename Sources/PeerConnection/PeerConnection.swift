@@ -53,8 +53,8 @@ public final class PeerConnection: @unchecked Sendable {
     /// Our side: SSRCs, ICE credentials, fingerprint, CNAME.
     public let local: LocalMediaParameters
 
-    private let agent: ICEAgent
-    private let queue: DispatchQueue
+    let agent: ICEAgent
+    let queue: DispatchQueue
     private let wallClock: any WallClock
     private let onEvent: @Sendable (Event) -> Void
 
@@ -221,7 +221,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Feeds one event to the machine and does what it says: datagrams to ICE, events to the owner, the
     /// timer to the next deadline (at most a second away); an ended machine closes ICE.
-    private func carryOut(_ event: (inout PeerConnectionStateMachine) -> PeerConnectionStateMachine.Output) {
+    func carryOut(_ event: (inout PeerConnectionStateMachine) -> PeerConnectionStateMachine.Output) {
         let output = event(&machine)
         for datagram in output.datagrams {
             switch agent.send(datagram) {

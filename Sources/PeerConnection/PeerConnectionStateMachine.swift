@@ -77,6 +77,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
     /// Monotonic µs when the machine was made and when DTLS finished.
     public let createdMicros: UInt64
     public private(set) var connectedMicros: UInt64?
+    /// ICE restarts and their hold on media (DTLS and SRTP stay as they are).
+    public private(set) var restartGate = ICERestartGate()
     private let dtls: DTLSEndpoint
     private var rtp: RTPSenderChain
     private var phase: Phase = .connecting
@@ -178,7 +180,9 @@ public struct PeerConnectionStateMachine: ~Copyable {
     /// An encoded frame for the peer: dropped unless connected (and, in the chain, until the lobby's keyframe).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) -> Output {
         var output = Output()
-        guard case .connected = phase, negotiated.direction == .sendonly else { return output }
+        guard case .connected = phase, negotiated.direction == .sendonly, restartGate.admits(keyframe: frame.isKeyframe) else {
+            return output
+        }
         do {
             let outcome = try rtp.send(frame, nowMicros: now)
             if let wait = outcome.firstKeyframeWaitMicros {
@@ -213,10 +217,14 @@ public struct PeerConnectionStateMachine: ~Copyable {
         guard !isEnded else { return output }
         switch event {
         case .stateChanged(let state):
+            let was = iceState
             iceState = state
             logger.debug("ice state", ["peer": id, "state": state.rawValue])
+            if state == .failed, was != .failed, case .connected = phase { output.events.append(.iceConnectionFailed) }
+            if state == .ready { restartPathUp(&output) }
         case .selectedPairChanged(let pair):
             selectedPair = pair
+            restartPathUp(&output)
             logger.info("ice pair selected", [
                 "peer": id, "local": "\(pair.local.address):\(pair.local.port)",
                 "remote": "\(pair.remote.address):\(pair.remote.port)", "type": pair.remote.kind.token,
@@ -226,6 +234,22 @@ public struct PeerConnectionStateMachine: ~Copyable {
         case .localCandidate, .gatheringDone, .remoteCandidateLearned: break
         }
         return finish(output, now)
+    }
+
+    /// An ICE restart began (``ICEAgent/restart()`` made new credentials): frames are held until the new
+    /// path is up, then a keyframe goes first (``ICERestartGate``). DTLS and SRTP are kept.
+    public mutating func iceRestarted(nowMicros now: UInt64) -> Output {
+        guard !isEnded else { return Output() }
+        restartGate.restarted()
+        logger.info("ice restart", ["peer": id, "restart": restartGate.restarts, "ice": iceState.rawValue])
+        return finish(Output(), now)
+    }
+
+    /// The restarted path works: ask for the keyframe that must go first.
+    private mutating func restartPathUp(_ output: inout Output) {
+        guard restartGate.pathUp() else { return }
+        logger.info("ice restart connected", ["peer": id, "restart": restartGate.restarts])
+        output.events.append(.keyframeNeeded(reason: "ice restart"))
     }
 
     /// Ends the connection: close_notify to the peer when DTLS is up, the pacer emptied, ``PeerConnection/Event/closed(reason:failed:)``

@@ -28,6 +28,8 @@ public enum PublishingError: Error, Sendable, Equatable, CustomStringConvertible
     case answerTimeout(millis: Int)
     /// The offering peer failed: gathering, the answer's SDP, ICE, DTLS.
     case peer(PeerConnectionError)
+    /// The transport cannot restart ICE on a session (Janus here: publishing anew is the way back).
+    case iceRestartUnsupported(server: String)
     /// Our options do not work (what was wrong): exit code 64 for the command line.
     case invalidConfiguration(String)
 
@@ -35,7 +37,7 @@ public enum PublishingError: Error, Sendable, Equatable, CustomStringConvertible
     /// than bad requests. Bad options, 4xx (other than 404/408/429) and unusable answers are not.
     public var isRetryable: Bool {
         switch self {
-        case .transport, .sessionGone, .answerTimeout, .malformedResponse, .responseTooLarge, .janusProtocol: true
+        case .transport, .sessionGone, .answerTimeout, .malformedResponse, .responseTooLarge, .janusProtocol, .iceRestartUnsupported: true
         case .httpStatus(_, _, let status, _): status >= 500 || status == 404 || status == 408 || status == 429
         case .janus(let code, _): code == 458 || code == 459 || code >= 490
         case .videoRoom: false
@@ -59,6 +61,7 @@ public enum PublishingError: Error, Sendable, Equatable, CustomStringConvertible
         case .janusProtocol(let reason): "Janus: \(reason)"
         case .answerTimeout(let millis): "no answer to the offer within \(millis) ms"
         case .peer(let error): error.description
+        case .iceRestartUnsupported(let server): "\(server): no ICE restart on this transport"
         case .invalidConfiguration(let reason): reason
         }
     }

@@ -45,7 +45,12 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     }
 
     /// The leg's state for `/stats` and the 5 s line.
-    public enum LegState: String, Sendable { case starting, connecting, published, reconnecting, failed, stopped }
+    public enum LegState: String, Sendable {
+        case starting, connecting, published
+        /// ICE failed; restarting it on the same session (RFC 9725 §4.3.3): frames wait for the new path.
+        case restartingICE = "restarting-ice"
+        case reconnecting, failed, stopped
+    }
 
     /// What `/stats` shows of the SFU leg.
     public struct Stats: Sendable {
@@ -53,6 +58,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         public var server: String
         public var reconnects: Int
         public var lastReason: String?
+        /// ICE restarts begun (PATCH sent) and those that brought the leg back without a new session.
+        public var iceRestarts: Int
+        public var iceRestartsSucceeded: Int
         public var roundTripMillis: Double?
         public var fractionLost: Double?
         public var nacksReceived: Int
@@ -79,6 +87,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         var attempt = 0
         /// ICE servers the last WHIP session offered (RFC 9725 §4.6), used from the next attempt on.
         var offeredICEServers: WHIPICEServers?
+        /// The current session's ICE recovery, and whether the peer reported ICE failed since last looked.
+        var recovery = LegRecovery(supportsRestart: true)
+        var iceFailedPending = false
+        var iceRestarts = 0
+        var iceRestartsSucceeded = 0
     }
 
     private let transport: any SFUTransport
@@ -125,6 +138,7 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         let report = snapshot?.sender
         return Stats(
             state: s.leg, server: transport.server, reconnects: max(0, s.schedule.reconnects - 1), lastReason: s.lastReason,
+            iceRestarts: s.iceRestarts, iceRestartsSucceeded: s.iceRestartsSucceeded,
             roundTripMillis: report?.reports.link.roundTripMillis, fractionLost: report?.reports.link.fractionLost,
             nacksReceived: report?.nack.nacksReceived ?? 0, packetsRetransmitted: report?.nack.packetsRetransmitted ?? 0,
             plisReceived: report?.keyframes.plisReceived ?? 0, firsReceived: report?.keyframes.firsReceived ?? 0,
@@ -136,7 +150,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     // MARK: VideoSink
 
     public func consume(_ frame: EncodedFrame) {
-        guard let peer = state.withLock({ $0.leg == .published ? $0.peer : nil }) else { return }
+        // While ICE restarts the peer's gate holds frames and lets the keyframe through first.
+        guard let peer = state.withLock({ $0.leg == .published || $0.leg == .restartingICE ? $0.peer : nil }) else { return }
         peer.send(OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros))
     }
 
@@ -191,10 +206,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             for skipped in session.iceServers.skipped { logger.warning("sfu ice server link skipped", ["link": skipped]) }
             state.withLock { $0.offeredICEServers = session.iceServers }
         }
+        var session = opened.session
         var sessionClosed = false
         func closeSession() {
             sessionClosed = true
-            do { try transport.close(opened.session) } catch {
+            do { try transport.close(session) } catch {
                 logger.warning("sfu session close failed", ["reason": error])
             }
         }
@@ -209,9 +225,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         }
         let stopped = state.withLock { s -> Bool in
             s.peer = peer
+            s.recovery = LegRecovery(supportsRestart: true)
+            s.iceFailedPending = false
             return s.stopping
         }
-        if !stopped { wake.wait() }
+        if !stopped { supervise(peer, &session) }
         let reason = state.withLock { s -> String? in
             s.peer = nil
             return s.stopping ? nil : s.lastReason
@@ -224,6 +242,61 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         peer.close(reason: reason == nil ? "stopped" : "reconnecting")
         hooks.targetBitrate(nil)
         if let reason { logger.warning("sfu leg dropped", ["server": transport.server, "reason": reason]) }
+    }
+
+    /// Waits for the leg's end (the peer closed, the server lost the session, stop), restarting ICE on the
+    /// same session when it fails (``LegRecovery``); returns when the leg must be published anew or stop.
+    private func supervise(_ peer: PeerConnection, _ session: inout any Sendable) {
+        while true {
+            _ = wake.wait(timeout: .now() + .milliseconds(200))
+            let (ended, iceFailed, restarting) = state.withLock { s in
+                defer { s.iceFailedPending = false }
+                return (s.stopping || s.leg == .reconnecting, s.iceFailedPending, s.recovery.phase == .restarting)
+            }
+            if ended { return }
+            let now = MonotonicClock.nowMicros()
+            if !iceFailed, restarting, peer.snapshot().iceState == .ready {
+                let number = state.withLock { s in
+                    _ = s.recovery.iceConnected()
+                    s.iceRestartsSucceeded += 1
+                    s.leg = .published
+                    return s.recovery.restarts
+                }
+                logger.info("sfu ice restart connected", ["server": transport.server, "restart": number])
+                continue
+            }
+            var action = state.withLock { s in iceFailed ? s.recovery.iceFailed(nowMicros: now) : s.recovery.tick(nowMicros: now) }
+            if case .restartICE(let number) = action {
+                state.withLock { s in
+                    s.leg = .restartingICE
+                    s.iceRestarts += 1
+                }
+                logger.warning("sfu ice restart", ["server": transport.server, "restart": number, "reason": "ICE failed"])
+                do {
+                    session = try restartICE(peer, session)
+                    logger.info("sfu ice restart answered", ["server": transport.server, "restart": number])
+                } catch {
+                    action = state.withLock { $0.recovery.restartFailed(error.description) }
+                }
+            }
+            if case .republish(let reason) = action {
+                state.withLock { s in
+                    s.lastReason = reason
+                    s.leg = .reconnecting
+                }
+                logger.warning("sfu leg publishing anew", ["server": transport.server, "reason": reason])
+                return
+            }
+        }
+    }
+
+    /// One ICE restart: new credentials, the PATCH, the server's answer applied. Returns the updated session.
+    private func restartICE(_ peer: PeerConnection, _ session: any Sendable) throws(PublishingError) -> any Sendable {
+        let fragment: ICERestartFragment
+        do { fragment = try peer.restartICE() } catch { throw .peer(error) }
+        let (answer, updated) = try transport.restartICE(session, fragment: fragment, payloadType: peer.negotiated.vp8PayloadType)
+        do { try peer.applyRestartAnswer(answer) } catch { throw .peer(error) }
+        return updated
     }
 
     /// The server ended the session (Janus killed, its session timed out, a hangup): drop the leg now
@@ -247,6 +320,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
                 s.schedule.succeeded()
             }
             logger.info("sfu published", ["server": transport.server])
+        case .iceConnectionFailed:
+            state.withLock { $0.iceFailedPending = true }
+            wake.signal()
         case .keyframeNeeded:
             hooks.requestKeyframe()
         case .targetBitrate(let bitrate):

@@ -1,3 +1,5 @@
+public import PeerConnection
+
 /// What the publisher needs of one kind of SFU: open a session with our offer (returning the answer),
 /// close it. ``WHIPTransport`` (RFC 9725) and the Janus VideoRoom implement it; both block their caller.
 public protocol SFUTransport: Sendable {
@@ -11,9 +13,23 @@ public protocol SFUTransport: Sendable {
     ) throws(PublishingError) -> (answer: String, session: any Sendable)
     /// Ends a session opened by ``open(offer:log:)`` (best effort: errors are the caller's to log).
     func close(_ session: any Sendable) throws(PublishingError)
+    /// Restarts ICE on a live session: sends our restart fragment, returns the server's and the session
+    /// (updated: a new entity tag). Blocks.
+    /// - Throws: ``PublishingError/iceRestartUnsupported(server:)`` where the transport has none (Janus
+    ///   here), or the exchange's errors; the caller then publishes anew.
+    func restartICE(_ session: any Sendable, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)
+        -> (answer: ICERestartFragment, session: any Sendable)
 }
 
-/// WHIP as an ``SFUTransport``: POST the offer, DELETE the session. WHIP has no event channel: a
+extension SFUTransport {
+    public func restartICE(_ session: any Sendable, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)
+        -> (answer: ICERestartFragment, session: any Sendable)
+    {
+        throw .iceRestartUnsupported(server: server)
+    }
+}
+
+/// WHIP as an ``SFUTransport``: POST the offer, PATCH an ICE restart, DELETE the session. WHIP has no event channel: a
 /// server that goes away is noticed by ICE consent and DTLS.
 public struct WHIPTransport: SFUTransport {
     public let client: WHIPClient
@@ -32,5 +48,14 @@ public struct WHIPTransport: SFUTransport {
     public func close(_ session: any Sendable) throws(PublishingError) {
         guard let session = session as? WHIPSession else { return }
         try client.delete(session)
+    }
+
+    /// PATCH with the restart fragment (RFC 9725 §4.3.3, ``WHIPClient/restartICE(_:fragment:payloadType:)``).
+    public func restartICE(_ session: any Sendable, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)
+        -> (answer: ICERestartFragment, session: any Sendable)
+    {
+        guard let session = session as? WHIPSession else { throw .iceRestartUnsupported(server: server) }
+        let (answer, updated) = try client.restartICE(session, fragment: fragment, payloadType: payloadType)
+        return (answer.fragment, updated)
     }
 }

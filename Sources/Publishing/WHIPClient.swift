@@ -61,7 +61,10 @@ public struct WHIPClient: Sendable {
         self.http = http
     }
 
-    private var authorization: [String] { token.map { ["Authorization: Bearer \($0)"] } ?? [] }
+    private var authorization: [String] { authorizationHeaders }
+
+    /// `Authorization: Bearer <token>` when a token is set (RFC 9725 §4.5; RFC 6750 §2.1).
+    var authorizationHeaders: [String] { token.map { ["Authorization: Bearer \($0)"] } ?? [] }
 
     /// Publishes: POSTs `offer` (`Content-Type: application/sdp`, §4.2), 307/308 followed.
     /// - Throws: what ``HTTPClient/request(_:_:headers:body:timeoutMillis:)`` and

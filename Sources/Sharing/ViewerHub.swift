@@ -224,6 +224,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 let remote = peer?.snapshot().selectedPair?.remote
                 logger.info("viewer joined", ["peer": id, "address": remote.map { "\($0.address)" } ?? "-", "viewers": count])
             }
+        case .iceConnectionFailed:
+            break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
         case .keyframeNeeded(let reason):
             state.withLock { $0.keyframeRequests += 1 }
             logger.debug("keyframe requested", ["peer": id, "reason": reason])

@@ -55,13 +55,15 @@ enum SFUOptions {
         }
     }
 
-    /// `/stats` "sfu": the leg's state, server, RTT, loss, NACKs, PLIs, bitrate cap, reconnects, last reason, and
+    /// `/stats` "sfu": the leg's state, server, RTT, loss, NACKs, PLIs, bitrate cap, reconnects, last reason, ICE
+    /// restarts (begun, and those that brought the leg back without a new session), and
     /// with TWCC the congestion target (bits per second), feedback count and congestion view.
     static func json(_ publisher: SFUPublisher) -> JSONValue {
         let stats = publisher.stats
         var fields: [(String, JSONValue)] = [
             ("state", .string(stats.state.rawValue)), ("server", .string(stats.server)),
             ("reconnects", .number(stats.reconnects)), ("lastReason", stats.lastReason.map { .string($0) } ?? .null),
+            ("iceRestarts", .number(stats.iceRestarts)), ("iceRestartsSucceeded", .number(stats.iceRestartsSucceeded)),
             ("rttMs", stats.roundTripMillis.map { .double(($0 * 10).rounded() / 10) } ?? .null),
             ("fractionLost", stats.fractionLost.map { .double($0) } ?? .null),
         ]

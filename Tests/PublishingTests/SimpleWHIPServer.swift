@@ -27,7 +27,9 @@ final class SimpleWHIPServer {
             && FileManager.default.isExecutableFile(atPath: node.path)
     }
 
-    init(port: UInt16, folder: URL) throws {
+    /// - Parameter strictETags: its option of that name: a restart PATCH must then carry `If-Match: "*"`
+    ///   (quoted) and a trickle PATCH the latest ETag, else 412.
+    init(port: UInt16, folder: URL, strictETags: Bool = true) throws {
         self.port = port
         self.folder = folder.appendingPathComponent("whip-server")
         log = self.folder.appendingPathComponent("server.log")
@@ -38,7 +40,7 @@ final class SimpleWHIPServer {
         }
         let config = """
             module.exports = { janus: { address: '\(JanusHarness.webSocketURL)' }, port: \(port), rest: '/whip',
-                allowTrickle: true, strictETags: true, iceServers: [] };
+                allowTrickle: true, strictETags: \(strictETags), iceServers: [] };
             """
         try config.write(to: self.folder.appendingPathComponent("config.js"), atomically: true, encoding: .utf8)
     }

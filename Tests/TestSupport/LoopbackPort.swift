@@ -47,6 +47,9 @@ public enum LoopbackPort {
         deinit { close(fd) }
     }
 
+    /// Binds a UDP socket to 127.0.0.1:`port` (0: any free port); returns the port.
+    static func bindUDP(_ fd: Int32, port: UInt16) throws -> UInt16 { try bind(fd, port: port) }
+
     private static func bind(_ fd: Int32, port: UInt16) throws -> UInt16 {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -1,0 +1,87 @@
+/// What the SFU leg does when its ICE fails (RFC 9725 §4.3.3): restart ICE on the same session first
+/// (PATCH; DTLS and SRTP survive, RFC 8842 §4), and publish anew (a new POST on the ``ReconnectSchedule``)
+/// when the transport cannot restart, the PATCH fails (404 gone, 405, 412, any error), the restarted ICE
+/// does not connect within ``restartTimeLimitMicros``, or ICE fails again while restarting. Sans-I/O:
+/// times are arguments (monotonic µs), the owner carries out the ``Action``s.
+///
+/// ```
+///   up ── iceFailed ──▶ restarting ── restartAnswered ──▶ (waiting for ICE) ── iceConnected ──▶ up
+///    │    → .restartICE   │  └ restartFailed(why) / tick past the limit / iceFailed ──▶ .republish(why)
+///    └ iceFailed without restart support ──▶ .republish("ICE failed")                        (down)
+/// ```
+public struct LegRecovery: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
+        case none
+        /// Make new ICE credentials and PATCH them (the restart numbered `number`, from 1).
+        case restartICE(number: Int)
+        /// Give up on the session: close it and publish anew, logging `reason`.
+        case republish(reason: String)
+    }
+
+    public enum Phase: String, Sendable, Equatable { case up, restarting, down }
+
+    /// How long a restart may take from its PATCH to ICE connected, µs.
+    public static let defaultRestartTimeLimitMicros: UInt64 = 10_000_000
+
+    public private(set) var phase = Phase.up
+    /// Restarts begun and restarts that brought the leg back.
+    public private(set) var restarts = 0
+    public private(set) var restartsSucceeded = 0
+    /// Why the last restart began, or why it failed.
+    public private(set) var lastReason: String?
+    public let supportsRestart: Bool
+    public let restartTimeLimitMicros: UInt64
+    private var restartStartedMicros: UInt64 = 0
+
+    public init(supportsRestart: Bool, restartTimeLimitMicros: UInt64 = Self.defaultRestartTimeLimitMicros) {
+        self.supportsRestart = supportsRestart
+        self.restartTimeLimitMicros = restartTimeLimitMicros
+    }
+
+    /// ICE failed (checks or RFC 7675 consent lost).
+    public mutating func iceFailed(nowMicros now: UInt64) -> Action {
+        switch phase {
+        case .up where supportsRestart:
+            phase = .restarting
+            restarts += 1
+            restartStartedMicros = now
+            lastReason = "ICE failed"
+            return .restartICE(number: restarts)
+        case .up:
+            return down("ICE failed (the transport has no ICE restart)")
+        case .restarting:
+            return down("ICE failed again during ICE restart \(restarts)")
+        case .down:
+            return .none
+        }
+    }
+
+    /// The server answered the PATCH (200 with its fragment): wait for ICE.
+    public mutating func restartAnswered() -> Action { .none }
+
+    /// The restart could not be made or was refused (`reason`: the error).
+    public mutating func restartFailed(_ reason: String) -> Action {
+        guard phase == .restarting else { return .none }
+        return down("ICE restart \(restarts) failed: \(reason)")
+    }
+
+    /// ICE is connected again on the restarted session.
+    public mutating func iceConnected() -> Action {
+        guard phase == .restarting else { return .none }
+        phase = .up
+        restartsSucceeded += 1
+        return .none
+    }
+
+    /// Time passes: a restart past its limit gives up.
+    public mutating func tick(nowMicros now: UInt64) -> Action {
+        guard phase == .restarting, now >= restartStartedMicros + restartTimeLimitMicros else { return .none }
+        return down("ICE restart \(restarts) did not connect within \(restartTimeLimitMicros / 1000) ms")
+    }
+
+    private mutating func down(_ reason: String) -> Action {
+        phase = .down
+        lastReason = reason
+        return .republish(reason: reason)
+    }
+}

@@ -1,0 +1,55 @@
+import ICE
+import PeerConnection
+import XCTest
+
+/// An ICE restart of a publishing connection (our offer, the viewer answers `active` as Janus does),
+/// driven through ``InMemoryCall``: the path dies, ICE fails, the restart holds frames, the new path comes
+/// up, and media flows again on the same DTLS association and SRTP keys, a keyframe first.
+final class InMemoryRestartTests: XCTestCase {
+    func testRestartKeepsDTLSAndSRTPAndSendsAKeyframeFirst() throws {
+        let call = try InMemoryCall(offeringTo: .active)
+        try call.run(until: call.now + 2_000_000)
+        XCTAssertEqual(call.machine.state, .connected)
+        let before = (frames: call.viewer.frames.count, dtls: call.machine.counters.dtlsDatagrams, profile: call.machine.srtpProfile)
+        XCTAssertGreaterThan(before.frames, 40)
+
+        // The path dies; libnice reports FAILED (consent lost): the owner hears it, and restarts.
+        call.link.lossToViewer = 1
+        call.link.lossToSender = 1
+        try call.run(until: call.now + 300_000)
+        call.carry(call.machine.handle(.stateChanged(.failed), nowMicros: call.now))
+        XCTAssertEqual(call.events.last?.event, .iceConnectionFailed)
+        call.carry(call.machine.iceRestarted(nowMicros: call.now))
+        XCTAssertEqual(call.machine.restartGate.phase, .restarting)
+        let restartedAt = call.now
+        try call.run(until: call.now + 1_000_000)
+        XCTAssertGreaterThanOrEqual(call.machine.restartGate.framesDropped, 29, "a second of frames held while restarting")
+
+        // The new path is up (ICE READY): the keyframe is asked for and goes first.
+        call.link.lossToViewer = 0
+        call.link.lossToSender = 0
+        let upAt = call.now
+        call.carry(call.machine.handle(.stateChanged(.ready), nowMicros: call.now))
+        XCTAssertEqual(call.keyframeRequests.last?.reason, "ice restart")
+        XCTAssertEqual(call.machine.restartGate.phase, .awaitingKeyframe)
+        try call.run(until: call.now + 2_000_000)
+        call.encoding = false
+        try call.run(until: call.now + 500_000)
+
+        XCTAssertEqual(call.machine.state, .connected)
+        XCTAssertEqual(call.machine.restartGate.phase, .idle)
+        XCTAssertEqual(call.machine.restartGate.restarts, 1)
+        XCTAssertEqual(call.events.filter { $0.event == .connected }.count, 1, "no second DTLS handshake")
+        XCTAssertEqual(call.machine.counters.dtlsDatagrams, before.dtls, "no DTLS datagram since")
+        XCTAssertEqual(call.machine.srtpProfile, before.profile)
+        XCTAssertEqual(call.viewer.counts.srtpFailures, 0, "the viewer's SRTP context (the old keys) takes every packet")
+        // What the viewer completed after the path came up: a keyframe first, then every frame the
+        // encoder made from that keyframe on, byte for byte.
+        let after = call.viewer.frames.filter { $0.arrivalMicros >= upAt }.map(\.frame)
+        let sentFromKeyframe = call.sent.filter { $0.atMicros > upAt }.drop { !$0.frame.isKeyframe }.map(\.frame)
+        XCTAssertGreaterThan(after.count, 50)
+        XCTAssertEqual(after.first?.isKeyframe, true)
+        XCTAssertEqual(after.map(\.data), sentFromKeyframe.map(\.bytes))
+        XCTAssertTrue(call.sent.contains { $0.atMicros > restartedAt && $0.atMicros < upAt && !$0.frame.isKeyframe })
+    }
+}
