@@ -37,4 +37,7 @@ public struct CongestionControlStats: Sendable, Equatable {
     public var probeResults: Int
     /// The last probe result, bits/s.
     public var lastProbeBitsPerSecond: Int?
+    /// Whether the sender is application-limited (``ApplicationLimitedDetector``) and the ALR probes asked for so far.
+    public var applicationLimited: Bool
+    public var alrProbes: Int
 }

@@ -6,7 +6,17 @@
 /// receive rate at most 2× the send rate (else the timing is broken). The result is min(send, receive);
 /// when the receive rate is below 90 % of the send rate the link saturated, and the result is 95 % of the
 /// receive rate.
+///
+/// A cluster that ``ProbeCluster/measuresPastBurst`` has its receive rate read from its arrivals after the
+/// first ``tailStart`` (55 %) of its bytes (at least ``minTailPackets``): a token bucket lets its burst through at the probe's rate, and
+/// only what arrives after it shows the link's rate (a 15 ms cluster through tbf at 1 Mbit/s, `burst 15kb`,
+/// read 1.35 Mbit/s, measured).
 struct ProbeBitrateEstimator: Sendable {
+    static let minTailPackets = 4
+    /// Where the measured tail of a burst-robust cluster starts, of its minimum bytes: at 2 × a link of rate C
+    /// a burst B is spent after 2B sent; a 400 ms cluster at 2 × 1 Mbit/s (100 kB) starts its tail at 55 kB,
+    /// well past tbf's `burst 15kb` (30 kB), and the result waits for 80 % of the cluster.
+    static let tailStart = 0.55
     static let minReceivedFraction = 0.8
     static let maxIntervalMicros: Int64 = 1_000_000
     static let maxValidRatio = 2.0
@@ -24,11 +34,15 @@ struct ProbeBitrateEstimator: Sendable {
         var firstArrivalSize: Int
         var bytes: Int
         var packets: Int
+        /// Arrival time and size of each received packet, for a cluster that measures past the burst.
+        var arrivals: [(micros: Int64, size: Int)] = []
     }
 
     private var clusters: [Int: Aggregate] = [:]
     /// The last result, bits/s, until fetched.
     private var pending: Double?
+    /// Whether the pending result is of a cluster that ``ProbeCluster/measuresPastBurst``.
+    private(set) var pendingMeasuredPastBurst = false
 
     /// Adds one received result of `cluster`; returns the cluster's rate when it now has enough.
     @discardableResult
@@ -52,6 +66,7 @@ struct ProbeBitrateEstimator: Sendable {
         aggregate.lastArrival = max(aggregate.lastArrival, arrival)
         aggregate.bytes += size
         aggregate.packets += 1
+        if cluster.measuresPastBurst { aggregate.arrivals.append((arrival, size)) }
         clusters[cluster.id] = aggregate
 
         guard Double(aggregate.packets) >= Self.minReceivedFraction * Double(cluster.minPackets),
@@ -61,12 +76,33 @@ struct ProbeBitrateEstimator: Sendable {
         guard sendInterval > 0, sendInterval <= Self.maxIntervalMicros, receiveInterval > 0,
               receiveInterval <= Self.maxIntervalMicros else { return nil }
         let sendRate = Units.bitsPerSecond(bytes: aggregate.bytes - aggregate.lastSendSize, micros: sendInterval)
-        let receiveRate = Units.bitsPerSecond(bytes: aggregate.bytes - aggregate.firstArrivalSize, micros: receiveInterval)
+        var receiveRate = Units.bitsPerSecond(bytes: aggregate.bytes - aggregate.firstArrivalSize, micros: receiveInterval)
+        if cluster.measuresPastBurst {
+            guard let tail = Self.tailRate(aggregate.arrivals, afterBytes: Int(Self.tailStart * Double(cluster.minBytes))) else { return nil }
+            receiveRate = tail
+        }
         guard receiveRate <= Self.maxValidRatio * sendRate else { return nil }
         var rate = min(sendRate, receiveRate)
         if receiveRate < Self.minRatioForUnsaturatedLink * sendRate { rate = Self.targetUtilization * receiveRate }
         pending = rate
+        pendingMeasuredPastBurst = cluster.measuresPastBurst
         return rate
+    }
+
+    /// The receive rate over the arrivals after the first `afterBytes` (in arrival order), timed from the
+    /// last arrival before them, bits/s; nil when fewer than ``minTailPackets`` come after, or no time passed.
+    static func tailRate(_ arrivals: [(micros: Int64, size: Int)], afterBytes: Int) -> Double? {
+        let sorted = arrivals.sorted { $0.micros < $1.micros }
+        var start = 0, bytes = 0
+        while start < sorted.count, bytes < afterBytes {
+            bytes += sorted[start].size
+            start += 1
+        }
+        guard sorted.count - start >= minTailPackets, start > 0 else { return nil }
+        // The interval from the last arrival before the tail: the tail's packets all count.
+        let span = sorted[sorted.count - 1].micros - sorted[start - 1].micros
+        guard span > 0 else { return nil }
+        return Units.bitsPerSecond(bytes: sorted[start...].reduce(0) { $0 + $1.size }, micros: span)
     }
 
     /// The last result since the last fetch, bits/s.

@@ -8,13 +8,18 @@ public struct ProbeCluster: Sendable, Equatable {
     public var minBytes: Int
     /// When it was requested, µs.
     public var createdMicros: Int64
+    /// Long enough to empty a token bucket's burst (``ProbeController/Configuration/burstRobust``): its
+    /// result is read from the last third of its arrivals (``ProbeBitrateEstimator``) and may lift an
+    /// application-limited sender's estimate directly.
+    public var measuresPastBurst: Bool
 
-    public init(id: Int, bitsPerSecond: Int, minPackets: Int, minBytes: Int, createdMicros: Int64) {
+    public init(id: Int, bitsPerSecond: Int, minPackets: Int, minBytes: Int, createdMicros: Int64, measuresPastBurst: Bool = false) {
         self.id = id
         self.bitsPerSecond = bitsPerSecond
         self.minPackets = minPackets
         self.minBytes = minBytes
         self.createdMicros = createdMicros
+        self.measuresPastBurst = measuresPastBurst
     }
 }
 
@@ -31,6 +36,12 @@ public struct ProbeCluster: Sendable, Equatable {
 ///   ``Configuration/periodicIntervalMicros`` (5 s), and not within ``Configuration/periodicQuietMicros``
 ///   of an over-use — libwebrtc probes like this only when the sender is application-limited; a greedy
 ///   screen sender needs it too to find capacity that came back, once the link stopped saying it is full.
+/// - Application-limited (ALR, libwebrtc's periodic ALR probing): while the sender sends well below its
+///   target (``ApplicationLimitedDetector``), a cluster at ``Configuration/alrScale`` (2×) the estimate every
+///   ``Configuration/alrIntervalMicros`` since the later of the ALR start and the last probe — the only way
+///   an encoder that does not fill its target learns that the link carries more. A periodic probe that
+///   falls due first then counts as one. While ``applicationLimited`` (the owner's wider view: its
+///   acknowledged rate under 90 % of the target), clusters are burst-robust.
 /// Clusters never exceed the max bitrate; a wait of ``Configuration/resultTimeoutMicros`` (1 s) without a
 /// result ends the exponential phase.
 public struct ProbeController: Sendable {
@@ -54,6 +65,19 @@ public struct ProbeController: Sendable {
         public var periodicScale = 2.0
         /// No periodic probe within this long of an over-use, µs (0: no such wait; ``screenSender``: 5 s).
         public var periodicQuietMicros: Int64 = 0
+        /// 0 disables ALR probing (the default, as in libwebrtc without its field trial).
+        public var alrIntervalMicros: Int64 = 0
+        public var alrScale = 2.0
+        /// Clusters asked for while ``ProbeController/applicationLimited`` last ``burstRobustDurationMicros``
+        /// instead of ``minDurationMicros`` and are marked ``ProbeCluster/measuresPastBurst``. Only those: a sender that fills
+        /// its target keeps a token bucket empty, and a 300 ms cluster at 2 × its rate queues 150 ms of it
+        /// (read as over-use: the in-memory 1 Mbit/s call fell to 430 kbit/s).
+        public var burstRobust = false
+        /// 400 ms: at 2 × a 1 Mbit/s link a 15 kB token-bucket burst (tbf `burst 15kb`) is spent after
+        /// 120 ms (30 kB sent); what arrives after 55 % of the cluster (``ProbeBitrateEstimator``) comes at
+        /// the link's rate, and the 25 kB it queues fit tbf's 100 ms `latency` (27.5 kB). With 300 ms and
+        /// the last third a Chromium run read 1.1 Mbit/s through 1 Mbit/s.
+        public var burstRobustDurationMicros: Int64 = 400_000
 
         public init() {}
 
@@ -72,6 +96,11 @@ public struct ProbeController: Sendable {
             (configuration.firstScale, configuration.secondScale) = (1, 1)
             configuration.dropTimeoutMicros = 0
             configuration.periodicQuietMicros = 5_000_000
+            // ALR probes every 5 s (libwebrtc's interval) and clusters long enough to see past a token
+            // bucket's burst: their results lift the estimate of an encoder that sends 300–550 kbit/s on a
+            // 3 Mbit/s link, which the AIMD increase (≤ 1.5 × acknowledged) would take a minute to find.
+            configuration.alrIntervalMicros = 5_000_000
+            configuration.burstRobust = true
             return configuration
         }
     }
@@ -91,6 +120,11 @@ public struct ProbeController: Sendable {
     private var bitrateBeforeDrop: Double = 0
     private var lastRecoveryProbeMicros: Int64 = .min / 2
     private var lastOveruseMicros: Int64 = .min / 2
+    /// Whether the sender sends below its target (set by its owner before each call): with
+    /// ``Configuration/burstRobust`` its clusters are then long and marked ``ProbeCluster/measuresPastBurst``.
+    public var applicationLimited = false
+    /// Probes asked for while the ALR detector said application-limited (ALR probes, and periodic ones then).
+    public private(set) var alrProbes = 0
 
     public init(configuration: Configuration = .init(), maxBitrate: Double) {
         self.configuration = configuration
@@ -131,22 +165,30 @@ public struct ProbeController: Sendable {
     /// The delay-based detector saw over-use at `nowMicros` (periodic probes wait ``Configuration/periodicQuietMicros``).
     public mutating func onOveruse(nowMicros: Int64) { lastOveruseMicros = nowMicros }
 
-
-
-    /// Timeouts and periodic probes.
-    public mutating func onTick(nowMicros: Int64) -> [ProbeCluster] {
+    /// Timeouts, ALR probes (when `applicationLimitedSince` is the start of an application-limited period by
+    /// the ``ApplicationLimitedDetector``, µs) and periodic probes.
+    public mutating func onTick(nowMicros: Int64, applicationLimitedSince: Int64? = nil) -> [ProbeCluster] {
         if case .waitingForResult = phase, nowMicros - lastProbeMicros > configuration.resultTimeoutMicros {
             phase = .complete
+        }
+        if phase == .complete, configuration.alrIntervalMicros > 0, let since = applicationLimitedSince, estimate > 0,
+           estimate < 0.9 * maxBitrate, nowMicros - max(since, lastProbeMicros) >= configuration.alrIntervalMicros {
+            let clusters = probe([configuration.alrScale * estimate], nowMicros: nowMicros, further: true)
+            if !clusters.isEmpty { alrProbes += 1 }
+            return clusters
         }
         guard phase == .complete, configuration.periodicIntervalMicros > 0, estimate > 0, estimate < 0.9 * maxBitrate,
               nowMicros - lastProbeMicros >= configuration.periodicIntervalMicros,
               nowMicros - lastOveruseMicros >= configuration.periodicQuietMicros else { return [] }
-        return probe([configuration.periodicScale * estimate], nowMicros: nowMicros, further: true)
+        let clusters = probe([configuration.periodicScale * estimate], nowMicros: nowMicros, further: true)
+        if configuration.alrIntervalMicros > 0, applicationLimitedSince != nil, !clusters.isEmpty { alrProbes += 1 }
+        return clusters
     }
 
     public mutating func setMaxBitrate(_ bitsPerSecond: Double) { maxBitrate = bitsPerSecond }
 
     private mutating func probe(_ rates: [Double], nowMicros: Int64, further: Bool) -> [ProbeCluster] {
+        let pastBurst = configuration.burstRobust && applicationLimited
         var further = further
         var clusters: [ProbeCluster] = []
         for rate in rates {
@@ -157,9 +199,10 @@ public struct ProbeController: Sendable {
             }
             // Nothing at or below the estimate, nor a second cluster at the same capped rate.
             guard rate > estimate, rate > Double(clusters.last?.bitsPerSecond ?? 0) else { continue }
-            let bytes = Int(rate * Double(configuration.minDurationMicros) / Units.microsPerSecond / 8)
+            let duration = pastBurst ? configuration.burstRobustDurationMicros : configuration.minDurationMicros
+            let bytes = Int(rate * Double(duration) / Units.microsPerSecond / 8)
             clusters.append(ProbeCluster(id: nextID, bitsPerSecond: Int(rate.rounded()), minPackets: configuration.minPackets,
-                                         minBytes: bytes, createdMicros: nowMicros))
+                                         minBytes: bytes, createdMicros: nowMicros, measuresPastBurst: pastBurst))
             nextID += 1
         }
         guard let highest = clusters.last else { return [] }

@@ -12,6 +12,9 @@ import RTP
 /// sending without any feedback for ``Configuration/feedbackTimeoutMicros`` (3 s) lowers the target ×0.8
 /// per second, as libwebrtc does when feedback stops.
 ///
+/// The sender is application-limited (``ApplicationLimitedDetector``, fed the non-probe packets sent) when
+/// it sends well below its target; ALR probes then measure the link (``ProbeController``).
+///
 /// Calls per the session:
 /// - each RTP packet leaving the pacer: ``onPacketSent(sequenceNumber:sizeBytes:atMicros:probeClusterID:)``;
 /// - each TWCC feedback packet: ``onTransportFeedback(_:atMicros:)``;
@@ -58,6 +61,7 @@ public struct SendSideCongestionController: Sendable {
     private var delayBased: DelayBasedEstimator
     private var lossBased: LossBasedController
     private var probeController: ProbeController
+    private var applicationLimited: ApplicationLimitedDetector
     /// Clusters requested and not yet forgotten, by id.
     private var clusters: [Int: ProbeCluster] = [:]
     private var ceiling: Double?
@@ -91,6 +95,7 @@ public struct SendSideCongestionController: Sendable {
         lossBased = LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high)
         probeController = ProbeController(configuration: configuration.probing, maxBitrate: high)
         targetBitsPerSecond = configuration.startBitsPerSecond
+        applicationLimited = ApplicationLimitedDetector(targetBitsPerSecond: configuration.startBitsPerSecond)
     }
 
     /// The first update: the start target and the initial probes (3× and 6× the start rate).
@@ -102,6 +107,8 @@ public struct SendSideCongestionController: Sendable {
     /// An RTP packet left the pacer with transport-wide `sequenceNumber`.
     public mutating func onPacketSent(sequenceNumber: UInt16, sizeBytes: Int, atMicros now: Int64, probeClusterID: Int? = nil) {
         adapter.onPacketSent(sequenceNumber: sequenceNumber, sendTimeMicros: now, sizeBytes: sizeBytes, probeClusterID: probeClusterID)
+        // What the application sends: probe packets (padding, or media sent ahead of its turn) do not count.
+        if probeClusterID == nil { applicationLimited.onBytesSent(sizeBytes, atMicros: now) }
         lastSendMicros = now
         if firstSendMicros == nil { firstSendMicros = now }
     }
@@ -118,6 +125,7 @@ public struct SendSideCongestionController: Sendable {
             guard let id = result.sent.probeClusterID, let cluster = clusters[id] else { continue }
             probeEstimator.add(result, cluster: cluster)
         }
+        let pastBurst = probeEstimator.pendingMeasuredPastBurst
         var probe = probeEstimator.fetchResult()
         var probeAboveTarget: Double?
         if var result = probe {
@@ -127,8 +135,10 @@ public struct SendSideCongestionController: Sendable {
             // it uses + 10 kbit/s from a probe (libwebrtc's AIMD throughput limit): a short cluster measures
             // a token bucket's burst, not the link (1.35 Mbit/s read through tbf at 1 Mbit/s, measured), and
             // a sender that does not fill its target never meets the over-use that would correct it.
+            // A cluster long enough to see past a token bucket's burst measured the link: its result sets the
+            // estimate directly (libwebrtc's ALR probing), however little the encoder sends.
             let target = Double(targetBitsPerSecond)
-            if configuration.capsProbesWhenApplicationLimited {
+            if configuration.capsProbesWhenApplicationLimited, !pastBurst {
                 if let used = acknowledged.bitsPerSecond {
                     if used < Self.applicationLimitedFraction * target {
                         result = min(result, max(target, Self.applicationLimitedHeadroom * used + 10_000))
@@ -159,6 +169,7 @@ public struct SendSideCongestionController: Sendable {
         if delayBased.usage == .overusing { probeController.onOveruse(nowMicros: now) }
         lossBased.onFeedback(lost: packets.lostCount, received: received.count, nowMicros: now)
         let target = recomputeTarget()
+        markApplicationLimited()
         var probes = probeController.onEstimate(target, nowMicros: now)
         if delay.recoveredFromOveruse { probes += probeController.onRecoveredFromOveruse(nowMicros: now) }
         return update(changed: targetBitsPerSecond != previousTarget, probes: probes)
@@ -190,7 +201,9 @@ public struct SendSideCongestionController: Sendable {
             lossBased.set(0.8 * Double(targetBitsPerSecond))
             recomputeTarget()
         }
-        let probes = probeController.onTick(nowMicros: now)
+        applicationLimited.onTick(atMicros: now)
+        markApplicationLimited()
+        let probes = probeController.onTick(nowMicros: now, applicationLimitedSince: applicationLimited.startMicros)
         return update(changed: previous != targetBitsPerSecond, probes: probes)
     }
 
@@ -211,7 +224,18 @@ public struct SendSideCongestionController: Sendable {
             bytesInFlight: adapter.history.bytesInFlight, feedbackPackets: adapter.counters.feedbackPackets,
             feedbackPacketsMissed: adapter.counters.feedbackPacketsMissed, unknownPackets: adapter.counters.unknownPackets,
             probeClustersRequested: probeClustersRequested, probeResults: probeResults,
-            lastProbeBitsPerSecond: lastProbeResult.map { Int($0) })
+            lastProbeBitsPerSecond: lastProbeResult.map { Int($0) },
+            applicationLimited: applicationLimited.isApplicationLimited, alrProbes: probeController.alrProbes)
+    }
+
+    /// Tells the probe controller whether the sender is application-limited: by the ALR detector, or (with
+    /// ``Configuration/capsProbesWhenApplicationLimited``) acknowledging under ``applicationLimitedFraction``
+    /// of the target — the view under which a short probe's result would be capped.
+    private mutating func markApplicationLimited() {
+        var limited = applicationLimited.isApplicationLimited
+        if configuration.capsProbesWhenApplicationLimited, let used = acknowledged.bitsPerSecond,
+           used < Self.applicationLimitedFraction * Double(targetBitsPerSecond) { limited = true }
+        probeController.applicationLimited = limited
     }
 
     @discardableResult
@@ -221,6 +245,7 @@ public struct SendSideCongestionController: Sendable {
         lossBased.cap(at: limit)
         let target = min(limit, lossBased.bitrate)
         targetBitsPerSecond = Int(min(max(target, Double(configuration.minBitsPerSecond)), Double(configuration.maxBitsPerSecond)))
+        applicationLimited.setTarget(bitsPerSecond: targetBitsPerSecond)
         return Double(targetBitsPerSecond)
     }
 

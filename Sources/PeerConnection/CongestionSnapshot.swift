@@ -4,7 +4,7 @@ public import ScreencastSupport
 
 extension RTPSenderChain.Report {
     /// The per-peer congestion view for `/stats` (kbps, ms, fractions 0…1): target, acknowledged rate, delay
-    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned, probes sent and their last result;
+    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned, probes sent and their last result, whether the sender is application-limited and its ALR probes;
     /// `null` when transport-wide congestion control was not negotiated.
     public var congestionJSON: JSONValue {
         guard let stats = congestion else { return .null }
@@ -34,6 +34,8 @@ extension RTPSenderChain.Report {
             ("probeResults", .number(stats.probeResults)),
             ("lastProbeKbps", kbps(stats.lastProbeBitsPerSecond)),
             ("probePaddingBytes", .number(chain.probePaddingBytes)),
+            ("applicationLimited", .bool(stats.applicationLimited)),
+            ("alrProbes", .number(stats.alrProbes)),
         ])
     }
 }

@@ -50,7 +50,7 @@ final class CongestionCallTests: XCTestCase {
             "targetKbps", "acknowledgedKbps", "delayBasedKbps", "lossBasedKbps", "ceilingKbps", "pacingKbps", "delayTrend",
             "modifiedTrendMs", "thresholdMs", "usage", "state", "lossFraction", "rttMs", "bytesInFlight", "feedbackPackets",
             "feedbackMissed", "packetsNumbered", "framesThinned", "probeClustersSent", "probeClustersExpired", "probeResults",
-            "lastProbeKbps", "probePaddingBytes",
+            "lastProbeKbps", "probePaddingBytes", "applicationLimited", "alrProbes",
         ])
         XCTAssertEqual(report.congestionCounters?.probeClustersRequested, report.chain.probeClustersSent + report.chain.probeClustersExpired,
                        "every cluster asked for was sent or expired")

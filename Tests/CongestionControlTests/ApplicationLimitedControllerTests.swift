@@ -1,0 +1,61 @@
+import CongestionControl
+import XCTest
+
+/// The screen sender's controller wiring of ALR: what it sends (probe packets left out) feeds the detector,
+/// and the probes it asks for while application-limited are the long, burst-robust kind.
+final class ApplicationLimitedControllerTests: XCTestCase {
+    /// Sends `bytes` every 20 ms for `seconds` (ticks every 50 ms); returns every probe cluster asked for.
+    private func run(_ gcc: inout SendSideCongestionController, bytes: Int, seconds: Int64, probeTagged: Bool = false) -> [ProbeCluster] {
+        var clusters = gcc.start(atMicros: 0).probes
+        var sequence: UInt16 = 0
+        for t in stride(from: Int64(0), to: seconds * 1_000_000, by: 10_000) {
+            if t % 20_000 == 0 {
+                gcc.onPacketSent(sequenceNumber: sequence, sizeBytes: bytes, atMicros: t, probeClusterID: probeTagged ? 1 : nil)
+                sequence &+= 1
+            }
+            if t % 50_000 == 0 { clusters += gcc.onTick(atMicros: t).probes }
+        }
+        return clusters
+    }
+
+    func testAnApplicationLimitedSenderGetsLongProbes() throws {
+        var gcc = try SendSideCongestionController(configuration: .screenSender)
+        // 100 bytes every 20 ms: 40 kbit/s against a 300 kbit/s target.
+        let clusters = run(&gcc, bytes: 100, seconds: 6)
+        XCTAssertTrue(gcc.stats.applicationLimited)
+        // The first periodic probe comes at once (not yet application-limited: 15 ms at 600 kbit/s); the next,
+        // 5 s later, while application-limited: an ALR probe of 400 ms.
+        XCTAssertEqual(clusters.map(\.bitsPerSecond), [600_000, 600_000])
+        XCTAssertEqual(clusters.map(\.createdMicros), [0, 5_000_000])
+        XCTAssertEqual(clusters.map(\.minBytes), [1125, 30_000])
+        XCTAssertEqual(clusters.map(\.measuresPastBurst), [false, true])
+        XCTAssertEqual(gcc.stats.alrProbes, 1)
+    }
+
+    func testASenderThatFillsItsTargetGetsShortProbes() throws {
+        var gcc = try SendSideCongestionController(configuration: .screenSender)
+        // 750 bytes every 20 ms: 300 kbit/s, the whole target.
+        let clusters = run(&gcc, bytes: 750, seconds: 6)
+        XCTAssertFalse(gcc.stats.applicationLimited)
+        XCTAssertEqual(clusters.map(\.measuresPastBurst), [false, false])
+        XCTAssertEqual(gcc.stats.alrProbes, 0)
+    }
+
+    /// Probe packets (padding, or media sent ahead of its turn) are not what the application sends: a sender
+    /// whose every packet is a probe's stays application-limited.
+    func testProbePacketsDoNotCountAsTheApplicationsOwn() throws {
+        var gcc = try SendSideCongestionController(configuration: .screenSender)
+        _ = run(&gcc, bytes: 750, seconds: 2, probeTagged: true)
+        XCTAssertTrue(gcc.stats.applicationLimited)
+    }
+
+    /// The default (simulator) configuration has no ALR probing: its clusters stay short.
+    func testALRIsOffByDefault() throws {
+        var gcc = try SendSideCongestionController(configuration: .init())
+        let clusters = run(&gcc, bytes: 100, seconds: 6)
+        XCTAssertTrue(gcc.stats.applicationLimited, "the detector still runs (for /stats)")
+        XCTAssertFalse(clusters.isEmpty)
+        XCTAssertTrue(clusters.allSatisfy { !$0.measuresPastBurst })
+        XCTAssertEqual(gcc.stats.alrProbes, 0)
+    }
+}
