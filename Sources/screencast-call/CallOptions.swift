@@ -49,9 +49,10 @@ struct CallOptions {
           --bitrate KBPS           VP8 target bitrate, 1-1000000 (default: width x height x fps x 0.08 bits,
                                    clamped to 150-8000 kbps, following the picture size)
           --max-fps N              encode at most N new frames a second, 0.1-240 (default 30)
-          --min-fps N              as the target bitrate falls, the frame rate is lowered first, down to N,
-                                   0.1-max-fps (default 5); only below that does the quantizer floor rise
-                                   (text stays sharp; /stats "rate": fpsCap, q, budgetBytes)
+          --min-fps N              as the target bitrate falls, or the content proves costlier than the
+                                   target carries, the frame rate is lowered first, down to N, 0.1-max-fps
+                                   (default 5); only below that does the quantizer floor rise (text stays
+                                   sharp; /stats "rate": fpsCap, q, budgetBytes, bitsPerPixel)
           --keyframe-spacing S     requested keyframes (new viewer, PLI, FIR) at most one per S seconds,
                                    0-60 (default 1; wider, up to 2 s, when a keyframe is large for the
                                    target); requests in between are coalesced (/stats "keyframeRequests")
