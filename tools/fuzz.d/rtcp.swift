@@ -42,8 +42,9 @@ func fuzzOne(_ bytes: [UInt8]) {
         let size = 200 + (frame * 977) % 3000
         let outgoing = OutgoingVideoFrame(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: size), isKeyframe: frame == 1, captureMicros: now)
         guard (try? sender.send(outgoing, nowMicros: now)) != nil else { violated("sending a \(size)-byte frame failed") }
-        // Everything the pacer holds goes out (10 s later: its budget is refilled), media first time only.
-        for packet in sender.release(nowMicros: now + 10_000_000) {
+        // Everything the pacer holds goes out (from 10 s later, over as many releases as its burst needs),
+        // media first time only.
+        for packet in drain(&sender, from: now + 10_000_000) {
             check(packet.kind == .media, "a retransmission left before any NACK was read")
             sent[UInt16(packet.bytes[2]) << 8 | UInt16(packet.bytes[3])] = packet.bytes
         }
@@ -51,10 +52,24 @@ func fuzzOne(_ bytes: [UInt8]) {
         let parsed = roundTrip(compound)
         let before = sender.statistics
         let outcome = sender.receiveRTCP(compound, nowMicros: now, arrival: NTPTimestamp(unixMicroseconds: now))
-        let resent = sender.release(nowMicros: now + 20_000_000)
+        let resent = drain(&sender, from: now + 20_000_000)
         now += 20_000_000
         checkOutcome(outcome, resent: resent, parsed: parsed, ssrc: ssrc, sender: sender, before: before, sent: sent)
     }
+}
+
+/// Releases until the pacer holds nothing, 100 ms apart (at most 90 releases, so 9 s): one release lets out
+/// only its burst (`PacerQueue.Configuration.burstBytes`, 12 kB), so a NACK of many packets, two copies each
+/// above the loss threshold, leaves over several. (A single release here let the rest of a NACK's
+/// retransmissions out with the next frame's media, which the property above mistook for unasked ones.)
+private func drain(_ sender: inout RTPSenderChain, from start: UInt64) -> [RTPSenderChain.OutgoingPacket] {
+    var out: [RTPSenderChain.OutgoingPacket] = []
+    for step in 0..<90 {
+        let released = sender.release(nowMicros: start + UInt64(step) * 100_000)
+        if released.isEmpty { break }
+        out += released
+    }
+    return out
 }
 
 private func roundTrip(_ compound: [UInt8]) -> [RTCPPacket]? {
