@@ -7,18 +7,22 @@
 /// of its size — it sent less than about half its target for a while — and leaves it when the budget falls
 /// below ``Configuration/stopLevel`` (50 %). Sans-I/O: times are the caller's monotonic µs.
 public struct ApplicationLimitedDetector: Sendable {
+    /// The detector's thresholds (libwebrtc's defaults).
     public struct Configuration: Sendable, Equatable {
         /// The share of the target the budget fills at, 0…1.
         public var usageRatio = 0.65
-        /// Budget level (of its size) above which ALR starts, and below which it ends.
+        /// Budget level (a share of its size, 0…1) above which the application-limited region starts.
         public var startLevel = 0.8
+        /// Budget level (0…1) below which it ends.
         public var stopLevel = 0.5
         /// The budget's size, µs at the budget's rate.
         public var windowMicros: Int64 = 500_000
 
+        /// libwebrtc's thresholds: 65 %, 80 %, 50 %, 500 ms.
         public init() {}
     }
 
+    /// The thresholds it runs with.
     public let configuration: Configuration
     /// Bytes the sender may still send within the budget (negative: it sent more).
     private var budgetBytes: Double = 0
@@ -27,11 +31,14 @@ public struct ApplicationLimitedDetector: Sendable {
     /// When the current application-limited period began, µs; nil while not application-limited.
     public private(set) var startMicros: Int64?
 
+    /// A detector for a target of `targetBitsPerSecond` (bits per second; negative counts as 0), budget empty,
+    /// not application-limited.
     public init(configuration: Configuration = .init(), targetBitsPerSecond: Int) {
         self.configuration = configuration
         rateBitsPerSecond = configuration.usageRatio * Double(max(targetBitsPerSecond, 0))
     }
 
+    /// True inside an application-limited region (between `startLevel` and `stopLevel` crossings).
     public var isApplicationLimited: Bool { startMicros != nil }
 
     /// The budget level, −1…1 of its size.

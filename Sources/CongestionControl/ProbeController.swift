@@ -2,17 +2,21 @@
 /// bytes went out, tagging each with `id` (media first, padding when the queue is empty), so the feedback
 /// shows what the path carries at that rate.
 public struct ProbeCluster: Sendable, Equatable {
+    /// Tags the cluster's packets in the send history (the probe estimator groups their feedback by it).
     public var id: Int
+    /// The rate to send at, bits per second.
     public var bitsPerSecond: Int
+    /// The cluster ends once at least this many packets and ``minBytes`` bytes went out.
     public var minPackets: Int
     public var minBytes: Int
     /// When it was requested, µs.
     public var createdMicros: Int64
     /// Long enough to empty a token bucket's burst (``ProbeController/Configuration/burstRobust``): its
-    /// result is read from the last third of its arrivals (``ProbeBitrateEstimator``) and may lift an
+    /// result is read from what arrives after its first 55 % of bytes (``ProbeBitrateEstimator``) and may lift an
     /// application-limited sender's estimate directly.
     public var measuresPastBurst: Bool
 
+    /// See the properties.
     public init(id: Int, bitsPerSecond: Int, minPackets: Int, minBytes: Int, createdMicros: Int64, measuresPastBurst: Bool = false) {
         self.id = id
         self.bitsPerSecond = bitsPerSecond

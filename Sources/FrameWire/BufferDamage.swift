@@ -1,11 +1,16 @@
 /// One rectangle of `Buffer-Damage` (Protocol/frame-wire.md §2.9): buffer pixels, top-left corner (`x`, `y`)
 /// from the picture's top-left, `width`×`height` pixels, written `x,y,w,h`.
 public struct DamageRect: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Left edge, pixels from the buffer's left.
     public var x: Int
+    /// Top edge, pixels from the buffer's top.
     public var y: Int
+    /// Width and height in pixels (0 or less: an empty rectangle).
     public var width: Int
     public var height: Int
 
+    /// A rectangle with its top-left corner at (`x`, `y`), `width`×`height` buffer pixels (not checked:
+    /// the parser and ``BufferDamage/fitted(_:width:height:)`` keep rectangles within the buffer).
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
