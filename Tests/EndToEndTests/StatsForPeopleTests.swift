@@ -50,10 +50,14 @@ final class StatsForPeopleTests: XCTestCase {
             agentPath, ["--display", server.display, "--socket", call.folder.path("agent.sock"), "--region", "10,20,100,50",
                         "--fps", "12.5", "--stats-interval", "0"], stderr: Pipe())
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL); agent.waitUntilExit() } }
+        // The `Capture-*` fields arrive with the first header; the source's size only once that frame is decoded
+        // and delivered, so wait for both before reading the text summary.
         var captured: [String: Any]?
-        for _ in 0..<100 where captured == nil {
-            captured = (try call.stats()["screen"] as? [String: Any])?["agent"] as? [String: Any]
-            if captured == nil { usleep(50_000) }
+        for _ in 0..<200 {
+            let stats = try call.stats()
+            captured = (stats["screen"] as? [String: Any])?["agent"] as? [String: Any]
+            if captured != nil, stats["width"] as? Int == 100 { break }
+            usleep(50_000)
         }
         let agentStats = try XCTUnwrap(captured, "no agent in /stats: \((try? call.stats()) ?? [:])")
         XCTAssertEqual(agentStats["display"] as? String, server.display)
