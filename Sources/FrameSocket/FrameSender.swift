@@ -115,6 +115,14 @@ public final class FrameSender: Sendable {
     @discardableResult
     public func flush(timeout: Duration) -> Bool { core.flush(timeout: timeout) }
 
+    /// Waits until the writer thread has tried to connect at least once (it connected, or a connect failed).
+    /// A short run (`--frames 1`) calls this before deciding whether to flush, so its outcome — and the
+    /// reason it gives when nothing was sent — does not depend on how soon the writer thread first ran.
+    ///
+    /// - Returns: true when a connect was tried within `timeout`; false on timeout or when closed first.
+    @discardableResult
+    public func waitForFirstConnectAttempt(timeout: Duration) -> Bool { core.waitForFirstConnectAttempt(timeout: timeout) }
+
     /// Stops the writer thread and closes the connection; a pending message and a message cut off
     /// mid-write are counted as dropped. Idempotent; returns once the writer thread has
     /// finished its work (the thread itself exits a moment later).
@@ -192,6 +200,16 @@ final class SenderCore: @unchecked Sendable {
             if !condition.wait(until: deadline) { break }
         }
         return pending == nil && !writing
+    }
+
+    func waitForFirstConnectAttempt(timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while stats.connects == 0, stats.lastConnectFailure == nil, !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+        return stats.connects > 0 || stats.lastConnectFailure != nil
     }
 
     func close() {
@@ -319,6 +337,7 @@ final class SenderCore: @unchecked Sendable {
         if connected {
             stats.connects += 1
             stats.lastConnectFailure = nil
+            condition.broadcast()
         }
         return stats.connects
     }
@@ -327,6 +346,7 @@ final class SenderCore: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         stats.lastConnectFailure = reason
+        condition.broadcast()
     }
 
     /// Waits for `delay` or until closed.

@@ -81,7 +81,10 @@ struct AgentRun {
 
         if case .failed = outcome { stopReason.withLock { $0 = .failure } }
         if outputs.snapshot.failure != nil { stopReason.withLock { $0 = .failure } }
-        // Finish the frame in flight if the reader takes it soon; otherwise it is dropped by close().
+        // Finish the frame in flight if the reader takes it soon; otherwise it is dropped by close(). A short
+        // run may end before the writer thread first tried the socket: let it try once, so a listening call
+        // still gets the frame and a missing one is named as the reason.
+        if let sender, stopReason.withLock({ $0 }) != .failure { sender.waitForFirstConnectAttempt(timeout: .milliseconds(500)) }
         if let sender, sender.stats.isConnected, stopReason.withLock({ $0 }) != .failure {
             sender.flush(timeout: .milliseconds(stopReason.withLock { $0 } == .signal ? 500 : 2_000))
         }

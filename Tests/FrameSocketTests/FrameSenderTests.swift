@@ -51,6 +51,33 @@ final class FrameSenderTests: SocketTestCase {
         server.stop()
     }
 
+    /// A short run asks the sender to have tried the socket once before it decides anything: with nobody
+    /// listening the reason is the connect's own error; with a server listening the sender is connected, so a
+    /// frame offered at once is flushed, not dropped by an early close.
+    func testTheFirstConnectAttemptIsAwaited() throws {
+        let absent = try socketPath("nobody.sock")
+        let lonely = try FrameSender(path: absent, logger: logger("sender"))
+        XCTAssertTrue(lonely.waitForFirstConnectAttempt(timeout: .seconds(5)))
+        XCTAssertEqual(lonely.stats.connects, 0)
+        XCTAssertEqual(lonely.stats.lastConnectFailure, "No such file or directory (\(absent))")
+        lonely.close()
+
+        let path = try socketPath()
+        let events = EventRecorder()
+        let server = makeServer(path, events)
+        try server.start()
+        defer { server.stop() }
+        let sender = try FrameSender(path: path, logger: logger("sender"))
+        sender.offer(message(sequence: 7, bodyBytes: 100).2)
+        XCTAssertTrue(sender.waitForFirstConnectAttempt(timeout: .seconds(5)))
+        XCTAssertTrue(sender.stats.isConnected)
+        XCTAssertNil(sender.stats.lastConnectFailure)
+        XCTAssertTrue(sender.flush(timeout: .seconds(5)))
+        sender.close()
+        XCTAssertEqual(sender.stats.sentFrames, 1)
+        XCTAssertEqual(sender.stats.droppedFrames, 0)
+    }
+
     func testNewestFrameWinsWhileNothingCanBeWritten() throws {
         let sender = try FrameSender(path: try socketPath(), logger: logger("sender"))
         for sequence in 0..<5 as Range<UInt64> {
