@@ -8,6 +8,9 @@
 ///   `keyframeIntervalMicros` after the previous keyframe, when set (new frames, refinements and repeats;
 ///   a static screen with repeats off gets none). The loop adds its own forced keyframes (source switches).
 /// - Budget: refinements and repeats wait for the byte budget (`idleAllowedAt`).
+/// - Dropped: a new frame libvpx dropped (its rate control) is owed when no refinement will re-encode it:
+///   the last picture is encoded again one frame interval later, under the byte budget, so the screen's
+///   last change is never lost for want of a next frame.
 /// - Idle: with no new frame, the last picture is re-encoded under the refinement policy's falling
 ///   quantizer ceilings, then repeated every `repeatMicros`; a keyframe request while idle re-encodes
 ///   the last picture as a keyframe at the best quality reached so far.
@@ -47,6 +50,8 @@ struct EncodeScheduler: Sendable {
     /// Refinement encodes done since the last new frame.
     private(set) var refinementStep = 0
     private(set) var keyframeRequested = false
+    /// The last new frame was dropped by libvpx and nothing has been encoded since.
+    private(set) var newFrameDropped = false
 
     init(policy: Policy) { self.policy = policy }
 
@@ -57,6 +62,9 @@ struct EncodeScheduler: Sendable {
         defer { keyframeRequested = true }
         return !keyframeRequested
     }
+
+    /// libvpx dropped the new frame just recorded by ``didEncode(at:keyframe:reason:)``.
+    mutating func newFrameWasDropped() { newFrameDropped = true }
 
     /// A new spacing between keyframes, µs (the loop widens it when keyframes are large for the target).
     mutating func setKeyframeSpacing(micros: UInt64) { policy.keyframeSpacingMicros = micros }
@@ -111,6 +119,12 @@ struct EncodeScheduler: Sendable {
                                  reason: .refinement(refinementStep))
             }
             earliest(due)
+        } else if newFrameDropped, ceilings.isEmpty {
+            let due = max(idleAllowedAt, lastEncode + policy.minFrameIntervalMicros)
+            if now >= due {
+                return .reencode(keyframe: keyframeDue(at: now), quantizerCeiling: currentCeiling, reason: .repeatFrame)
+            }
+            earliest(due)
         } else if let interval = refinement.repeatMicros {
             let due = max(idleAllowedAt, lastEncode + interval)
             if now >= due {
@@ -124,6 +138,7 @@ struct EncodeScheduler: Sendable {
     /// Records an encode at `now` (also when libvpx dropped the frame or failed, so the schedule moves on).
     mutating func didEncode(at now: UInt64, keyframe: Bool, reason: Reason) {
         lastEncodeAt = now
+        newFrameDropped = false
         if keyframe {
             lastKeyframeAt = now
             keyframeRequested = false

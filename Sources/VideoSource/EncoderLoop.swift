@@ -187,6 +187,7 @@ final class EncoderLoop: Sendable {
             }
             guard let output else {
                 if keyframe { state.keyframeOwed = true }
+                if reason == .newFrame { state.scheduler.newFrameWasDropped() }
                 hub.stats.dropped(.encoder)
                 state.ratePolicy.dropped(now: now)
                 return

@@ -54,6 +54,31 @@ final class EncodeSchedulerTests: XCTestCase {
         }
     }
 
+    /// Refinement off: a new frame libvpx dropped is encoded again one frame interval after the drop (under
+    /// the byte budget), once; with refinement on, the refinement does that and no extra encode is owed.
+    func testADroppedNewFrameIsOwedOnlyWhenNoRefinementWillReencodeIt() {
+        var scheduler = EncodeScheduler(policy: policy(maxFPS: 10, refinement: .off))
+        XCTAssertEqual(scheduler.next(now: 0, hasNewFrame: true, hasPicture: false), .encodeNew(keyframe: true))
+        scheduler.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        XCTAssertEqual(scheduler.next(now: 100_000, hasNewFrame: true, hasPicture: true), .encodeNew(keyframe: false))
+        scheduler.didEncode(at: 100_000, keyframe: false, reason: .newFrame)
+        scheduler.newFrameWasDropped()
+        XCTAssertEqual(scheduler.next(now: 150_000, hasNewFrame: false, hasPicture: true), .wait(until: 200_000))
+        XCTAssertEqual(scheduler.next(now: 200_000, hasNewFrame: false, hasPicture: true, idleAllowedAt: 260_000),
+                       .wait(until: 260_000), "the byte budget first")
+        XCTAssertEqual(scheduler.next(now: 260_000, hasNewFrame: false, hasPicture: true, idleAllowedAt: 260_000),
+                       .reencode(keyframe: false, quantizerCeiling: nil, reason: .repeatFrame))
+        scheduler.didEncode(at: 260_000, keyframe: false, reason: .repeatFrame)
+        XCTAssertEqual(scheduler.next(now: 10_000_000, hasNewFrame: false, hasPicture: true), .wait(until: nil),
+                       "owed once; refinement off has no repeats")
+
+        var refined = EncodeScheduler(policy: policy(maxFPS: 10))
+        refined.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        refined.newFrameWasDropped()
+        XCTAssertEqual(refined.next(now: 100_000, hasNewFrame: false, hasPicture: true),
+                       .wait(until: IdleRefinementPolicy.standard.firstDelayMicros), "the first refinement re-encodes it")
+    }
+
     func testAStaticPictureIsRefinedThenRepeatedOnceASecond() {
         let events = simulate(policy(), until: 10_000_000, frames: [0])
         XCTAssertEqual(events.first?.action, .encodeNew(keyframe: true))
