@@ -1,12 +1,16 @@
 /// What the SFU leg does when its ICE fails (RFC 9725 §4.3.3): restart ICE on the same session first
 /// (PATCH; DTLS and SRTP survive, RFC 8842 §4), and publish anew (a new POST on the ``ReconnectSchedule``)
 /// when the transport cannot restart, the PATCH fails (404 gone, 405, 412, any error), the restarted ICE
-/// does not connect within ``restartTimeLimitMicros``, or ICE fails again while restarting. Sans-I/O:
-/// times are arguments (monotonic µs), the owner carries out the ``Action``s.
+/// does not connect within ``restartTimeLimitMicros`` of the first restart, or ICE fails again on the last of
+/// ``restartsPerFailure`` restarts in a row (a restart's first checks can be lost as well: the path may still
+/// be flapping, or the server's agent may not have its new credentials yet, so one FAILED during a restart
+/// restarts again rather than tearing the session down). Sans-I/O: times are arguments (monotonic µs), the
+/// owner carries out the ``Action``s.
 ///
 /// ```
 ///   up ── iceFailed ──▶ restarting ── restartAnswered ──▶ (waiting for ICE) ── iceConnected ──▶ up
-///    │    → .restartICE   │  └ restartFailed(why) / tick past the limit / iceFailed ──▶ .republish(why)
+///    │    → .restartICE   │  ├ iceFailed, fewer than restartsPerFailure restarts ──▶ .restartICE (again)
+///    │                    │  └ restartFailed(why) / tick past the limit / iceFailed ──▶ .republish(why)
 ///    └ iceFailed without restart support ──▶ .republish("ICE failed")                        (down)
 /// ```
 public struct LegRecovery: Sendable, Equatable {
@@ -20,8 +24,11 @@ public struct LegRecovery: Sendable, Equatable {
 
     public enum Phase: String, Sendable, Equatable { case up, restarting, down }
 
-    /// How long a restart may take from its PATCH to ICE connected, µs.
+    /// How long restarting may take from the first restart's PATCH to ICE connected, µs.
     public static let defaultRestartTimeLimitMicros: UInt64 = 10_000_000
+    /// Restarts in a row for one failure before the session is given up (each FAILED while restarting, but
+    /// the last, restarts again).
+    public static let defaultRestartsPerFailure = 3
 
     public private(set) var phase = Phase.up
     /// Restarts begun and restarts that brought the leg back.
@@ -31,11 +38,21 @@ public struct LegRecovery: Sendable, Equatable {
     public private(set) var lastReason: String?
     public let supportsRestart: Bool
     public let restartTimeLimitMicros: UInt64
+    public let restartsPerFailure: Int
     private var restartStartedMicros: UInt64 = 0
+    /// Restarts made for the current failure (from 1 while restarting).
+    private var restartsInARow = 0
 
-    public init(supportsRestart: Bool, restartTimeLimitMicros: UInt64 = Self.defaultRestartTimeLimitMicros) {
+    /// - Parameters:
+    ///   - restartTimeLimitMicros: from the first restart of a failure to ICE connected, µs.
+    ///   - restartsPerFailure: restarts in a row for one failure (at least 1).
+    public init(
+        supportsRestart: Bool, restartTimeLimitMicros: UInt64 = Self.defaultRestartTimeLimitMicros,
+        restartsPerFailure: Int = Self.defaultRestartsPerFailure
+    ) {
         self.supportsRestart = supportsRestart
         self.restartTimeLimitMicros = restartTimeLimitMicros
+        self.restartsPerFailure = max(1, restartsPerFailure)
     }
 
     /// ICE failed (checks or RFC 7675 consent lost).
@@ -44,11 +61,17 @@ public struct LegRecovery: Sendable, Equatable {
         case .up where supportsRestart:
             phase = .restarting
             restarts += 1
+            restartsInARow = 1
             restartStartedMicros = now
             lastReason = "ICE failed"
             return .restartICE(number: restarts)
         case .up:
             return down("ICE failed (the transport has no ICE restart)")
+        case .restarting where restartsInARow < restartsPerFailure:
+            restarts += 1
+            restartsInARow += 1
+            lastReason = "ICE failed again during ICE restart \(restarts - 1)"
+            return .restartICE(number: restarts)
         case .restarting:
             return down("ICE failed again during ICE restart \(restarts)")
         case .down:
@@ -76,7 +99,7 @@ public struct LegRecovery: Sendable, Equatable {
     /// Time passes: a restart past its limit gives up.
     public mutating func tick(nowMicros now: UInt64) -> Action {
         guard phase == .restarting, now >= restartStartedMicros + restartTimeLimitMicros else { return .none }
-        return down("ICE restart \(restarts) did not connect within \(restartTimeLimitMicros / 1000) ms")
+        return down("ICE restart \(restarts) did not connect within \(restartTimeLimitMicros / 1000) ms of the failure")
     }
 
     private mutating func down(_ reason: String) -> Action {

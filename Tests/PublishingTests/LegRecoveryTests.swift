@@ -23,6 +23,32 @@ final class LegRecoveryTests: XCTestCase {
         XCTAssertEqual(recovery.restartsSucceeded, 2)
     }
 
+    /// A FAILED while restarting restarts again, up to ``LegRecovery/defaultRestartsPerFailure`` in a row; the
+    /// time limit runs from the first of them; a success starts the count over for the next failure.
+    func testFailedDuringARestartRestartsAgainUpToTheLimit() {
+        var recovery = LegRecovery(supportsRestart: true, restartTimeLimitMicros: 10_000_000)
+        XCTAssertEqual(LegRecovery.defaultRestartsPerFailure, 3)
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 1_000_000), .restartICE(number: 1))
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 2_000_000), .restartICE(number: 2))
+        XCTAssertEqual(recovery.lastReason, "ICE failed again during ICE restart 1")
+        XCTAssertEqual(recovery.tick(nowMicros: 10_999_999), .none)
+        XCTAssertEqual(recovery.iceConnected(), .none)
+        XCTAssertEqual([recovery.restarts, recovery.restartsSucceeded], [2, 1])
+        XCTAssertEqual(recovery.phase, .up)
+
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 20_000_000), .restartICE(number: 3), "a new failure, a new count")
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 20_100_000), .restartICE(number: 4))
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 20_200_000), .restartICE(number: 5))
+        XCTAssertEqual(recovery.iceFailed(nowMicros: 20_300_000), .republish(reason: "ICE failed again during ICE restart 5"))
+        XCTAssertEqual(recovery.phase, .down)
+
+        var slow = LegRecovery(supportsRestart: true, restartTimeLimitMicros: 3_000_000)
+        _ = slow.iceFailed(nowMicros: 0)
+        _ = slow.iceFailed(nowMicros: 2_000_000)
+        XCTAssertEqual(slow.tick(nowMicros: 3_000_000), .republish(reason: "ICE restart 2 did not connect within 3000 ms of the failure"),
+                       "the limit runs from the first restart")
+    }
+
     func testEveryFailureOfTheRestartPublishesAnew() {
         var refused = LegRecovery(supportsRestart: true)
         _ = refused.iceFailed(nowMicros: 0)
@@ -33,10 +59,10 @@ final class LegRecoveryTests: XCTestCase {
         var slow = LegRecovery(supportsRestart: true, restartTimeLimitMicros: 3_000_000)
         _ = slow.iceFailed(nowMicros: 5_000_000)
         XCTAssertEqual(slow.tick(nowMicros: 7_999_999), .none)
-        XCTAssertEqual(slow.tick(nowMicros: 8_000_000), .republish(reason: "ICE restart 1 did not connect within 3000 ms"))
-        XCTAssertEqual(slow.lastReason, "ICE restart 1 did not connect within 3000 ms")
+        XCTAssertEqual(slow.tick(nowMicros: 8_000_000), .republish(reason: "ICE restart 1 did not connect within 3000 ms of the failure"))
+        XCTAssertEqual(slow.lastReason, "ICE restart 1 did not connect within 3000 ms of the failure")
 
-        var again = LegRecovery(supportsRestart: true)
+        var again = LegRecovery(supportsRestart: true, restartsPerFailure: 1)
         _ = again.iceFailed(nowMicros: 0)
         XCTAssertEqual(again.iceFailed(nowMicros: 100), .republish(reason: "ICE failed again during ICE restart 1"))
 
