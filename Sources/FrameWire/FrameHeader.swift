@@ -34,6 +34,9 @@ public struct FrameHeader: Sendable, Equatable, Hashable {
     /// the field was absent or good.
     public var damageFault: BufferDamageError?
 
+    /// A header with each field as given (see the properties for units and ranges); the defaults are what an
+    /// iOS sender writes: orientation 1 (up), a JPEG body, no extras. Nothing is checked here: the encoder
+    /// writes what it is given and the decoder checks what it reads against ``FrameWireLimits``.
     public init(
         contentLength: Int, bufferWidth: Int, bufferHeight: Int, orientation: Int = 1,
         timestampMicros: UInt64? = nil, sequence: UInt64? = nil, format: BufferFormat = .jpeg,
@@ -139,6 +142,8 @@ public struct SharedPictureReference: Sendable, Equatable, Hashable {
     /// rewritten (the frame is stale).
     public var version: UInt64
 
+    /// The three numbers as they go on the wire (not checked here; the reader refuses a slot other than 0 or 1
+    /// and an odd version).
     public init(generation: UInt64, slot: Int, version: UInt64) {
         self.generation = generation
         self.slot = slot
@@ -170,6 +175,9 @@ public struct Frame: Sendable, Equatable {
             && a.sharedPicture === b.sharedPicture
     }
 
+    /// A frame of `header` and `body` (`body.count` should equal `header.contentLength`; not checked here),
+    /// found at byte `offset` of its stream with a header block of `headerLength` bytes (0 when not read from
+    /// a stream).
     public init(header: FrameHeader, body: [UInt8], offset: Int = 0, headerLength: Int = 0, sharedPicture: SharedPicture? = nil) {
         self.sharedPicture = sharedPicture
         self.header = header

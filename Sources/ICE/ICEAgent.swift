@@ -55,7 +55,9 @@ public final class ICEAgent: Sendable {
 
     /// The pair media flows on (RFC 8445 §8.1.1: the nominated pair).
     public struct CandidatePair: Sendable, Equatable {
+        /// Ours: the address and port our datagrams leave from.
         public var local: ICECandidate
+        /// The peer's: where our datagrams go (may be peer-reflexive, learned from its checks).
         public var remote: ICECandidate
 
         public init(local: ICECandidate, remote: ICECandidate) {
@@ -64,19 +66,24 @@ public final class ICEAgent: Sendable {
         }
     }
 
+    /// What the agent tells its owner, on the agent's own thread, in the order it happened.
     public enum Event: Sendable, Equatable {
+        /// libnice's component state changed (`component-state-changed`, mapped to ``State``).
         case stateChanged(State)
         /// A local candidate, as soon as it is known (also the ones ``gatherCandidates()`` returns; later
         /// ones are for trickle ICE).
         case localCandidate(ICECandidate)
+        /// Gathering ended (`candidate-gathering-done`): every local candidate was reported.
         case gatheringDone
         /// A remote candidate the agent learned from the peer's checks (peer-reflexive, RFC 8445 §7.3.1.3).
         case remoteCandidateLearned(ICECandidate)
+        /// A (new) pair was selected (`new-selected-pair-full`, and after a restart a pair found anew).
         case selectedPairChanged(CandidatePair)
         /// The agent gave up on the peer: close it.
         case expired(Expiry)
     }
 
+    /// What ``send(_:)`` did with one datagram.
     public enum SendOutcome: String, Sendable, Equatable {
         /// Handed to the socket.
         case sent
@@ -86,13 +93,18 @@ public final class ICEAgent: Sendable {
         case dropped
     }
 
+    /// Counters since the agent was created (datagrams and their payload bytes, UDP headers not counted).
     public struct Statistics: Sendable, Equatable {
+        /// Datagrams handed to libnice (`nice_agent_send`) and their bytes; STUN checks not counted.
         public var datagramsSent = 0
         public var bytesSent = 0
+        /// Datagrams the owner received (what libnice did not take as its own STUN) and their bytes.
         public var datagramsReceived = 0
         public var bytesReceived = 0
         /// Datagrams that waited in the queue for READY.
         public var datagramsQueued = 0
+        /// Datagrams not sent: the READY queue was full (``Configuration/sendQueueLimit``), libnice refused
+        /// them, or the agent was closed.
         public var datagramsDropped = 0
         /// Remote candidates refused by ``Configuration/remoteCandidatePolicy`` or over
         /// ``Configuration/remoteCandidateLimit``.
