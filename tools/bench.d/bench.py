@@ -8,6 +8,7 @@ Phases, in order (each bounded; everything it starts is stopped at the end or on
   compare  the same contents through ours (agent + call, one light viewer), ffmpeg x11grab+libvpx and
            GStreamer ximagesrc+vp8enc, interleaved: CPU per second of screen time
   scale    the call (looping a recorded 1080p dump) with 0, 1, 4, 16 light viewers: CPU per viewer, RSS
+  g2g      (not in the default) glass to glass against Chrome's own screen share, g2g.py
 Writes one JSON document; report.py turns it into the table and BENCHMARKS.md.
 """
 
@@ -25,6 +26,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import g2g  # noqa: E402
+import g2g_report  # noqa: E402
 import procs  # noqa: E402
 import report  # noqa: E402
 import xscene  # noqa: E402
@@ -111,10 +114,10 @@ class Call:
             return False
 
 
-def start_agent(name, display, socket_path, wire="jpeg"):
-    """The agent on `display`; `wire` is its `--format`: jpeg (the default, iOS-compatible wire), i420 (raw
-    planes for a local call, no JPEG round trip) or shm (the picture in memory shared with the call)."""
-    argv = [AGENT, "--display", display, "--socket", socket_path, "--fps", str(FPS), "--stats-interval", "1"]
+def start_agent(name, display, socket_path, wire="jpeg", fps=FPS):
+    """The agent on `display` at `fps`; `wire` is its `--format`: jpeg (the default, iOS-compatible wire), i420
+    (raw planes for a local call, no JPEG round trip) or shm (the picture in memory shared with the call)."""
+    argv = [AGENT, "--display", display, "--socket", socket_path, "--fps", str(fps), "--stats-interval", "1"]
     if wire != "jpeg":
         argv += ["--format", wire]
     return procs.start("agent", argv, log_path=WORK.path(name + "-agent.log")), argv
@@ -714,6 +717,18 @@ def phase_variants(cfg, results):
     results["variants"] = rows
 
 
+def phase_g2g(mode, results, command_line):
+    """Glass to glass (g2g.py); a full-mode run is kept (last-g2g-run.json) and its section replaces the one in
+    BENCHMARKS.md."""
+    import types
+    context = types.SimpleNamespace(work=WORK, Call=Call, start_agent=start_agent, log=log)
+    out = g2g.phase(mode, results, context)
+    if mode == "full":
+        g2g_report.save(out)
+        g2g_report.splice(os.path.join(REPO, "BENCHMARKS.md"), g2g_report.markdown_lines(out, command_line))
+        log("g2g: wrote %s and its section of BENCHMARKS.md" % g2g_report.LAST_RUN)
+
+
 def phase_network(results):
     # Debian's python3 has matplotlib (tools/setup); the interpreter running this may be another one.
     png = os.path.join(REPO, "BENCHMARKS-network.png")
@@ -746,7 +761,7 @@ def main():
         raise KeyboardInterrupt("signal %d" % number)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGALRM, on_signal)
-    signal.alarm(cfg["limit"])
+    signal.alarm(cfg["limit"] + (g2g.time_limit(mode) if "g2g" in phases else 0))
 
     results = {"mode": mode, "command": args.command_line, "started": datetime.datetime.now().isoformat(timespec="seconds"),
                "machine": procs.machine(), "loadBefore": procs.load_average(), "phases": phases,
@@ -765,6 +780,8 @@ def main():
                     phase_e2e(cfg, results, wire="i420")
                 elif phase == "e2e-shm":
                     phase_e2e(cfg, results, wire="shm")
+                elif phase == "g2g":
+                    phase_g2g(mode, results, args.command_line)
                 elif phase == "compare":
                     phase_compare(cfg, results)
                 elif phase == "variants":

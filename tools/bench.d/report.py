@@ -168,6 +168,9 @@ def table(results):
         m = results["memory"]
         lines.append("\nMemory: call RSS %.1f MiB at %s s, %.1f MiB at %s s (fit %+.2f MiB/h)" % (
             m["early"]["callRssMiB"], m["early"]["t"], m["end"]["callRssMiB"], m["end"]["t"], m["callGrowthMiBPerHour"] or 0))
+    if results.get("g2g"):
+        import g2g_report
+        lines += g2g_report.table_lines(results["g2g"])
     lines.append("\nTargets")
     for t in results.get("targets", []):
         lines.append("  %-52s %s" % (t["name"], t["verdict"]))
@@ -381,6 +384,8 @@ def markdown(results):
         out.append(_cmd(scale["command"], [(os.getcwd() + "/", "")]))
     out += ["```", ""]
     out += network_markdown(results.get("network"))
+    import g2g_report
+    out += g2g_report.last_run_lines()
     if os.path.exists(FUZZING):
         with open(FUZZING) as f:
             out.append(f.read().rstrip() + "\n")
