@@ -50,6 +50,24 @@ def descriptors(pid):
         return -1
 
 
+def descriptor_kinds(pid):
+    """Open descriptors by kind (socket, pipe, anon_inode:[eventfd], /dev/..., file), so a change of one can be
+    told apart."""
+    kinds = {}
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            kind = target.split(":[")[0] if ":[" in target else target.split(":")[0] if target.startswith("anon_inode:") else \
+                target if target.startswith("/dev/") else "file"
+            kinds[kind] = kinds.get(kind, 0) + 1
+    except OSError:
+        pass
+    return kinds
+
+
 def threads(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -89,7 +107,8 @@ class Watched:
             pass
         alive = os.path.exists("/proc/%d" % self.pid)
         return {"cpuPercent": round(100 * used / seconds, 1) if seconds > 0 else 0.0, "rssMiB": round(rss, 1),
-                "fds": descriptors(self.pid), "threads": threads(self.pid), "alive": alive}
+                "fds": descriptors(self.pid), "fdKinds": descriptor_kinds(self.pid), "threads": threads(self.pid),
+                "alive": alive}
 
 
 class PeerWatch:
@@ -186,6 +205,11 @@ def main():
         failures = []
         while True:
             now = time.monotonic()
+            # Descriptors and threads are read before this round's GET /stats: the call's side of an HTTP
+            # connection (and its thread) outlives the response by a moment, so reading after it counted the
+            # poller's own connection now and then (25/26 alternating in the first runs).
+            due = now - row_start >= interval or now - start >= seconds
+            samples = {w.name: w.sample(now - row_start) for w in watched} if due else None
             try:
                 stats = procs.http_json(stats_url, timeout=5)
             except Exception as error:  # the call stopped answering: a stall of every viewer
@@ -199,11 +223,9 @@ def main():
                         sent_at_row[peer["id"]] = peer["framesSent"]
                     else:
                         watch.update(now, peer["framesSent"])
-            if now - row_start >= interval or now - start >= seconds:
+            if due:
                 span = now - row_start
-                row = {"atSeconds": round(now - start), "load": procs.load_average(), "processes": {}}
-                for w in watched:
-                    row["processes"][w.name] = w.sample(span)
+                row = {"atSeconds": round(now - start), "load": procs.load_average(), "processes": samples}
                 if stats:
                     row["encodedFps"] = round((stats["frames"]["encoded"] - encoded_at_row) / span, 1)
                     encoded_at_row = stats["frames"]["encoded"]
@@ -301,7 +323,11 @@ def verdict(rows, failures):
         if grew >= RSS_GROWTH_LIMIT_MIB:
             reasons.append("%s RSS grew %.1f MiB" % (name, grew))
         if last["processes"][name]["fds"] != first["processes"][name]["fds"]:
-            reasons.append("%s descriptors %d → %d" % (name, first["processes"][name]["fds"], last["processes"][name]["fds"]))
+            before, after = first["processes"][name].get("fdKinds", {}), last["processes"][name].get("fdKinds", {})
+            changed = ", ".join("%s %d → %d" % (k, before.get(k, 0), after.get(k, 0))
+                                for k in sorted(set(before) | set(after)) if before.get(k, 0) != after.get(k, 0))
+            reasons.append("%s descriptors %d → %d%s" % (name, first["processes"][name]["fds"], last["processes"][name]["fds"],
+                                                         " (%s)" % changed if changed else ""))
         if abs(last["processes"][name]["threads"] - first["processes"][name]["threads"]) > THREAD_SLACK:
             reasons.append("%s threads %d → %d" % (name, first["processes"][name]["threads"], last["processes"][name]["threads"]))
     if any(r.get("viewers", 4) < 4 for r in rows):
