@@ -151,6 +151,11 @@ def run_ours(ctx, screen, config, fps, cfg, name):
             raise RuntimeError("no frame encoded:\n" + agent.log()[-1500:])
         reading = read_browser(ctx.work, name, screen.xvfb.display, cfg, url="http://127.0.0.1:%d/" % call.port)
         reading["commands"] = {"agent": agent_argv, "call": call.argv}
+        try:  # what the call did over the whole run (frames encoded, dropped as stale, encode ms)
+            stats = call.stats()
+            reading["callStats"] = {k: stats.get(k) for k in ("frames", "dropped", "encodeMs", "kbps", "bitrateKbps")}
+        except Exception as failure:
+            reading["callStats"] = {"error": str(failure)}
         return reading
     finally:
         if agent:
@@ -250,7 +255,8 @@ def phase(cfg_name, results, ctx):
     anchor_network()
     anchor_route(False)
     out = {"settings": dict(cfg, paintIntervalMs=PAINT_INTERVAL_MS, minValidFrames=cfg["min_valid"],
-                            maxInvalidShare=MAX_INVALID_SHARE, size="%dx%d" % (WIDTH, HEIGHT)),
+                            maxInvalidShare=MAX_INVALID_SHARE, size="%dx%d" % (WIDTH, HEIGHT),
+                            niceness=os.nice(0)),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "loadBefore": procs.load_average(), "runs": []}
     screen = Screen(xscene, ctx.work)
     try:
@@ -273,7 +279,7 @@ def phase(cfg_name, results, ctx):
                 analysis = analyse(reading, cfg["min_valid"])
                 out["runs"].append({"config": config, "fps": fps, "round": round_index + 1, "load": load,
                                     "analysis": {k: v for k, v in analysis.items()},
-                                    "anchorSettings": reading.get("anchorSettings"),
+                                    "anchorSettings": reading.get("anchorSettings"), "callStats": reading.get("callStats"),
                                     "commands": reading.get("commands")})
                 ctx.log("g2g: %s %d fps: %d frames, %d valid, p50 %s ms%s" % (
                     config, fps, analysis["frames"], analysis["valid"], (percentiles(analysis["g2g"]) or {}).get("p50"),

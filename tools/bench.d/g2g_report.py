@@ -62,10 +62,12 @@ def markdown_lines(g2g, command="tools/bench --phases g2g"):
            "row, %g s windows after %g s of playing. One-minute load average during the run %.1f–%.1f (before %.1f, "
            "after %.1f) on %d cores." % (command, g2g["date"], s["size"], s["paintIntervalMs"], s["runs"], s["window"],
                                          s["warm"], min(loads), max(loads), g2g["loadBefore"][0], g2g["loadAfter"][0], cores), ""]
-    if max(loads) > cores:
-        out += ["**Taken on a shared, loaded machine** (other sessions' builds and tests ran alongside, load above the "
-                "core count): the absolute figures are above a quiet machine's. The rows were measured interleaved, so the "
-                "ratios to Chrome carry better than the milliseconds.", ""]
+    nice = s.get("niceness") or 0
+    if max(loads) > cores or nice:
+        out += ["**Taken on a shared, loaded machine** (other sessions' builds and tests ran alongside%s%s): the absolute "
+                "figures are above a quiet machine's. The rows were measured interleaved, so the ratios to Chrome carry "
+                "better than the milliseconds." % (", load above the core count" if max(loads) > cores else "",
+                                                  ", and every process of the bench ran at nice %d" % nice if nice else ""), ""]
     out += ["g2g = `expectedDisplayTime` − painted time; painted → received = `receiveTime` (last packet of the frame) "
             "− painted; received → shown = `expectedDisplayTime` − `receiveTime`; jitter buffer = inbound-rtp "
             "`jitterBufferDelay / jitterBufferEmittedCount`. Percentiles pool every valid frame of the row's usable runs; "
@@ -73,24 +75,27 @@ def markdown_lines(g2g, command="tools/bench --phases g2g"):
             "code fails the check (a cell neither black nor white, the CRC, or a time over a minute from the reader's "
             "clock) is invalid and counted; a run with fewer than %d valid frames or over %d %% invalid is left out, and a "
             "row without a usable run says so." % (s["minValidFrames"], round(s["maxInvalidShare"] * 100)), "",
-            "| | p50 g2g | p90 | p99 | painted → received | received → shown | jitter buffer | kbps | valid frames | "
-            "g2g vs Chrome | send side vs Chrome |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+            "| | p50 g2g | p90 | p99 | p50 of each run | painted → received | received → shown | jitter buffer | "
+            "frames shown a second | kbps | valid frames | g2g vs Chrome | send side vs Chrome |",
+            "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for row in g2g["rows"]:
         label = LABELS[row["config"]] % row["fps"]
         if not _usable(row):
-            out.append("| %s | too few valid frames | | | | | | | %s | | |" % (label, _validity(row)))
+            out.append("| %s | too few valid frames | | | | | | | | | %s | | |" % (label, _validity(row)))
             continue
         g = row["g2g"]
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            label, _ms(g["p50"]), _ms(g["p90"]), _ms(g["p99"]), _p(row, "paintedToReceived"), _p(row, "receivedToShown"),
-            _ms(row["jitterBufferMs"]), "–" if row["kbps"] is None else "%.0f" % row["kbps"], _validity(row),
+        usable = [r for r in g2g["runs"] if r["config"] == row["config"] and r["fps"] == row["fps"] and r["analysis"]["usable"]]
+        shown = sum(r["analysis"]["valid"] for r in usable) / (len(usable) * s["window"])
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s | %s |" % (
+            label, _ms(g["p50"]), _ms(g["p90"]), _ms(g["p99"]), " / ".join("%.0f" % v for v in row["runP50s"] if v is not None),
+            _p(row, "paintedToReceived"), _p(row, "receivedToShown"), _ms(row["jitterBufferMs"]), shown,
+            "–" if row["kbps"] is None else "%.0f" % row["kbps"], _validity(row),
             "%.2f×" % row["g2gRatio"] if row.get("g2gRatio") else "–",
             "%.2f×" % row["paintedToReceivedRatio"] if row.get("paintedToReceivedRatio") else "–"))
     captured = [r for r in g2g["rows"] if _usable(r) and r.get("paintedToCaptured")]
     if captured:
-        out += ["", "Painted → captured, where Chromium gives the frame a `captureTime` (from the sender's RTCP sender "
-                "reports): " + "; ".join("%s %d fps p50 %s (%d frames)" % (r["config"], r["fps"], _p(r, "paintedToCaptured"),
+        out += ["", "Painted → captured, where Chromium gives the frame a `captureTime` (Chromium's estimate of the "
+                "sender's capture time; it gives none for ours): " + "; ".join("%s %d fps p50 %s (%d frames)" % (r["config"], r["fps"], _p(r, "paintedToCaptured"),
                                                                             r["paintedToCaptured"]["count"]) for r in captured) + "."]
     errors = [(r["config"], r["fps"], e) for r in g2g["rows"] for e in r["errors"]]
     if errors:
