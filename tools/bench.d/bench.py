@@ -723,6 +723,7 @@ def phase_g2g(mode, results, command_line):
     import types
     context = types.SimpleNamespace(work=WORK, Call=Call, start_agent=start_agent, log=log)
     out = g2g.phase(mode, results, context)
+    out["command"] = command_line
     if mode == "full":
         g2g_report.save(out)
         g2g_report.splice(os.path.join(REPO, "BENCHMARKS.md"), g2g_report.markdown_lines(out, command_line))

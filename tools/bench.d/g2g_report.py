@@ -119,7 +119,8 @@ def last_run_lines():
     if not os.path.exists(LAST_RUN):
         return []
     with open(LAST_RUN) as f:
-        return markdown_lines(json.load(f))
+        run = json.load(f)
+    return markdown_lines(run, run.get("command", "tools/bench --phases g2g"))
 
 
 def splice(path, lines):
