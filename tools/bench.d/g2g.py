@@ -16,8 +16,10 @@ reverse order), `runs` rounds:
 
 Each run reads every presented frame (requestVideoFrameCallback, g2g_reader.js) for `window` seconds after
 `warm` seconds of playing. Per frame: g2g = expectedDisplayTime - painted; painted → received =
-receiveTime - painted; received → shown = expectedDisplayTime - receiveTime; painted → captured =
-captureTime - painted where Chromium gives a captureTime (from the sender's RTCP sender reports). A frame
+receiveTime - painted; received → shown = expectedDisplayTime - receiveTime. Painted → captured:
+for ours the agent's capture time of the frame (joined by RTP timestamp with the call's debug `frame sent`
+line, g2g_split.py, which also gives captured → sent and sent → received); for Chrome, Chromium's own
+captureTime estimate. A frame
 whose code is refused (glasscode.Unreadable) counts as invalid by reason; a run with fewer than
 min_valid (MODES) valid frames, or more than MAX_INVALID_SHARE of its frames invalid, is reported as such and
 left out of the percentiles.
@@ -28,6 +30,7 @@ import os
 import subprocess
 import time
 
+import g2g_split
 import glasscode
 import procs
 
@@ -42,6 +45,9 @@ FRAME_RATES = [30, 60]
 # min_valid: the fewest valid frames a usable run has, by mode (a quick run has a short window).
 MODES = {"quick": dict(runs=1, warm=3, window=5, min_valid=10), "full": dict(runs=3, warm=5, window=10, min_valid=30)}
 MAX_INVALID_SHARE = 0.2
+# Per-frame latencies kept (ms): g2g = shown - painted; the rest split it (g2g_split.py for ours).
+STAGES = ["g2g", "paintedToReceived", "receivedToShown", "paintedToCaptured", "capturedToSent", "sentToReceived",
+          "capturedToReceived"]
 # Chromium gathers no ICE candidate in a namespace with only loopback, so two peers in one page cannot meet
 # (a remote viewer of ours is found peer-reflexive). For the anchor, a veth pair inside the bench's own
 # namespace carries a private address, and a default route through it (to no one: the other end has no
@@ -143,13 +149,16 @@ def read_browser(work, name, display, cfg, url=None, fps=None):
 
 def run_ours(ctx, screen, config, fps, cfg, name):
     sock = ctx.work.path(name + ".sock")
-    call = ctx.Call(name, sock, extra=["--max-fps", str(fps)])
+    call = ctx.Call(name, sock, extra=["--max-fps", str(fps)], debug=True)  # debug: its `frame sent` lines
     agent = None
     try:
         agent, agent_argv = ctx.start_agent(name, screen.xvfb.display, sock, WIRES[config], fps=fps)
         if not procs.wait_for(lambda: call.stats()["frames"]["encoded"] > 0, 15):
             raise RuntimeError("no frame encoded:\n" + agent.log()[-1500:])
+        before = time.time() * 1000 - time.monotonic() * 1000
         reading = read_browser(ctx.work, name, screen.xvfb.display, cfg, url="http://127.0.0.1:%d/" % call.port)
+        reading["realtimeMinusMonotonicMs"] = (before + time.time() * 1000 - time.monotonic() * 1000) / 2
+        reading["sentFrames"] = g2g_split.sent_frames(call.proc.log())
         reading["commands"] = {"agent": agent_argv, "call": call.argv}
         try:  # what the call did over the whole run (frames encoded, dropped as stale, encode ms)
             stats = call.stats()
@@ -173,10 +182,12 @@ def run_chrome(ctx, screen, fps, cfg, name):
 
 def analyse(reading, min_valid):
     """Per-frame latencies (ms) and the validity counts of one reading (see the module's docstring)."""
-    out = {"frames": 0, "valid": 0, "invalid": {}, "g2g": [], "paintedToReceived": [], "receivedToShown": [],
-           "paintedToCaptured": [], "error": reading.get("error")}
+    out = dict({key: [] for key in STAGES}, frames=0, valid=0, invalid={}, error=reading.get("error"))
     origin = reading.get("timeOrigin")
-    for sample in reading.get("samples") or []:
+    samples = reading.get("samples") or []
+    joined, out["joinedShare"] = g2g_split.join([s[7] for s in samples], reading.get("sentFrames") or [],
+                                                reading.get("realtimeMinusMonotonicMs") or 0)
+    for sample in samples:
         cells, _at, _presented, shown, received, captured = sample[:6]
         out["frames"] += 1
         shown_wall = origin + shown
@@ -190,8 +201,17 @@ def analyse(reading, min_valid):
         if received is not None:
             out["paintedToReceived"].append(origin + received - painted)
             out["receivedToShown"].append(shown - received)
-        if captured is not None:
+        if captured is not None:  # Chromium's estimate of the sender's capture (Chrome's anchor only)
             out["paintedToCaptured"].append(origin + captured - painted)
+            if received is not None:
+                out["capturedToReceived"].append(received - captured)
+        if sample[7] in joined:  # ours: the call's own capture and send times of this frame
+            capture_wall, sent_wall = joined[sample[7]]
+            out["paintedToCaptured"].append(capture_wall - painted)
+            out["capturedToSent"].append(sent_wall - capture_wall)
+            if received is not None:
+                out["sentToReceived"].append(origin + received - sent_wall)
+                out["capturedToReceived"].append(origin + received - capture_wall)
     stats = reading.get("stats") or {}
     emitted = stats.get("jitterBufferEmittedCount")
     out["jitterBufferMs"] = round(1000 * stats["jitterBufferDelay"] / emitted, 2) if emitted else None
@@ -233,7 +253,7 @@ def summarise(runs):
             for r in mine:
                 for reason, count in r["analysis"]["invalid"].items():
                     row["invalid"][reason] = row["invalid"].get(reason, 0) + count
-            for key in ("g2g", "paintedToReceived", "receivedToShown", "paintedToCaptured"):
+            for key in STAGES:
                 row[key] = percentiles(sum((r["analysis"][key] for r in usable), []))
             for key in ("jitterBufferMs", "kbps"):
                 values = sorted(r["analysis"][key] for r in usable if r["analysis"][key] is not None)
@@ -290,7 +310,7 @@ def phase(cfg_name, results, ctx):
     out["rows"] = summarise(out["runs"])
     for run in out["runs"]:  # keep the JSON small: per-frame lists only as percentiles
         a = run["analysis"]
-        for key in ("g2g", "paintedToReceived", "receivedToShown", "paintedToCaptured"):
+        for key in STAGES:
             a[key] = percentiles(a[key])
     results["g2g"] = out
     return out

@@ -92,11 +92,21 @@ def markdown_lines(g2g, command="tools/bench --phases g2g"):
             "–" if row["kbps"] is None else "%.0f" % row["kbps"], _validity(row),
             "%.2f×" % row["g2gRatio"] if row.get("g2gRatio") else "–",
             "%.2f×" % row["paintedToReceivedRatio"] if row.get("paintedToReceivedRatio") else "–"))
-    captured = [r for r in g2g["rows"] if _usable(r) and r.get("paintedToCaptured")]
-    if captured:
-        out += ["", "Painted → captured, where Chromium gives the frame a `captureTime` (Chromium's estimate of the "
-                "sender's capture time; it gives none for ours): " + "; ".join("%s %d fps p50 %s (%d frames)" % (r["config"], r["fps"], _p(r, "paintedToCaptured"),
-                                                                            r["paintedToCaptured"]["count"]) for r in captured) + "."]
+    split = [row for row in g2g["rows"] if _usable(row) and row.get("paintedToCaptured")]
+    if split:
+        out += ["", "Where the time goes, p50 of each stage (ms). Ours: each presented frame joined by its RTP timestamp "
+                "with the call's `frame sent` debug line (the agent's capture time and the moment the frame's last packet "
+                "left; `tools/bench.d/g2g_split.py`). Chrome: Chromium's `captureTime` estimate of its own capture. Each "
+                "stage's p50 is taken on its own, so the stages need not add up to the g2g p50.", "",
+                "| | painted → captured | captured → sent | sent → received | captured → received | received → shown | "
+                "frames joined |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for row in split:
+            runs = [r for r in g2g["runs"] if r["config"] == row["config"] and r["fps"] == row["fps"] and r["analysis"]["usable"]]
+            shares = [r["analysis"].get("joinedShare") for r in runs if r["analysis"].get("joinedShare")]
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                LABELS[row["config"]] % row["fps"], _p(row, "paintedToCaptured"), _p(row, "capturedToSent"),
+                _p(row, "sentToReceived"), _p(row, "capturedToReceived"), _p(row, "receivedToShown"),
+                "%.0f %%" % (100 * sum(shares) / len(shares)) if shares else "–"))
     errors = [(r["config"], r["fps"], e) for r in g2g["rows"] for e in r["errors"]]
     if errors:
         out += ["", "Failed runs: " + "; ".join("%s %d fps: `%s`" % (c, f, e[:160].replace("`", "'")) for c, f, e in errors) + "."]
