@@ -19,10 +19,9 @@ Each run reads every presented frame (requestVideoFrameCallback, g2g_reader.js) 
 receiveTime - painted; received → shown = expectedDisplayTime - receiveTime. Painted → captured:
 for ours the agent's capture time of the frame (joined by RTP timestamp with the call's debug `frame sent`
 line, g2g_split.py, which also gives captured → sent and sent → received); for Chrome, Chromium's own
-captureTime estimate. A frame
-whose code is refused (glasscode.Unreadable) counts as invalid by reason; a run with fewer than
-min_valid (MODES) valid frames, or more than MAX_INVALID_SHARE of its frames invalid, is reported as such and
-left out of the percentiles.
+captureTime estimate. A frame whose code is refused (glasscode.Unreadable) counts as invalid by reason; a
+run with fewer than min_valid (MODES) valid frames, or more than MAX_INVALID_SHARE of its frames invalid,
+is reported as such and left out of the percentiles.
 """
 
 import json
