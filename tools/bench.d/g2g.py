@@ -29,6 +29,7 @@ import os
 import subprocess
 import time
 
+import g2g_cpu
 import g2g_split
 import glasscode
 import procs
@@ -125,8 +126,10 @@ class Screen:
         return report
 
 
-def read_browser(work, name, display, cfg, url=None, fps=None):
-    """One g2g_browser.py reading (the viewer page at `url`, or the anchor at `fps`); its JSON result."""
+def read_browser(work, name, display, cfg, url=None, fps=None, watched=()):
+    """One g2g_browser.py reading (the viewer page at `url`, or the anchor at `fps`); its JSON result, with
+    "cpu": cores used over the reader's window by the browser (its whole process tree) and by each of
+    `watched` (procs.Proc: the agent and the call)."""
     profile = work.path("g2g-profile-" + name)
     os.makedirs(profile, exist_ok=True)
     env = dict(os.environ, HOME=profile, TMPDIR=profile, DISPLAY=display)
@@ -136,14 +139,23 @@ def read_browser(work, name, display, cfg, url=None, fps=None):
     browser = procs.start("g2g-browser", argv, env=env, log_path=work.path("g2g-%s-browser.log" % name),
                           stdout_path=work.path("g2g-%s-browser.json" % name))
     limit = cfg["warm"] + cfg["window"] + 90
+    cpu = None
+    if procs.wait_for(lambda: "g2g: window start" in browser.log() or not browser.alive(), limit, 0.1) and browser.alive():
+        start = time.monotonic(), g2g_cpu.tree(browser.pid), {p.name: p.cpu() for p in watched}
+        if procs.wait_for(lambda: "g2g: window end" in browser.log() or not browser.alive(), limit, 0.1) and browser.alive():
+            seconds = time.monotonic() - start[0]
+            cpu = {"browser": round(g2g_cpu.used(start[1], g2g_cpu.tree(browser.pid)) / seconds, 3)}
+            cpu.update({p.name: round((p.cpu() - start[2][p.name]) / seconds, 3) for p in watched})
     if browser.wait(limit) is None:
         browser.stop()
         return {"error": "the browser reading took over %d s" % limit}
     browser.stop()
     try:
-        return json.loads(browser.stdout().strip().splitlines()[-1])
+        reading = json.loads(browser.stdout().strip().splitlines()[-1])
     except (ValueError, IndexError):
         return {"error": "no result from g2g_browser.py: " + browser.log()[-1500:]}
+    reading["cpu"] = cpu
+    return reading
 
 
 def run_ours(ctx, screen, config, fps, cfg, name):
@@ -155,7 +167,8 @@ def run_ours(ctx, screen, config, fps, cfg, name):
         if not procs.wait_for(lambda: call.stats()["frames"]["encoded"] > 0, 15):
             raise RuntimeError("no frame encoded:\n" + agent.log()[-1500:])
         before = time.time() * 1000 - time.monotonic() * 1000
-        reading = read_browser(ctx.work, name, screen.xvfb.display, cfg, url="http://127.0.0.1:%d/" % call.port)
+        reading = read_browser(ctx.work, name, screen.xvfb.display, cfg, url="http://127.0.0.1:%d/" % call.port,
+                               watched=(agent, call.proc))
         reading["realtimeMinusMonotonicMs"] = (before + time.time() * 1000 - time.monotonic() * 1000) / 2
         reading["sentFrames"] = g2g_split.sent_frames(call.proc.log())
         reading["commands"] = {"agent": agent_argv, "call": call.argv}
@@ -257,6 +270,8 @@ def summarise(runs):
             for key in ("jitterBufferMs", "kbps"):
                 values = sorted(r["analysis"][key] for r in usable if r["analysis"][key] is not None)
                 row[key] = values[len(values) // 2] if values else None
+            cpus = [r["cpu"] for r in usable if r.get("cpu")]
+            row["cpu"] = {k: sorted(c.get(k, 0) for c in cpus)[len(cpus) // 2] for k in ("agent", "call", "browser")} if cpus else None
             row["runP50s"] = [(percentiles(r["analysis"]["g2g"]) or {}).get("p50") for r in usable]
             rows.append(row)
     for row in rows:
@@ -299,6 +314,7 @@ def phase(cfg_name, results, ctx):
                 out["runs"].append({"config": config, "fps": fps, "round": round_index + 1, "load": load,
                                     "analysis": {k: v for k, v in analysis.items()},
                                     "anchorSettings": reading.get("anchorSettings"), "callStats": reading.get("callStats"),
+                                    "cpu": reading.get("cpu"),
                                     "commands": reading.get("commands")})
                 ctx.log("g2g: %s %d fps: %d frames, %d valid, p50 %s ms%s" % (
                     config, fps, analysis["frames"], analysis["valid"], (percentiles(analysis["g2g"]) or {}).get("p50"),

@@ -10,7 +10,8 @@ reader's result as one JSON line: {"samples": [...], "timeOrigin", "clockSkewMs"
 
 --layout: {"screenWidth", "screenHeight", "codeX", "codeY", "cell", "columns", "rows"} (screen pixels).
 HOME and TMPDIR should point at --profile (Chromium writes there). Exits 1 after printing the JSON when
-the page never played or the reading failed.
+the page never played or the reading failed. Writes "g2g: window start" and "g2g: window end" to stderr
+around the window (the bench reads CPU between them).
 """
 
 import argparse
@@ -99,7 +100,11 @@ def main():
                                   " () => %s);" % PEER[kind], layout)
         time.sleep(args.warm)
         driver.execute_async_script("window.g2g.begin().then(arguments[0], (e) => arguments[0](String(e)));")
+        sys.stderr.write("g2g: window start\n")  # the bench reads CPU from here (g2g_cpu.py)
+        sys.stderr.flush()
         time.sleep(args.window)
+        sys.stderr.write("g2g: window end\n")
+        sys.stderr.flush()
         result.update(driver.execute_async_script(
             "window.g2g.end().then(arguments[0], (e) => arguments[0]({error: String(e)}));"))
         if args.anchor_fps:

@@ -98,15 +98,23 @@ def markdown_lines(g2g, command="tools/bench --phases g2g"):
                 "with the call's `frame sent` debug line (the agent's capture time and the moment the frame's last packet "
                 "left; `tools/bench.d/g2g_split.py`). Chrome: Chromium's `captureTime` estimate of its own capture. Each "
                 "stage's p50 is taken on its own, so the stages need not add up to the g2g p50.", "",
+                "CPU: cores over the reader's window (median of the row's runs), the agent, the call and the browser's "
+                "whole process tree (for Chrome's row it captures, encodes, decodes and shows; for ours it decodes and "
+                "shows); per frame shown: all cores × 1000 / frames shown a second.", "",
                 "| | painted → captured | captured → sent | sent → received | captured → received | received → shown | "
-                "frames joined |", "|---|---:|---:|---:|---:|---:|---:|"]
+                "frames joined | CPU: agent + call + browser = all | CPU ms a frame shown |", "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
         for row in split:
             runs = [r for r in g2g["runs"] if r["config"] == row["config"] and r["fps"] == row["fps"] and r["analysis"]["usable"]]
             shares = [r["analysis"].get("joinedShare") for r in runs if r["analysis"].get("joinedShare")]
-            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            cpu = row.get("cpu")
+            shown = sum(r["analysis"]["valid"] for r in runs) / (len(runs) * s["window"]) if runs else 0
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 LABELS[row["config"]] % row["fps"], _p(row, "paintedToCaptured"), _p(row, "capturedToSent"),
                 _p(row, "sentToReceived"), _p(row, "capturedToReceived"), _p(row, "receivedToShown"),
-                "%.0f %%" % (100 * sum(shares) / len(shares)) if shares else "–"))
+                "%.0f %%" % (100 * sum(shares) / len(shares)) if shares else "–",
+                ("%.2f + %.2f + %.2f = %.2f" % (cpu["agent"], cpu["call"], cpu["browser"], sum(cpu.values())) if
+                 row["config"] != "chrome" else "%.2f" % cpu["browser"]) if cpu else "–",
+                "%.0f" % (sum(cpu.values()) * 1000 / shown) if cpu and shown else "–"))
     errors = [(r["config"], r["fps"], e) for r in g2g["rows"] for e in r["errors"]]
     if errors:
         out += ["", "Failed runs: " + "; ".join("%s %d fps: `%s`" % (c, f, e[:160].replace("`", "'")) for c, f, e in errors) + "."]
