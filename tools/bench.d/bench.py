@@ -193,7 +193,7 @@ def percentiles(values):
     ordered = sorted(values)
 
     def at(p):
-        return ordered[min(len(ordered) - 1, max(0, int(-(-len(ordered) * p // 1)) - 1))]
+        return procs.nearest_rank(ordered, p)
     return {"count": len(ordered), "p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": ordered[-1],
             "mean": round(sum(ordered) / len(ordered), 3)}
 

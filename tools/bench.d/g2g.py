@@ -244,7 +244,7 @@ def percentiles(values):
     ordered = sorted(values)
 
     def at(p):
-        return round(ordered[min(len(ordered) - 1, max(0, int(-(-len(ordered) * p // 1)) - 1))], 1)
+        return round(procs.nearest_rank(ordered, p), 1)
     return {"count": len(ordered), "p50": at(0.5), "p90": at(0.9), "p99": at(0.99)}
 
 

@@ -16,6 +16,12 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _started = []
 
 
+def nearest_rank(ordered, p):
+    """The nearest-rank percentile `p` (0 < p <= 1) of an ascending, non-empty list: the smallest value with at
+    least p of the values at or below it."""
+    return ordered[min(len(ordered) - 1, max(0, int(-(-len(ordered) * p // 1)) - 1))]
+
+
 def now_micros():
     """CLOCK_MONOTONIC in µs: the clock of Buffer-Timestamp and of the call's logs."""
     return int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6)
