@@ -84,9 +84,11 @@ struct AgentRun {
         // Finish the frame in flight if the reader takes it soon; otherwise it is dropped by close(). A short
         // run may end before the writer thread first tried the socket: let it try once, so a listening call
         // still gets the frame and a missing one is named as the reason.
-        if let sender, stopReason.withLock({ $0 }) != .failure { sender.waitForFirstConnectAttempt(timeout: .milliseconds(500)) }
-        if let sender, sender.stats.isConnected, stopReason.withLock({ $0 }) != .failure {
-            sender.flush(timeout: .milliseconds(stopReason.withLock { $0 } == .signal ? 500 : 2_000))
+        if let sender, stopReason.withLock({ $0 }) != .failure {
+            sender.waitForFirstConnectAttempt(timeout: .milliseconds(500))
+            if sender.stats.isConnected {
+                sender.flush(timeout: .milliseconds(stopReason.withLock { $0 } == .signal ? 500 : 2_000))
+            }
         }
         sender?.close()
         let end = StatsSample(capture.stats, outputs, sender, at: MonotonicClock.nowMicros())
