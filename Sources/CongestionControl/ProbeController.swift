@@ -8,6 +8,7 @@ public struct ProbeCluster: Sendable, Equatable {
     public var bitsPerSecond: Int
     /// The cluster ends once at least this many packets and ``minBytes`` bytes went out.
     public var minPackets: Int
+    /// Bytes the cluster must carry (with ``minPackets``) before it ends.
     public var minBytes: Int
     /// When it was requested, µs.
     public var createdMicros: Int64

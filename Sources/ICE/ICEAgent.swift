@@ -47,6 +47,7 @@ public final class ICEAgent: Sendable {
         /// 22–256 ice-chars.
         public var password: String
 
+        /// The pair as given (lengths and characters are not checked here).
         public init(ufrag: String, password: String) {
             self.ufrag = ufrag
             self.password = password
@@ -60,6 +61,7 @@ public final class ICEAgent: Sendable {
         /// The peer's: where our datagrams go (may be peer-reflexive, learned from its checks).
         public var remote: ICECandidate
 
+        /// The pair of `local` and `remote` (not checked to share a component or address family).
         public init(local: ICECandidate, remote: ICECandidate) {
             self.local = local
             self.remote = remote

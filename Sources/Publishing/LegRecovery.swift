@@ -14,7 +14,9 @@
 ///    └ iceFailed without restart support ──▶ .republish("ICE failed")                        (down)
 /// ```
 public struct LegRecovery: Sendable, Equatable {
+    /// What the owner does next.
     public enum Action: Sendable, Equatable {
+        /// Nothing: keep waiting.
         case none
         /// Make new ICE credentials and PATCH them (the restart numbered `number`, from 1).
         case restartICE(number: Int)
@@ -22,6 +24,8 @@ public struct LegRecovery: Sendable, Equatable {
         case republish(reason: String)
     }
 
+    /// Where the leg is: published (`up`), restarting ICE on the same session, or given up (`down`: the
+    /// owner publishes anew and makes a new ``LegRecovery``).
     public enum Phase: String, Sendable, Equatable { case up, restarting, down }
 
     /// How long restarting may take from the first restart's PATCH to ICE connected, µs.
@@ -36,8 +40,11 @@ public struct LegRecovery: Sendable, Equatable {
     public private(set) var restartsSucceeded = 0
     /// Why the last restart began, or why it failed.
     public private(set) var lastReason: String?
+    /// Whether the transport can restart ICE (WHIP's PATCH, RFC 9725 §4.3.3); without it a failure republishes.
     public let supportsRestart: Bool
+    /// From the first restart of a failure to ICE connected, µs; past it the session is given up.
     public let restartTimeLimitMicros: UInt64
+    /// Restarts in a row for one failure (at least 1): a FAILED on the last of them gives the session up.
     public let restartsPerFailure: Int
     private var restartStartedMicros: UInt64 = 0
     /// Restarts made for the current failure (from 1 while restarting).
