@@ -143,6 +143,14 @@ public struct ProbeController: Sendable {
                      nowMicros: nowMicros, further: true)
     }
 
+    /// Forgets the estimate, the drops, the over-use and every probe made (libwebrtc's `ProbeController::Reset`,
+    /// on a new path); cluster ids and the ALR probe count go on.
+    public mutating func reset() {
+        var fresh = ProbeController(configuration: configuration, maxBitrate: maxBitrate)
+        (fresh.nextID, fresh.alrProbes) = (nextID, alrProbes)
+        self = fresh
+    }
+
     /// A new target: maybe probe further; remember large drops.
     public mutating func onEstimate(_ bitsPerSecond: Double, nowMicros: Int64) -> [ProbeCluster] {
         var clusters: [ProbeCluster] = []

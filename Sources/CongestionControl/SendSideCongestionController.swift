@@ -104,6 +104,32 @@ public struct SendSideCongestionController: Sendable {
         return update(changed: true, probes: probes)
     }
 
+    /// The transport's path changed (an ICE restart connected a new candidate pair): what was measured
+    /// belongs to the old path, and an outage before it has driven the target down to the floor by the
+    /// feedback timeout. As libwebrtc's `GoogCcNetworkController::OnNetworkRouteChange`: the delay-based,
+    /// loss-based, acknowledged-rate and probe estimators start again at ``Configuration/startBitsPerSecond``
+    /// (the ceiling stays), nothing counts as in flight, the feedback timeout and the RTT start afresh, and the
+    /// start probes go out again. Probe cluster ids go on counting, so late feedback on an old cluster is
+    /// not read as a new one's.
+    public mutating func onRouteChange(atMicros now: Int64) -> CongestionUpdate {
+        let previous = targetBitsPerSecond
+        let (low, start, high) = (Double(configuration.minBitsPerSecond), Double(configuration.startBitsPerSecond),
+                                  Double(configuration.maxBitsPerSecond))
+        delayBased = DelayBasedEstimator(startBitrate: start, minBitrate: low, maxBitrate: high)
+        lossBased = LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high)
+        acknowledged = AcknowledgedBitrateEstimator()
+        probeEstimator = ProbeBitrateEstimator()
+        probeController.reset()
+        applicationLimited = ApplicationLimitedDetector(targetBitsPerSecond: configuration.startBitsPerSecond)
+        adapter.forgetInFlight()
+        clusters = [:]
+        roundTripMicros = nil
+        (lastFeedbackMicros, lastTimeoutMicros, lastSendMicros, firstSendMicros) = (nil, nil, nil, nil)
+        recomputeTarget()
+        let probes = probeController.start(startBitrate: Double(targetBitsPerSecond), nowMicros: now)
+        return update(changed: previous != targetBitsPerSecond, probes: probes)
+    }
+
     /// An RTP packet left the pacer with transport-wide `sequenceNumber`.
     public mutating func onPacketSent(sequenceNumber: UInt16, sizeBytes: Int, atMicros now: Int64, probeClusterID: Int? = nil) {
         adapter.onPacketSent(sequenceNumber: sequenceNumber, sendTimeMicros: now, sizeBytes: sizeBytes, probeClusterID: probeClusterID)

@@ -66,6 +66,13 @@ struct SentPacketHistory: Sendable {
         return packet
     }
 
+    /// Counts nothing as in flight any more: what went down an old path is not coming back (a route
+    /// change). The packets stay, marked lost, so late feedback still finds them. One pass over the slots.
+    mutating func forgetInFlight() {
+        for index in slots.indices where slots[index]?.outcome == .unacknowledged { slots[index]?.outcome = .reportedLost }
+        bytesInFlight = 0
+    }
+
     /// The unwrapped number a 16-bit number from feedback stands for (nearest the newest sent).
     func unwrap(_ sequenceNumber: UInt16) -> Int64 { unwrapper.peek(sequenceNumber) }
 

@@ -66,6 +66,9 @@ struct TransportFeedbackAdapter: Sendable {
                        probeClusterID: probeClusterID)
     }
 
+    /// A new path: nothing sent counts as in flight (``SentPacketHistory/forgetInFlight()``).
+    mutating func forgetInFlight() { history.forgetInFlight() }
+
     mutating func adapt(_ feedback: RTCPTransportFeedback, receivedAtMicros now: Int64) -> TransportPacketsFeedback {
         counters.feedbackPackets += 1
         if let last = lastFeedbackCount {

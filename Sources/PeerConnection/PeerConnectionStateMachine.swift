@@ -221,10 +221,10 @@ public struct PeerConnectionStateMachine: ~Copyable {
             iceState = state
             logger.debug("ice state", ["peer": id, "state": state.rawValue])
             if state == .failed, was != .failed, case .connected = phase { output.events.append(.iceConnectionFailed) }
-            if state == .ready { restartPathUp(&output) }
+            if state == .ready { restartPathUp(&output, now) }
         case .selectedPairChanged(let pair):
             selectedPair = pair
-            restartPathUp(&output)
+            restartPathUp(&output, now)
             logger.info("ice pair selected", [
                 "peer": id, "local": "\(pair.local.address):\(pair.local.port)",
                 "remote": "\(pair.remote.address):\(pair.remote.port)", "type": pair.remote.kind.token,
@@ -245,11 +245,14 @@ public struct PeerConnectionStateMachine: ~Copyable {
         return finish(Output(), now)
     }
 
-    /// The restarted path works: ask for the keyframe that must go first.
-    private mutating func restartPathUp(_ output: inout Output) {
+    /// The restarted path works: ask for the keyframe that must go first; congestion control starts again
+    /// on the new path (``RTPSenderChain/routeChanged(nowMicros:)``: an outage has driven its target to the
+    /// floor, and the old path's measurements say nothing of the new one).
+    private mutating func restartPathUp(_ output: inout Output, _ now: UInt64) {
         guard restartGate.pathUp() else { return }
         logger.info("ice restart connected", ["peer": id, "restart": restartGate.restarts])
         output.events.append(.keyframeNeeded(reason: "ice restart"))
+        if case .connected = phase { apply(rtp.routeChanged(nowMicros: now), &output, now) }
     }
 
     /// Ends the connection: close_notify to the peer when DTLS is up, the pacer emptied, ``PeerConnection/Event/closed(reason:failed:)``

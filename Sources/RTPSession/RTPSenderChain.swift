@@ -129,6 +129,19 @@ public struct RTPSenderChain: Sendable {
         return outcome
     }
 
+    /// The transport's path changed (an ICE restart connected a new pair): congestion control starts again
+    /// from its start rate with its start probes (``TransportWideCongestionControl/routeChanged(nowMicros:)``),
+    /// the pacer following; the outcome carries the new target. Nothing happens without congestion control.
+    public mutating func routeChanged(nowMicros now: UInt64) -> SenderOutcome {
+        var outcome = SenderOutcome()
+        if congestion != nil, let target = congestion?.routeChanged(nowMicros: now) {
+            outcome.targetBitrate = target
+            setTargetBitrate(target, nowMicros: now)
+        }
+        finish(&outcome, now)
+        return outcome
+    }
+
     /// Takes one encoded frame: dropped before ``start(nowMicros:sendsMedia:)`` and until the lobby's
     /// keyframe; else packetized, kept for NACKs and queued in the pacer. A pacer that overflows is emptied
     /// and the lobby waits for a keyframe again.

@@ -92,6 +92,15 @@ public struct TransportWideCongestionControl: RTPSenderFeature {
         return UInt64(update.targetBitsPerSecond)
     }
 
+    /// The transport's path changed (an ICE restart connected): the controller starts again
+    /// (``CongestionControl/SendSideCongestionController/onRouteChange(atMicros:)``) and its start probes
+    /// wait in ``takeProbes()``. Returns the new target, bits per second.
+    public mutating func routeChanged(nowMicros now: UInt64) -> UInt64 {
+        let update = controller.onRouteChange(atMicros: Int64(now))
+        collect(update.probes)
+        return UInt64(update.targetBitsPerSecond)
+    }
+
     /// The probe clusters asked for since the last call, oldest first.
     public mutating func takeProbes() -> [ProbeCluster] {
         defer { pendingProbes.removeAll() }

@@ -63,6 +63,52 @@ final class ControllerTests: XCTestCase {
         XCTAssertEqual(gcc.onTick(atMicros: 4_100_000).targetBitsPerSecond, 640_000)
     }
 
+    /// An outage drives the target to the floor by the feedback timeout; the new path (an ICE restart)
+    /// starts again at the start rate with the start probes, nothing in flight, no RTT, and the timeout
+    /// counting from the first packet sent on it.
+    func testARouteChangeStartsAgainAtTheStartRate() throws {
+        var gcc = try controller()
+        var earlierIDs = gcc.start(atMicros: 0).probes.map(\.id)
+        gcc.onRoundTripTime(micros: 30_000)
+        for index in 0..<400 {
+            gcc.onPacketSent(sequenceNumber: UInt16(index), sizeBytes: 1200, atMicros: Int64(index) * 10_000)
+        }
+        let lowered = (3...8).map {
+            let update = gcc.onTick(atMicros: Int64($0) * 1_000_000 + 100_000)
+            earlierIDs += update.probes.map(\.id)
+            return update.targetBitsPerSecond
+        }
+        XCTAssertEqual(lowered, [240_000, 192_000, 153_600, 122_880, 100_000, 100_000], "×0.8 a second down to the floor")
+
+        let changed = gcc.onRouteChange(atMicros: 8_200_000)
+        XCTAssertEqual(changed.targetBitsPerSecond, 300_000)
+        XCTAssertTrue(changed.targetChanged)
+        XCTAssertEqual(changed.probes.map(\.bitsPerSecond), [900_000, 1_800_000])
+        XCTAssertEqual(changed.probes.map(\.id), [earlierIDs.max()! + 1, earlierIDs.max()! + 2], "cluster ids go on counting")
+        XCTAssertEqual(gcc.stats.bytesInFlight, 0)
+        XCTAssertNil(gcc.stats.roundTripMillis)
+        XCTAssertEqual(gcc.stats.lossBasedBitsPerSecond, 300_000)
+        XCTAssertEqual(gcc.stats.delayBasedBitsPerSecond, 300_000)
+        XCTAssertFalse(gcc.onTick(atMicros: 8_300_000).targetChanged, "the outage is not counted again")
+
+        for index in 0..<100 {
+            gcc.onPacketSent(sequenceNumber: UInt16(400 + index), sizeBytes: 1200, atMicros: 8_300_000 + Int64(index) * 10_000)
+        }
+        XCTAssertEqual(gcc.stats.bytesInFlight, 120_000)
+        XCTAssertFalse(gcc.onTick(atMicros: 11_200_000).targetChanged, "3 s since the first packet on the new path have not passed")
+        XCTAssertEqual(gcc.onTick(atMicros: 11_400_000).targetBitsPerSecond, 240_000)
+    }
+
+    func testARouteChangeKeepsTheCeiling() throws {
+        var gcc = try controller()
+        _ = gcc.start(atMicros: 0)
+        _ = gcc.setCeiling(bitsPerSecond: 250_000, atMicros: 10)
+        let changed = gcc.onRouteChange(atMicros: 20)
+        XCTAssertEqual(changed.targetBitsPerSecond, 250_000)
+        XCTAssertFalse(changed.targetChanged)
+        XCTAssertEqual(gcc.stats.ceilingBitsPerSecond, 250_000)
+    }
+
     func testFeedbackAboutUnknownPacketsIsCountedNotFatal() throws {
         var gcc = try controller()
         _ = gcc.start(atMicros: 0)

@@ -102,10 +102,10 @@ final class WHIPServerCallTests: XCTestCase {
             guard (report["error"] as? String)?.contains("no publisher") == true else { break }
             usleep(500_000)  // Janus lists the publisher once its PeerConnection is up
         }
-        print("janus: aiortc through simple-whip-server's Janus: \(report)")
+        print("janus: aiortc through simple-whip-server's Janus: \(report); the leg: \((try? JanusCallTests.stats()) ?? [:])")
         XCTAssertNil(report["error"] as? String, file: file, line: line)
         XCTAssertEqual(report["publisher"] as? String, "WHIP Publisher \(room)", "simple-whip-server's publisher in the room", file: file, line: line)
-        XCTAssertGreaterThan(report["frames"] as? Int ?? 0, 30, "frames decoded in 4 s", file: file, line: line)
+        XCTAssertGreaterThan(report["frames"] as? Int ?? 0, 30, "frames decoded in 4 s; the call's leg: \((try? JanusCallTests.stats()) ?? [:])", file: file, line: line)
         XCTAssertEqual(report["width"] as? Int, width, file: file, line: line)
         XCTAssertEqual(report["height"] as? Int, height, file: file, line: line)
         let decoded = try JanusE2EETests.pictures(at: pictures, width: width, height: height)
