@@ -140,6 +140,10 @@ struct CallRun {
         viewers.closeAll(reason: "the call is stopping")
         sfu?.stop()
         source.stop()
+        // ICE agents close off the peers' queues: let them release their sockets and TURN allocations.
+        if !PeerConnection.waitForClosingAgents(until: .now() + .seconds(2)) {
+            logger.warning("ICE agents still closing at exit", [:])
+        }
         reporter.report(final: true)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
         if let recorder, let failure = recorder.failure {

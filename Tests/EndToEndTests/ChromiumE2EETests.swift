@@ -101,7 +101,12 @@ final class ChromiumE2EETests: XCTestCase {
         XCTAssertEqual(held["e2eeState"] as? String, "key-changed")
         XCTAssertEqual(held["status"] as? String, "connected \u{2014} cannot decrypt: the key changed")
         XCTAssertEqual(first["status"] as? String, "live")
-        XCTAssertEqual(held["framesDecoded"] as? Int, changed["framesDecoded"] as? Int, "nothing decoded without the key")
+        // Nothing decrypted under the key the page lacks, and nothing decoded but what was decrypted before it:
+        // the decoder may still finish a few frames of key 1 that were on their way when the state changed.
+        let decryptedBefore = try XCTUnwrap(e2ee(changed)["decrypted"] as? Int)
+        XCTAssertEqual(e2ee(held)["decrypted"] as? Int, decryptedBefore, "nothing decrypted without the key")
+        XCTAssertLessThanOrEqual(try XCTUnwrap(held["framesDecoded"] as? Int), decryptedBefore, "nothing decoded without the key")
+        XCTAssertGreaterThan(e2ee(held)["failed"] as? Int ?? 0, e2ee(changed)["failed"] as? Int ?? 0, "frames under key 2 kept coming and failed")
         let third = e2ee(snapshots[12])
         XCTAssertEqual(third["keyIndex"] as? Int, 2)
         XCTAssertEqual((third["switches"] as? [[String: Any]])?.last?["keyframe"] as? Bool, true, "the typed key goes on from a keyframe")

@@ -79,7 +79,7 @@ final class WHIPRestartTests: XCTestCase {
         let server = try TestWHIPServer(relayed: true)
         defer { server.stop() }
         server.state.withLock { $0.patchFailure = (405, "no PATCH here") }
-        let (publisher, feeder, keyframes) = try startLeg(server)
+        let (publisher, feeder, _) = try startLeg(server)
         defer {
             feeder.stop()
             publisher.stop()
