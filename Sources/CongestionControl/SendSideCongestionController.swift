@@ -89,13 +89,19 @@ public struct SendSideCongestionController: Sendable {
             throw .invalidConfiguration("feedbackTimeoutMicros", "must be above 0")
         }
         self.configuration = configuration
+        (delayBased, lossBased, applicationLimited) = Self.estimatorsAtStart(configuration)
+        probeController = ProbeController(configuration: configuration.probing, maxBitrate: Double(configuration.maxBitsPerSecond))
+        targetBitsPerSecond = configuration.startBitsPerSecond
+    }
+
+    /// The delay-based and loss-based estimators and the ALR detector as they start, at the configured start rate.
+    private static func estimatorsAtStart(_ configuration: Configuration)
+        -> (DelayBasedEstimator, LossBasedController, ApplicationLimitedDetector) {
         let (low, start, high) = (Double(configuration.minBitsPerSecond), Double(configuration.startBitsPerSecond),
                                   Double(configuration.maxBitsPerSecond))
-        delayBased = DelayBasedEstimator(startBitrate: start, minBitrate: low, maxBitrate: high)
-        lossBased = LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high)
-        probeController = ProbeController(configuration: configuration.probing, maxBitrate: high)
-        targetBitsPerSecond = configuration.startBitsPerSecond
-        applicationLimited = ApplicationLimitedDetector(targetBitsPerSecond: configuration.startBitsPerSecond)
+        return (DelayBasedEstimator(startBitrate: start, minBitrate: low, maxBitrate: high),
+                LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high),
+                ApplicationLimitedDetector(targetBitsPerSecond: configuration.startBitsPerSecond))
     }
 
     /// The first update: the start target and the initial probes (3× and 6× the start rate).
@@ -113,14 +119,10 @@ public struct SendSideCongestionController: Sendable {
     /// not read as a new one's.
     public mutating func onRouteChange(atMicros now: Int64) -> CongestionUpdate {
         let previous = targetBitsPerSecond
-        let (low, start, high) = (Double(configuration.minBitsPerSecond), Double(configuration.startBitsPerSecond),
-                                  Double(configuration.maxBitsPerSecond))
-        delayBased = DelayBasedEstimator(startBitrate: start, minBitrate: low, maxBitrate: high)
-        lossBased = LossBasedController(startBitrate: start, minBitrate: low, maxBitrate: high)
+        (delayBased, lossBased, applicationLimited) = Self.estimatorsAtStart(configuration)
         acknowledged = AcknowledgedBitrateEstimator()
         probeEstimator = ProbeBitrateEstimator()
         probeController.reset()
-        applicationLimited = ApplicationLimitedDetector(targetBitsPerSecond: configuration.startBitsPerSecond)
         adapter.forgetInFlight()
         clusters = [:]
         roundTripMicros = nil

@@ -134,7 +134,7 @@ public struct RTPSenderChain: Sendable {
     /// the pacer following; the outcome carries the new target. Nothing happens without congestion control.
     public mutating func routeChanged(nowMicros now: UInt64) -> SenderOutcome {
         var outcome = SenderOutcome()
-        if congestion != nil, let target = congestion?.routeChanged(nowMicros: now) {
+        if let target = congestion?.routeChanged(nowMicros: now) {
             outcome.targetBitrate = target
             setTargetBitrate(target, nowMicros: now)
         }
