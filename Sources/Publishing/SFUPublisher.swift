@@ -32,15 +32,23 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         /// The SFU's REMB estimate, bits per second (Janus: the room's cap): a ceiling for the encoder.
         public var bitrateCeiling: @Sendable (UInt64) -> Void
         /// The leg's send-side congestion target from the SFU's TWCC feedback, bits per second; nil when the
-        /// leg ended (its target no longer holds).
+        /// leg ended (its target no longer holds). Only the current peer's targets come here: a peer already
+        /// replaced (closing on its own queue) can still compute one, and it is dropped.
         public var targetBitrate: @Sendable (UInt64?) -> Void
+        /// RTCP came from the SFU on the current leg since the last call (checked every
+        /// ``SFUPublisher/feedbackCheckIntervalMillis``): the leg is heard. A leg whose feedback stopped
+        /// (the SFU died, the path is cut) keeps lowering its congestion target on timers; its owner stops
+        /// counting that target once nothing was heard for a while (`BitrateFollower`'s silence limit), so
+        /// a dying leg cannot drag the shared encoder down for the local viewers.
+        public var feedbackHeard: @Sendable () -> Void
         public init(
             requestKeyframe: @escaping @Sendable () -> Void, bitrateCeiling: @escaping @Sendable (UInt64) -> Void = { _ in },
-            targetBitrate: @escaping @Sendable (UInt64?) -> Void = { _ in }
+            targetBitrate: @escaping @Sendable (UInt64?) -> Void = { _ in }, feedbackHeard: @escaping @Sendable () -> Void = {}
         ) {
             self.requestKeyframe = requestKeyframe
             self.bitrateCeiling = bitrateCeiling
             self.targetBitrate = targetBitrate
+            self.feedbackHeard = feedbackHeard
         }
     }
 
@@ -80,6 +88,9 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     private struct State {
         var leg = LegState.starting
         var peer: PeerConnection?
+        /// The id of the leg's current peer (`sfu-<attempt>`), set before it is created: events of any other
+        /// peer (an earlier leg still closing) are stale.
+        var currentPeerID: String?
         var stopping = false
         var schedule = ReconnectSchedule()
         var lastReason: String?
@@ -102,6 +113,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     /// Wakes the publisher thread: the peer ended, or stop.
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
+    /// How often the publisher thread looks at the leg (ICE state, RTCP heard), ms.
+    public static let feedbackCheckIntervalMillis = 200
 
     public init(transport: any SFUTransport, configuration: PeerConnection.Configuration, logger: Logger, hooks: Hooks) {
         self.transport = transport
@@ -216,9 +229,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         }
         defer { if !sessionClosed { closeSession() } }
         let peer: PeerConnection
+        let peerID = "sfu-\(attempt)"
+        state.withLock { $0.currentPeerID = peerID }
         do {
-            peer = try offerer.connect(answer: opened.answer, id: "sfu-\(attempt)", logger: logger) { [weak self] event in
-                self?.handle(event)
+            peer = try offerer.connect(answer: opened.answer, id: peerID, logger: logger) { [weak self] event in
+                self?.handle(event, from: peerID)
             }
         } catch {
             throw .peer(error)
@@ -232,6 +247,7 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         if !stopped { supervise(peer, &session) }
         let reason = state.withLock { s -> String? in
             s.peer = nil
+            s.currentPeerID = nil
             return s.stopping ? nil : s.lastReason
         }
         // The session ends first (WHIP DELETE, RFC 9725 §4.2; Janus unpublish, leave, destroy), then the peer
@@ -247,15 +263,21 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     /// Waits for the leg's end (the peer closed, the server lost the session, stop), restarting ICE on the
     /// same session when it fails (``LegRecovery``); returns when the leg must be published anew or stop.
     private func supervise(_ peer: PeerConnection, _ session: inout any Sendable) {
+        var rtcpSeen = 0
         while true {
-            _ = wake.wait(timeout: .now() + .milliseconds(200))
+            _ = wake.wait(timeout: .now() + .milliseconds(Self.feedbackCheckIntervalMillis))
             let (ended, iceFailed, restarting) = state.withLock { s in
                 defer { s.iceFailedPending = false }
                 return (s.stopping || s.leg == .reconnecting, s.iceFailedPending, s.recovery.phase == .restarting)
             }
             if ended { return }
             let now = MonotonicClock.nowMicros()
-            if !iceFailed, restarting, peer.snapshot().iceState == .ready {
+            let snapshot = peer.snapshot()
+            if snapshot.rtcpPackets > rtcpSeen {
+                rtcpSeen = snapshot.rtcpPackets
+                hooks.feedbackHeard()
+            }
+            if !iceFailed, restarting, snapshot.iceState == .ready {
                 let number = state.withLock { s in
                     _ = s.recovery.iceConnected()
                     s.iceRestartsSucceeded += 1
@@ -311,8 +333,11 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         if current { wake.signal() }
     }
 
-    /// The peer's events, on its queue.
-    private func handle(_ event: PeerConnection.Event) {
+    /// The peer's events, on its queue. Only the current peer's count: an earlier leg's peer closes on its own
+    /// queue after the leg moved on, and its timers can still report a target (lower and lower without
+    /// feedback), an estimate that no longer holds, or its own end, which must not end the next leg.
+    private func handle(_ event: PeerConnection.Event, from peerID: String) {
+        guard state.withLock({ $0.currentPeerID == peerID }) else { return }
         switch event {
         case .connected:
             state.withLock { s in
@@ -333,7 +358,7 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
         case .closed(let reason, _):
             // Only the current leg's end counts: a leg already dropped (lost, stop) closes with our own reason.
             let current = state.withLock { s -> Bool in
-                guard s.peer != nil else { return false }
+                guard s.peer != nil, s.currentPeerID == peerID else { return false }
                 s.lastReason = reason
                 if !s.stopping { s.leg = .reconnecting }
                 return true

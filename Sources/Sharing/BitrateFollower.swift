@@ -51,8 +51,6 @@ public struct BitrateFollower: Sendable, Equatable {
         var heardMicros: UInt64
         /// Nothing heard for ``silenceLimitMicros``: not counted.
         var silent = false
-        /// False for a consumer whose liveness is checked elsewhere (the SFU leg): never silent here.
-        var tracksSilence = true
     }
     private var estimates: [String: Estimate] = [:]
     private var ceilings: [String: Int] = [:]
@@ -94,11 +92,10 @@ public struct BitrateFollower: Sendable, Equatable {
     /// A viewer's new estimate (bits per second) from `source`, at `nowMicros`. `ceilingKbps` is the top of
     /// the range: the configured bitrate, or the default for the current picture size. A REMB from a peer
     /// that has a GCC target only counts as feedback heard. A REMB is feedback heard; a GCC target is not
-    /// (a silent viewer's target still moves, and it stays silent). `tracksSilence` false: never silent (a
-    /// consumer such as the SFU leg, whose end removes its estimate).
+    /// (a silent viewer's target still moves, and it stays silent). The same holds for another consumer of
+    /// the encoder (the SFU leg): its owner reports feedback heard, and a leg whose SFU died goes silent.
     public mutating func update(
-        peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb, nowMicros: UInt64 = 0,
-        tracksSilence: Bool = true
+        peer: String, bitsPerSecond: UInt64, ceilingKbps: Int, source: Source = .remb, nowMicros: UInt64 = 0
     ) -> Decision? {
         if source == .remb, estimates[peer]?.source == .congestionControl {
             return heard(peer: peer, nowMicros: nowMicros, ceilingKbps: ceilingKbps)
@@ -106,7 +103,7 @@ public struct BitrateFollower: Sendable, Equatable {
         // A REMB is the viewer speaking; our own GCC target is not (it moves on timers, with no feedback
         // too), so it keeps the time the viewer was last heard and whether it is silent.
         var estimate = Estimate(
-            kbps: Int(clamping: bitsPerSecond / 1000), source: source, heardMicros: nowMicros, tracksSilence: tracksSilence)
+            kbps: Int(clamping: bitsPerSecond / 1000), source: source, heardMicros: nowMicros)
         if source == .congestionControl, let known = estimates[peer] {
             estimate.heardMicros = known.heardMicros
             estimate.silent = known.silent
@@ -130,7 +127,7 @@ public struct BitrateFollower: Sendable, Equatable {
     public mutating func checkSilence(nowMicros: UInt64, ceilingKbps: Int) -> Decision? {
         var changed = false
         for (peer, estimate) in estimates
-        where estimate.tracksSilence && !estimate.silent && nowMicros >= estimate.heardMicros + silenceLimitMicros {
+        where !estimate.silent && nowMicros >= estimate.heardMicros + silenceLimitMicros {
             estimates[peer]?.silent = true
             changed = true
         }

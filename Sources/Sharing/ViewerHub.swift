@@ -292,7 +292,9 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// Its REMB (Janus: the room's fixed cap) is a hard ceiling of the encoder's rate
     /// (``BitrateFollower/setCeiling(_:bitsPerSecond:ceilingKbps:)``); its congestion target from TWCC
     /// feedback counts as a GCC viewer's (left out when far below the others: the leg's sender chain thins
-    /// its frames). Either may come first.
+    /// its frames) while the consumer is heard (``consumerHeard(_:)``): a leg whose SFU died or whose path
+    /// is cut gets no feedback, its target falls on timers, and after ``BitrateFollower/silenceLimitMicros``
+    /// of silence it no longer sets the encoder's rate for everyone else. Either signal may come first.
     /// - Parameters:
     ///   - id: the consumer's name in the follower (`"sfu"`).
     ///   - bitsPerSecond: bits per second; nil removes the signal (the leg ended: its target is stale).
@@ -302,13 +304,25 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             switch (source, bitsPerSecond) {
             case (.remb, _): return s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
             case (.congestionControl, let bits?):
-                // Not one of our viewers: its liveness is its transport's (it removes the estimate when it ends).
+                // Not one of our viewers: the consumer says when it hears feedback (consumerHeard), and removes
+                // the estimate when it ends.
                 return s.follower.update(
                     peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl,
-                    nowMicros: MonotonicClock.nowMicros(), tracksSilence: false)
+                    nowMicros: MonotonicClock.nowMicros())
             case (.congestionControl, nil): return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
             }
         }
+        apply(decision, peer: id)
+    }
+
+    /// Feedback (RTCP) came from the consumer `id` (the SFU leg): its congestion target counts again if it was
+    /// silent (``BitrateFollower/heard(peer:nowMicros:ceilingKbps:)``).
+    public func consumerHeard(_ id: String) {
+        let (decision, resumed) = state.withLock { s -> (BitrateFollower.Decision?, Bool) in
+            let wasSilent = s.follower.silentPeers.contains(id)
+            return (s.follower.heard(peer: id, nowMicros: MonotonicClock.nowMicros(), ceilingKbps: ceiling(s)), wasSilent)
+        }
+        if resumed { logger.info("consumer heard again: its estimate counts", ["consumer": id]) }
         apply(decision, peer: id)
     }
 

@@ -11,8 +11,12 @@
 /// A window is **expensive** when libvpx dropped ``dropsThatCount`` frames or more, or the mean new frame
 /// took more than ``expensiveRatio`` of the budget; after ``expensiveWindowsThatCount`` expensive windows
 /// in a row the cost becomes the mean frame (or, when frames were within the budget and libvpx still
-/// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive
-/// (libvpx drops frames after a keyframe to repay it; that says nothing of the content). It is **cheap**
+/// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive,
+/// nor is one that starts while keyframes are still being repaid: libvpx drops frames after a keyframe until
+/// its bits are paid back at the target rate (a 20 KB keyframe at 184 kbit/s: 0.9 s of frames, into the next
+/// windows), and that says nothing of the content. (Seen: Janus asking four keyframes after an ICE restart
+/// of the SFU leg at 320x240 and 184 kbit/s made 138 drops, two "expensive" windows, a learnt cost of 0.275
+/// bit per pixel and a 6 fps cap that held, since at a lowered cap frames are sized to the budget.) It is **cheap**
 /// when the mean frame took less than ``cheapRatio`` of the budget: the learnt cost decays by ``decay`` a
 /// window, and is forgotten below the model. Between the two the cost stays, so the cap does not hunt:
 /// at a lowered cap libvpx sizes frames to the budget, which is neither.
@@ -43,6 +47,12 @@ struct ContentCost: Sendable, Equatable {
     private var quantizerCount = 0
     private var keyframeInWindow = false
     private var expensiveInARow = 0
+    /// Keyframe bits not yet turned into a repayment time (the target is known at evaluation), and when the
+    /// last of them was made, µs.
+    private var keyframeBitsPending = 0.0
+    private var lastKeyframeAt: UInt64 = 0
+    /// Until when libvpx is repaying keyframes at the target rate, µs: windows starting before it are not judged expensive.
+    private(set) var repayingUntilMicros: UInt64 = 0
 
     /// A new frame (not a keyframe, refinement or repeat) libvpx made, of `bytes`, at `quantizer` (0…63;
     /// negative when unknown).
@@ -56,10 +66,14 @@ struct ContentCost: Sendable, Equatable {
         }
     }
 
-    /// A keyframe was made: this window is not judged expensive.
-    mutating func keyframe(at now: UInt64) {
+    /// A keyframe of `bytes` was made: this window is not judged expensive, nor are the windows that start
+    /// before its bits are repaid at the target rate (counted from the keyframe, or from the end of an
+    /// earlier keyframe's repayment).
+    mutating func keyframe(bytes: Int, at now: UInt64) {
         open(at: now)
         keyframeInWindow = true
+        keyframeBitsPending += Double(max(0, bytes)) * 8
+        lastKeyframeAt = max(lastKeyframeAt, now)
     }
 
     /// A new frame libvpx dropped to hold its rate.
@@ -77,6 +91,11 @@ struct ContentCost: Sendable, Equatable {
         now: UInt64, targetBitsPerSecond: Double, pixels: Int, modelBitsPerPixel: Double, cheapQuantizer: Int
     ) -> Bool {
         guard let start = windowStart, now >= start + Self.windowMicros, targetBitsPerSecond > 0, pixels > 0 else { return false }
+        if keyframeBitsPending > 0 {
+            let repayMicros = UInt64(min(keyframeBitsPending / targetBitsPerSecond * 1e6, 60e6))
+            repayingUntilMicros = max(repayingUntilMicros, lastKeyframeAt) + repayMicros
+            keyframeBitsPending = 0
+        }
         let outcomes = frames + drops
         guard outcomes >= Self.minimumOutcomes else {
             if now >= start + Self.staleWindowMicros { reset() }
@@ -86,7 +105,8 @@ struct ContentCost: Sendable, Equatable {
         let budgetBits = targetBitsPerSecond * Double(now - start) / 1e6 / Double(outcomes)
         let before = bitsPerPixel
         let mean = frames > 0 ? bits / Double(frames) : 0
-        if !keyframeInWindow, drops >= Self.dropsThatCount || mean > Self.expensiveRatio * budgetBits {
+        let repaying = keyframeInWindow || start < repayingUntilMicros
+        if !repaying, drops >= Self.dropsThatCount || mean > Self.expensiveRatio * budgetBits {
             expensiveInARow += 1
             if expensiveInARow >= Self.expensiveWindowsThatCount {
                 let cost = mean > budgetBits ? mean : budgetBits * Double(outcomes) / Double(max(1, frames))

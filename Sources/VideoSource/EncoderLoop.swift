@@ -194,7 +194,7 @@ final class EncoderLoop: Sendable {
             }
             // What the content costs (ContentCost): new frames and libvpx's drops; keyframes mark their window.
             if isKeyframe {
-                state.ratePolicy.keyframe(now: now)
+                state.ratePolicy.keyframe(bytes: output.bytes.count, now: now)
             } else if reason == .newFrame {
                 state.ratePolicy.encoded(bytes: output.bytes.count, quantizer: output.quantizer, now: now)
             }

@@ -93,8 +93,8 @@ struct ScreenRatePolicy: Sendable, Equatable {
     /// A new frame libvpx dropped to hold its rate.
     mutating func dropped(now: UInt64) { content.dropped(at: now) }
 
-    /// A keyframe was made (its window says nothing of the content).
-    mutating func keyframe(now: UInt64) { content.keyframe(at: now) }
+    /// A keyframe of `bytes` was made (its window, and the drops that repay it, say nothing of the content).
+    mutating func keyframe(bytes: Int, now: UInt64) { content.keyframe(bytes: bytes, at: now) }
 
     /// The decision at `now` for `targetKbps` and a picture of `pixels`.
     mutating func update(targetKbps: Int, pixels: Int, now: UInt64) -> Decision {

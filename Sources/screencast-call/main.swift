@@ -107,7 +107,8 @@ struct CallRun {
                     requestKeyframe: { source.requestKeyframe() },
                     // The SFU leg's cap and congestion target bound the one shared encoder, as a viewer's do.
                     bitrateCeiling: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .remb) },
-                    targetBitrate: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .congestionControl) }))
+                    targetBitrate: { viewers.consumerEstimate("sfu", bitsPerSecond: $0, source: .congestionControl) },
+                    feedbackHeard: { viewers.consumerHeard("sfu") }))
         }
         // With e2ee the SFU leg gets the encrypted frames, as the viewers do.
         let e2ee = try startEncryption(before: viewers, and: sfu.map { [$0] } ?? [], source: source)

@@ -61,10 +61,29 @@ final class WHIPServerCallTests: XCTestCase {
     }
 
     /// Drops all UDP in the namespace (nft) until our ICE has failed and `/stats` counts a restart begun.
+    /// Meanwhile no TWCC feedback comes and the leg's congestion target falls on timers: from the follower's
+    /// silence limit on (3 s, plus a check interval and our polling) the silent leg no longer sets the shared
+    /// encoder's rate, so every sample after 4 s of the cut finds the encoder at its default (the call has no
+    /// other consumer), not following the dying leg down to the floor.
     func cutUDPUntilARestartBegins(file: StaticString = #filePath, line: UInt = #line) throws {
         try Self.nft("add table inet cut", "add chain inet cut out { type filter hook output priority 0 ; }", "add rule inet cut out meta l4proto udp drop")
         defer { try? Self.nft("delete table inet cut") }
-        XCTAssertTrue(wait(30) { ((try? JanusCallTests.stats())?["iceRestarts"] as? Int ?? 0) >= 1 }, "ICE failed and a restart began", file: file, line: line)
+        let cut = Date()
+        var samples: [(t: Double, applied: String, target: Int?)] = []
+        XCTAssertTrue(wait(30) {
+            let stats = try? JanusCallTests.stats(path: "")
+            let sfu = stats?["sfu"] as? [String: Any], bitrate = (stats?["viewers"] as? [String: Any])?["bitrate"] as? [String: Any]
+            if let bitrate {
+                samples.append((Date().timeIntervalSince(cut), "\(bitrate["applied"] ?? "-")", (sfu?["targetBps"] as? Int).map { $0 / 1000 }))
+            }
+            return (sfu?["iceRestarts"] as? Int ?? 0) >= 1
+        }, "ICE failed and a restart began", file: file, line: line)
+        print("whip: the cut, (s, encoder's bitrate, the leg's target kbit/s): "
+            + samples.map { "(\(String(format: "%.1f", $0.t)), \($0.applied), \($0.target.map(String.init) ?? "-"))" }.joined(separator: " "))
+        for sample in samples where sample.t >= 4 {
+            XCTAssertEqual(sample.applied, "default", "\(String(format: "%.1f", sample.t)) s into the cut the silent leg (target "
+                + "\(sample.target.map(String.init) ?? "-") kbit/s) still set the encoder", file: file, line: line)
+        }
     }
 
     /// simple-whip-server with `strictETags` off (its default) relays an ICE restart PATCH to Janus
@@ -103,6 +122,8 @@ final class WHIPServerCallTests: XCTestCase {
             usleep(500_000)  // Janus lists the publisher once its PeerConnection is up
         }
         print("janus: aiortc through simple-whip-server's Janus: \(report); the leg: \((try? JanusCallTests.stats()) ?? [:])")
+        let whole = (try? JanusCallTests.stats(path: "")) ?? [:]
+        print("janus: the call's source: \(whole.filter { !["viewers", "sfu", "e2ee"].contains($0.key) })")
         XCTAssertNil(report["error"] as? String, file: file, line: line)
         XCTAssertEqual(report["publisher"] as? String, "WHIP Publisher \(room)", "simple-whip-server's publisher in the room", file: file, line: line)
         XCTAssertGreaterThan(report["frames"] as? Int ?? 0, 30, "frames decoded in 4 s; the call's leg: \((try? JanusCallTests.stats()) ?? [:])", file: file, line: line)

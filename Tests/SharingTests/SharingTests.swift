@@ -219,3 +219,53 @@ final class ViewerHubPendingSessionTests: XCTestCase {
         XCTAssertNoThrow(try hub.createSession(offer: offer))
     }
 }
+
+/// The SFU leg's congestion target sets the shared encoder's rate only while the leg is heard
+/// (``ViewerHub/consumerHeard(_:)``): an SFU that died or a cut path sends no feedback, the leg's GCC lowers
+/// its target on timers, and once ``BitrateFollower/silenceLimitMicros`` passed without RTCP the encoder goes
+/// back to what the others say (here: nobody, so the default). Real timer (the hub checks every 0.5 s).
+final class ViewerHubConsumerSilenceTests: XCTestCase {
+    func testASilentSFULegStopsSettingTheEncodersRateAndCountsAgainWhenHeard() throws {
+        let encoder = ViewerHubRefusalTests.Encoder()
+        let hub = try ViewerHub(
+            configuration: SharingConfiguration(
+                ice: .init(role: .controlled, localAddresses: ["127.0.0.1"]), maxViewers: 1, configuredBitrateKbps: 2000),
+            encoder: encoder, logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        func calls() -> [String] { encoder.calls.withLock { $0 } }
+        hub.consumerEstimate("sfu", bitsPerSecond: 400_000, source: .congestionControl)
+        XCTAssertEqual(calls(), ["bitrate 400"], "the leg's target sets the encoder")
+
+        // Heard every 250 ms for 4 s (longer than the 3 s silence limit): the target keeps counting.
+        let start = MonotonicClock.nowMicros()
+        while MonotonicClock.nowMicros() - start < 4_000_000 {
+            hub.consumerHeard("sfu")
+            usleep(250_000)
+        }
+        XCTAssertEqual(calls(), ["bitrate 400"], "a leg that is heard is never silent")
+
+        // Feedback stops; the dying leg's target keeps falling (GCC's feedback timeout: × 0.8 a second).
+        let silentFrom = MonotonicClock.nowMicros()
+        hub.consumerEstimate("sfu", bitsPerSecond: 320_000, source: .congestionControl)
+        XCTAssertEqual(calls().last, "bitrate 320", "while not yet silent the falling target still counts")
+        while !calls().contains("bitrate default"), MonotonicClock.nowMicros() - silentFrom < 15_000_000 { usleep(50_000) }
+        let silencedAfter = MonotonicClock.nowMicros() - silentFrom
+        XCTAssertEqual(calls().last, "bitrate default", "silent: the encoder is back to its configured rate")
+        XCTAssertGreaterThanOrEqual(silencedAfter, BitrateFollower.defaultSilenceLimitMicros - 300_000,
+                                    "not before the silence limit (heard last at most 250 ms before the target)")
+        guard case .object(let fields) = hub.json, case .object(let bitrate)? = fields.first(where: { $0.0 == "bitrate" })?.1 else {
+            return XCTFail("viewers.bitrate in the stats")
+        }
+        XCTAssertEqual(bitrate.first { $0.0 == "silentPeers" }?.1, .array([.string("sfu")]))
+        XCTAssertEqual(bitrate.first { $0.0 == "applied" }?.1, .string("default"))
+        hub.consumerEstimate("sfu", bitsPerSecond: 100_000, source: .congestionControl)
+        XCTAssertEqual(calls().last, "bitrate default", "a silent leg's new target does not count")
+
+        // Heard again (the path came back): its current target counts at once.
+        hub.consumerHeard("sfu")
+        XCTAssertEqual(calls().last, "bitrate 150", "heard: the latest target (100 kbit/s) counts, at the 150 kbit/s floor")
+        // The leg ends: its estimate goes, and with it the encoder's only bound.
+        hub.consumerEstimate("sfu", bitsPerSecond: nil, source: .congestionControl)
+        XCTAssertEqual(calls().last, "bitrate default")
+    }
+}

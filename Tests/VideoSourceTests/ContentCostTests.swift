@@ -128,7 +128,7 @@ final class ContentCostTests: XCTestCase {
         var cost = ContentCost()
         var now: UInt64 = 0
         func window(bytes: Int, keyframe: Bool = false) -> Bool {
-            if keyframe { cost.keyframe(at: now) }
+            if keyframe { cost.keyframe(bytes: 15_000, at: now) }
             for i in 0..<5 { cost.encoded(bytes: bytes, quantizer: 45, at: now + UInt64(i)) }
             now += 1_000_000
             return cost.evaluate(now: now, targetBitsPerSecond: 400_000, pixels: 1000, modelBitsPerPixel: 0.05, cheapQuantizer: 28)
@@ -141,6 +141,44 @@ final class ContentCostTests: XCTestCase {
         XCTAssertFalse(window(bytes: 15_000))
         XCTAssertTrue(window(bytes: 15_000))
         XCTAssertEqual(cost.bitsPerPixel, 120, accuracy: 1e-9)
+    }
+
+    /// libvpx repays a keyframe by dropping the frames after it, into the windows that follow: those drops
+    /// are not the content. The SFU leg's case: 320x240 at 184 kbit/s (6133 bits a frame at 30 fps), a keyframe
+    /// of 20 000 bytes (160 000 bits: 0.87 s at the target) late in a window, then 26 drops spread over the
+    /// next window with 4 frames of 700 bytes. Before, that window and the next like it counted as expensive
+    /// and the learnt cost (the budget spread over the frames made) capped the rate at 6 fps for good.
+    func testDropsThatRepayAKeyframeDoNotRaiseTheCost() {
+        var cost = ContentCost()
+        let target = 184_000.0, pixels = 320 * 240
+        func evaluate(_ now: UInt64) -> Bool {
+            cost.evaluate(now: now, targetBitsPerSecond: target, pixels: pixels, modelBitsPerPixel: 0.05, cheapQuantizer: 28)
+        }
+        /// One second from `start` at 30 fps: `made` frames of 700 bytes, then `drops` drops.
+        func second(from start: UInt64, made: Int, drops: Int) {
+            for i in 0..<(made + drops) {
+                let at = start + UInt64(i) * 33_333
+                if i < made { cost.encoded(bytes: 700, quantizer: 40, at: at) } else { cost.dropped(at: at) }
+            }
+        }
+        // Two keyframes 0.1 s apart at the end of the first window (Janus's PLIs for two subscribers):
+        // 320 000 bits, repaid by 1.74 s after the first.
+        for i in 0..<5 { cost.encoded(bytes: 700, quantizer: 40, at: UInt64(i) * 33_333) }
+        cost.keyframe(bytes: 20_000, at: 850_000)
+        cost.keyframe(bytes: 20_000, at: 950_000)
+        XCTAssertFalse(evaluate(1_000_000))
+        XCTAssertEqual(cost.repayingUntilMicros, 950_000 + 1_739_130, "from the last keyframe, both repaid at 184 kbit/s")
+        second(from: 1_000_000, made: 4, drops: 26)
+        XCTAssertFalse(evaluate(2_000_000), "the drops repay the keyframes")
+        second(from: 2_000_000, made: 4, drops: 26)
+        XCTAssertFalse(evaluate(3_000_000), "this window started at 2.0 s, before the repayment ended at 2.69 s")
+        XCTAssertEqual(cost.bitsPerPixel, 0, "nothing learnt from repayment")
+        // Past the repayment the same drops are the content again: two such windows in a row raise the cost.
+        second(from: 3_000_000, made: 4, drops: 26)
+        XCTAssertFalse(evaluate(4_000_000), "one expensive window is not the content")
+        second(from: 4_000_000, made: 4, drops: 26)
+        XCTAssertTrue(evaluate(5_000_000))
+        XCTAssertEqual(cost.bitsPerPixel, 6133.3 * 30 / 4 / Double(pixels), accuracy: 1e-3, "the budget spread over the 4 frames made")
     }
 
     /// Real libvpx through the call's encoder loop (virtual time) on busy content: 1280×720 low-amplitude
