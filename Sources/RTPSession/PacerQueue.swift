@@ -17,7 +17,10 @@ public import RTP
 /// Sans-I/O: times are the caller's monotonic microseconds. A queue that would hold more than
 /// ``Configuration/maxQueuedBytes`` refuses the frame and is emptied (the caller then waits for a keyframe):
 /// a peer that cannot keep up gets a fresh start instead of an ever-growing delay. The rate can follow a
-/// congestion controller's target (``setRate(bitsPerSecond:nowMicros:)``). Sizes are the packets'
+/// congestion controller's target (``setRate(bitsPerSecond:keyframeBitsPerSecond:nowMicros:)``), and keyframe
+/// packets can be paced slower than the rest (``Configuration/keyframeRateBitsPerSecond``: a keyframe at no
+/// more than the congestion estimate, while interframes and retransmissions go at the pacing factor's 2.5 ×;
+/// each keyframe byte then weighs rate ÷ keyframe rate bytes in the bucket). Sizes are the packets'
 /// serialized bytes (plain RTP, before SRTP).
 public struct PacerQueue: Sendable {
     /// How fast and how much: a token bucket of `burstBytes` refilled at `rateBitsPerSecond`.
@@ -28,11 +31,25 @@ public struct PacerQueue: Sendable {
         public var burstBytes: Int
         /// The most bytes waiting (media and retransmissions together).
         public var maxQueuedBytes: Int
+        /// The pace of keyframe packets, bits per second (at least 50 kbit/s), when slower than
+        /// ``rateBitsPerSecond``; nil: the same pace as every packet.
+        public var keyframeRateBitsPerSecond: Int?
 
-        public init(rateBitsPerSecond: Int = 40_000_000, burstBytes: Int = 12_000, maxQueuedBytes: Int = 2_000_000) {
+        public init(
+            rateBitsPerSecond: Int = 40_000_000, burstBytes: Int = 12_000, maxQueuedBytes: Int = 2_000_000,
+            keyframeRateBitsPerSecond: Int? = nil
+        ) {
             self.rateBitsPerSecond = max(100_000, rateBitsPerSecond)
             self.burstBytes = max(1, burstBytes)
             self.maxQueuedBytes = max(1, maxQueuedBytes)
+            self.keyframeRateBitsPerSecond = keyframeRateBitsPerSecond.map { max(50_000, $0) }
+        }
+
+        /// What a packet of `size` bytes adds to the bucket (bytes at ``rateBitsPerSecond``): more than its
+        /// size for a keyframe packet paced slower.
+        func weight(size: Int, keyframe: Bool) -> Double {
+            guard keyframe, let slower = keyframeRateBitsPerSecond, slower < rateBitsPerSecond else { return Double(size) }
+            return Double(size) * Double(rateBitsPerSecond) / Double(slower)
         }
     }
 
@@ -107,11 +124,13 @@ public struct PacerQueue: Sendable {
         return true
     }
 
-    /// Changes the pace from `now` on (at least 100 kbit/s): what left before `now` drained at the old rate.
-    public mutating func setRate(bitsPerSecond rate: Int, nowMicros now: UInt64) {
+    /// Changes the pace from `now` on (at least 100 kbit/s), and that of keyframe packets (nil: the same):
+    /// what left before `now` drained at the old rate.
+    public mutating func setRate(bitsPerSecond rate: Int, keyframeBitsPerSecond: Int? = nil, nowMicros now: UInt64) {
         debtBytes = drained(at: now)
         debtTime = max(debtTime, now)
         configuration.rateBitsPerSecond = max(100_000, rate)
+        configuration.keyframeRateBitsPerSecond = keyframeBitsPerSecond.map { max(50_000, $0) }
     }
 
     /// When ``release(nowMicros:)`` next has a packet to give; nil when the queue is empty.
@@ -129,7 +148,7 @@ public struct PacerQueue: Sendable {
         debtTime = max(debtTime, now)
         var out: [Packet] = []
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
-            debtBytes += Double(packet.size)
+            debtBytes += configuration.weight(size: packet.size, keyframe: packet.keyframe)
             queuedBytes -= packet.size
             if packet.keyframe { queuedKeyframeBytes -= packet.size }
             out.append(packet)

@@ -323,10 +323,11 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
-    /// target; the pacer keeps its 100 kbit/s floor).
+    /// target; the pacer keeps its 100 kbit/s floor), keyframe packets at ``Configuration/keyframePacingFactor``
+    /// × `bitsPerSecond`: a keyframe, the largest burst a screen makes, never leaves faster than the estimate.
     public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
-        let rate = Double(bitsPerSecond) * configuration.pacingFactor
-        pacer.setRate(bitsPerSecond: Int(min(rate, Double(Int.max / 2))), nowMicros: now)
+        func scaled(_ factor: Double) -> Int { Int(min(Double(bitsPerSecond) * factor, Double(Int.max / 2))) }
+        pacer.setRate(bitsPerSecond: scaled(configuration.pacingFactor), keyframeBitsPerSecond: scaled(configuration.keyframePacingFactor), nowMicros: now)
     }
 
     /// An SFU's cap on this peer (a ceiling for congestion control beside REMB), bits per second; nil
@@ -338,11 +339,15 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// the target rate besides keyframe packets (a keyframe leaving is no reason to ask for another one).
+    /// the target rate besides keyframe packets, and besides what arrives while they leave (a keyframe leaving
+    /// is no reason to ask for another one: paced at the estimate it takes up to
+    /// `VP8RateControl.keyframeSeconds` of it, and the interframes made meanwhile wait behind it).
     var isOverThinningBudget: Bool {
         guard let target = congestion?.controller.targetBitsPerSecond else { return false }
         let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
-        return Double(waiting) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
+        let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
+        let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
+        return Double(waiting) * 8 > Double(target) * (Double(configuration.thinningQueueMicros) + keyframeMicros) / 1_000_000
     }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,

@@ -14,7 +14,7 @@
 /// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive,
 /// nor is one that starts while keyframes are still being repaid: libvpx drops frames after a keyframe until
 /// its bits are paid back at the target rate (a 20 KB keyframe at 184 kbit/s: 0.9 s of frames, into the next
-/// windows), and that says nothing of the content. (Seen: Janus asking four keyframes after an ICE restart
+/// windows, then refills its buffer for up to ``repaymentMarginMicros``), and that says nothing of the content. (Seen: Janus asking four keyframes after an ICE restart
 /// of the SFU leg at 320x240 and 184 kbit/s made 138 drops, two "expensive" windows, a learnt cost of 0.275
 /// bit per pixel and a 6 fps cap that held, since at a lowered cap frames are sized to the budget.) It is **cheap**
 /// when the mean frame took less than ``cheapRatio`` of the budget: the learnt cost decays by ``decay`` a
@@ -36,6 +36,10 @@ struct ContentCost: Sendable, Equatable {
     static let expensiveWindowsThatCount = 2
     /// Factor applied to the learnt cost after a cheap window.
     static let decay = 0.8
+    /// How long libvpx goes on dropping after a keyframe's bits are repaid, µs: it refills its rate-control
+    /// buffer (600 ms, `VP8RateControl.screen`) to the drop watermark before it stops (seen: 4 keyframes at
+    /// 184 kbit/s made 114 drops, more than their bits at the target account for).
+    static let repaymentMarginMicros: UInt64 = 1_000_000
 
     /// Bits per pixel of a new frame the content needs; 0 when nothing above the model was learnt.
     private(set) var bitsPerPixel = 0.0
@@ -93,7 +97,7 @@ struct ContentCost: Sendable, Equatable {
         guard let start = windowStart, now >= start + Self.windowMicros, targetBitsPerSecond > 0, pixels > 0 else { return false }
         if keyframeBitsPending > 0 {
             let repayMicros = UInt64(min(keyframeBitsPending / targetBitsPerSecond * 1e6, 60e6))
-            repayingUntilMicros = max(repayingUntilMicros, lastKeyframeAt) + repayMicros
+            repayingUntilMicros = max(repayingUntilMicros, lastKeyframeAt + Self.repaymentMarginMicros) + repayMicros
             keyframeBitsPending = 0
         }
         let outcomes = frames + drops

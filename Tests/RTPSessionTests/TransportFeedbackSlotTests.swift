@@ -91,7 +91,9 @@ final class TransportFeedbackSlotTests: XCTestCase {
         let outcome = chain.receiveRTCP(try Session.compound([Session.receiverReport()]), nowMicros: 10_000, arrival: Session.anyArrival)
         XCTAssertEqual(outcome.targetBitrate, 400_000)
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 1_000_000)
-        // 60 kB at 1 Mbit/s: after the 12 kB burst the rest takes about 0.38 s, not 10 ms.
+        // A 60 kB keyframe is paced at the 400 kbit/s target (its bytes weigh 2.5 × in the 1 Mbit/s bucket):
+        // all but its last packet (1118 bytes) and the 12 kB burst take (60 816 − 1118) × 2.5 − 12 000 bytes
+        // at 1 Mbit/s, about 1.1 s; at the pacing rate it was 0.38 s (the keyframe faster than the estimate).
         _ = try chain.send(OutgoingVideoFrame(bytes: Session.frame(60_000), isKeyframe: true, captureMicros: 0), nowMicros: 20_000)
         var now: UInt64 = 20_000
         var last: UInt64 = now
@@ -99,7 +101,8 @@ final class TransportFeedbackSlotTests: XCTestCase {
             now = max(now, next)
             if !chain.release(nowMicros: now).isEmpty { last = now }
         }
-        XCTAssertEqual(Double(last - 20_000) / 1_000_000, (60_816.0 - 13_118) * 8 / 1_000_000, accuracy: 0.01)
+        let expected: Double = ((60_816 - 1_118) * 2.5 - 12_000) * 8 / 1_000_000
+        XCTAssertEqual(Double(last - 20_000) / 1_000_000, expected, accuracy: 0.01)
         chain.setTargetBitrate(2_000_000, nowMicros: now)
         XCTAssertEqual(chain.pacer.configuration.rateBitsPerSecond, 5_000_000)
     }

@@ -167,8 +167,10 @@ final class TransportWideCongestionControlTests: XCTestCase {
     }
 
     /// With congestion control, a delta frame that finds more than 1 s of the target (300 kbit/s: 37.5 kB)
-    /// waiting besides keyframe packets is dropped and the lobby waits for a keyframe (asked for once);
-    /// keyframes are always queued, and a keyframe still leaving does not count. Without it, nothing is thinned.
+    /// waiting besides keyframe packets, and besides what arrives while they leave, is dropped and the lobby
+    /// waits for a keyframe (asked for once); keyframes are always queued. The 40 kB keyframe (40.5 kB with
+    /// headers) is paced at the target, 1.08 s, so the deltas may hold 2.08 s of it (78 kB) before one is
+    /// thinned: 8 of 9.1 kB (73 kB) are not, the 10th frame finds 9 (82 kB). Without it, nothing is thinned.
     func testThinningToTheEstimate() throws {
         for twcc in [true, false] {
             var chain = try chain(twcc: twcc)
@@ -176,24 +178,25 @@ final class TransportWideCongestionControlTests: XCTestCase {
             _ = try chain.send(frame(40_000, keyframe: true, at: 0), nowMicros: 0)
             XCTAssertEqual(chain.pacer.queuedKeyframeBytes, chain.pacer.queuedBytes)
             var outcomes: [SenderOutcome] = []
-            for index in 1...5 {  // 5 x 9 kB of deltas behind the 40 kB keyframe: the 5th finds 36 kB + headers
+            for index in 1...9 {  // 9 x 9 kB of deltas behind the 40 kB keyframe: the 9th finds 73 kB
                 let at = UInt64(index) * 33_000
                 outcomes.append(try chain.send(frame(9_000, keyframe: false, at: at), nowMicros: at))
             }
-            let after = try chain.send(frame(1_000, keyframe: false, at: 198_000), nowMicros: 198_000)
-            _ = try chain.send(frame(20_000, keyframe: true, at: 231_000), nowMicros: 231_000)
+            let after = try chain.send(frame(1_000, keyframe: false, at: 330_000), nowMicros: 330_000)
+            _ = try chain.send(frame(20_000, keyframe: true, at: 363_000), nowMicros: 363_000)
             let report = chain.report
             if twcc {
-                XCTAssertEqual(outcomes.map(\.keyframeRequest), [nil, nil, nil, nil, nil], "the keyframe's 40 kB do not count")
-                XCTAssertEqual(after.keyframeRequest, .thinned, "45 kB of deltas waiting: thinned")
+                XCTAssertEqual(outcomes.map(\.keyframeRequest), Array(repeating: nil, count: 9),
+                               "the keyframe's 40 kB, and the deltas made while it leaves at the target, do not count")
+                XCTAssertEqual(after.keyframeRequest, .thinned, "82 kB of deltas waiting: thinned")
                 XCTAssertEqual(report.chain.framesThinned, 1)
-                XCTAssertEqual(report.stream.framesSent, 8 - 1, "every frame but the thinned one; the second keyframe queued")
+                XCTAssertEqual(report.stream.framesSent, 12 - 1, "every frame but the thinned one; the second keyframe queued")
                 XCTAssertEqual(report.keyframes.plisReceived, 0)
             } else {
                 XCTAssertEqual(report.chain.framesThinned, 0)
-                XCTAssertEqual(report.stream.framesSent, 8)
+                XCTAssertEqual(report.stream.framesSent, 12)
             }
-            var now: UInt64 = 300_000
+            var now: UInt64 = 400_000
             while !chain.pacer.isEmpty, now < 60_000_000 {
                 _ = chain.release(nowMicros: now)
                 now += 5_000

@@ -138,6 +138,9 @@ final class ContentCostTests: XCTestCase {
         XCTAssertFalse(window(bytes: 9_000))
         XCTAssertFalse(window(bytes: 15_000))
         XCTAssertFalse(window(bytes: 15_000, keyframe: true))
+        // The keyframe (at 3 s) is repaid by 3 s + 1 s of buffer refill + 120 000 bits at 400 kbit/s = 4.3 s:
+        // the window from 4 s is not judged either.
+        XCTAssertFalse(window(bytes: 15_000))
         XCTAssertFalse(window(bytes: 15_000))
         XCTAssertTrue(window(bytes: 15_000))
         XCTAssertEqual(cost.bitsPerPixel, 120, accuracy: 1e-9)
@@ -167,17 +170,20 @@ final class ContentCostTests: XCTestCase {
         cost.keyframe(bytes: 20_000, at: 850_000)
         cost.keyframe(bytes: 20_000, at: 950_000)
         XCTAssertFalse(evaluate(1_000_000))
-        XCTAssertEqual(cost.repayingUntilMicros, 950_000 + 1_739_130, "from the last keyframe, both repaid at 184 kbit/s")
+        XCTAssertEqual(cost.repayingUntilMicros, 950_000 + 1_000_000 + 1_739_130,
+                       "from the last keyframe, both repaid at 184 kbit/s, and libvpx's buffer refilled (1 s)")
         second(from: 1_000_000, made: 4, drops: 26)
         XCTAssertFalse(evaluate(2_000_000), "the drops repay the keyframes")
         second(from: 2_000_000, made: 4, drops: 26)
-        XCTAssertFalse(evaluate(3_000_000), "this window started at 2.0 s, before the repayment ended at 2.69 s")
+        XCTAssertFalse(evaluate(3_000_000), "this window started at 2.0 s, before the repayment ended at 3.69 s")
+        second(from: 3_000_000, made: 4, drops: 26)
+        XCTAssertFalse(evaluate(4_000_000), "nor this one (3.0 s)")
         XCTAssertEqual(cost.bitsPerPixel, 0, "nothing learnt from repayment")
         // Past the repayment the same drops are the content again: two such windows in a row raise the cost.
-        second(from: 3_000_000, made: 4, drops: 26)
-        XCTAssertFalse(evaluate(4_000_000), "one expensive window is not the content")
         second(from: 4_000_000, made: 4, drops: 26)
-        XCTAssertTrue(evaluate(5_000_000))
+        XCTAssertFalse(evaluate(5_000_000), "one expensive window is not the content")
+        second(from: 5_000_000, made: 4, drops: 26)
+        XCTAssertTrue(evaluate(6_000_000))
         XCTAssertEqual(cost.bitsPerPixel, 6133.3 * 30 / 4 / Double(pixels), accuracy: 1e-3, "the budget spread over the 4 frames made")
     }
 

@@ -1,0 +1,100 @@
+import RTP
+import RTPSession
+import XCTest
+
+/// Keyframes paced at no more than the congestion estimate (issue 12): ``PacerQueue/Configuration/keyframeRateBitsPerSecond``
+/// and ``RTPSenderChain/setTargetBitrate(_:nowMicros:)`` with ``RTPSenderChain/Configuration/keyframePacingFactor``.
+/// Packets of 1200 serialized bytes, an injected clock.
+final class KeyframePacingTests: XCTestCase {
+    func packets(_ count: Int) -> [RTPPacket] { Session.packets(count, size: 1200) }
+
+    /// 2.5 Mbit/s for everything, 1 Mbit/s for keyframe packets: after the 12 kB burst (11 packets: the debt may
+    /// reach 12 000 bytes before the next must wait), each keyframe packet weighs 2.5 × 1200 bytes, so the
+    /// 50-packet keyframe's last packet leaves (50 − 11) × 1200 × 8 bits ÷ 1 Mbit/s = 374.4 ms after the first
+    /// (less the part of the burst's debt still above it): never faster than the estimate.
+    func testKeyframePacketsLeaveAtTheKeyframeRate() {
+        var pacer = PacerQueue(configuration: .init(rateBitsPerSecond: 2_500_000, keyframeRateBitsPerSecond: 1_000_000))
+        XCTAssertTrue(pacer.enqueue(media: packets(50), keyframe: true))
+        let released = Session.drain(&pacer, from: 0)
+        XCTAssertEqual(released.count, 50)
+        // The first packets go while the debt is ≤ 12 000 bytes at 3000 bytes each: 0, 3000, … 12 000 → 5 at once.
+        XCTAssertEqual(released.filter { $0.0 == 0 }.count, 5)
+        let span = Double(released.last!.0) / 1000
+        // The 46th packet after the burst: the debt after 5 packets is 15 000 bytes (at 2.5 Mbit/s: 3000 bytes
+        // a packet), each next packet may leave when the debt is back at 12 000: (15 000 − 12 000 + 44 × 3000)
+        // bytes at 2.5 Mbit/s = 432 ms.
+        let expected: Double = (15_000 - 12_000 + 44 * 3000) * 8 / 2_500
+        XCTAssertEqual(span, expected, accuracy: 1, "ms")
+        // The keyframe's own rate past the burst: 45 packets of 1200 bytes in `span` ms: 1.0 Mbit/s.
+        XCTAssertEqual(45 * 1200 * 8 / span, 1000, accuracy: 3, "kbit/s past the burst")
+    }
+
+    /// Interframe packets keep the pacing rate; a keyframe queued before them delays them (FIFO), not their pace.
+    func testInterframesKeepThePacingRate() {
+        var pacer = PacerQueue(configuration: .init(rateBitsPerSecond: 2_500_000, keyframeRateBitsPerSecond: 1_000_000))
+        XCTAssertTrue(pacer.enqueue(media: packets(50)))
+        let released = Session.drain(&pacer, from: 0)
+        XCTAssertEqual(released.filter { $0.0 == 0 }.count, 11, "the 12 kB burst at 1200 bytes a packet")
+        let expected: Double = (13_200 - 12_000 + 38 * 1200) * 8 / 2_500
+        XCTAssertEqual(Double(released.last!.0) / 1000, expected, accuracy: 1, "ms at 2.5 Mbit/s")
+        // Without a slower keyframe rate a keyframe goes at the pacing rate too.
+        var same = PacerQueue(configuration: .init(rateBitsPerSecond: 2_500_000))
+        XCTAssertTrue(same.enqueue(media: packets(50), keyframe: true))
+        XCTAssertEqual(Session.drain(&same, from: 0).last!.0, released.last!.0)
+    }
+
+    /// A keyframe rate at or above the pacing rate changes nothing; the floor is 50 kbit/s.
+    func testKeyframeRateLimits() {
+        let faster = PacerQueue.Configuration(rateBitsPerSecond: 1_000_000, keyframeRateBitsPerSecond: 4_000_000)
+        var pacer = PacerQueue(configuration: faster)
+        XCTAssertTrue(pacer.enqueue(media: packets(20), keyframe: true))
+        let expected: Double = (13_200 - 12_000 + 8 * 1200) * 8 / 1_000
+        XCTAssertEqual(Double(Session.drain(&pacer, from: 0).last!.0) / 1000, expected, accuracy: 1)
+        XCTAssertEqual(PacerQueue.Configuration(keyframeRateBitsPerSecond: 10).keyframeRateBitsPerSecond, 50_000)
+        var slowed = PacerQueue()
+        slowed.setRate(bitsPerSecond: 250_000, keyframeBitsPerSecond: 100_000, nowMicros: 0)
+        XCTAssertEqual(slowed.configuration.rateBitsPerSecond, 250_000)
+        XCTAssertEqual(slowed.configuration.keyframeRateBitsPerSecond, 100_000)
+        slowed.setRate(bitsPerSecond: 250_000, nowMicros: 0)
+        XCTAssertNil(slowed.configuration.keyframeRateBitsPerSecond, "nil: keyframes at the pacing rate again")
+    }
+
+    /// Through the sender chain: a target of 1 Mbit/s paces media at 2.5 Mbit/s and a 60 kB keyframe at
+    /// 1 Mbit/s. Its bytes weigh 2.5 × in the 12 000-byte burst too (4 800 keyframe bytes go at once), so its
+    /// packets take (bytes − 4 800 − up to one packet) × 8 bits ÷ 1 Mbit/s ≈ 440 ms to leave, where 2.5 Mbit/s
+    /// would have taken ≈ 150 ms; a 20 kB interframe after it keeps 2.5 Mbit/s.
+    func testTheChainPacesAKeyframeAtTheTarget() throws {
+        var chain = try RTPSenderChain(configuration: .init(ssrc: 0x1234, payloadType: 96, cname: "k"))
+        XCTAssertEqual(chain.configuration.keyframePacingFactor, 1)
+        var now: UInt64 = 1_000_000
+        _ = chain.start(nowMicros: now, sendsMedia: true)
+        chain.setTargetBitrate(1_000_000, nowMicros: now)
+        XCTAssertEqual(chain.report.pacingBitsPerSecond, 2_500_000)
+        func sendAndDrain(_ frame: OutgoingVideoFrame) throws -> (first: UInt64, last: UInt64, bytes: Int) {
+            _ = try chain.send(frame, nowMicros: now)
+            var first: UInt64?, last = now, bytes = 0
+            for _ in 0..<10_000 {
+                let released = chain.release(nowMicros: now)
+                if !released.isEmpty {
+                    first = first ?? now
+                    last = now
+                    bytes += released.map(\.bytes.count).reduce(0, +)
+                }
+                if chain.report.pacerQueuedPackets == 0 { break }
+                now += 1000
+            }
+            return (first ?? now, last, bytes)
+        }
+        let keyframe = try sendAndDrain(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 60_000), isKeyframe: true, captureMicros: now))
+        let keyframeMillis = Double(keyframe.last - keyframe.first) / 1000
+        XCTAssertGreaterThanOrEqual(keyframeMillis, Double(keyframe.bytes - 4_800 - 1300) * 8 / 1000, "no faster than 1 Mbit/s past the burst")
+        XCTAssertLessThanOrEqual(keyframeMillis, Double(keyframe.bytes - 4_800) * 8 / 1000 + 2, "and not slower")
+        now += 200_000
+        let interframe = try sendAndDrain(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x11, count: 20_000), isKeyframe: false, captureMicros: now))
+        let interMillis = Double(interframe.last - interframe.first) / 1000
+        XCTAssertLessThanOrEqual(interMillis, Double(interframe.bytes - 12_000) * 8 / 2500 + 2, "interframes at 2.5 Mbit/s")
+        // The factor is bounded by the pacing factor and 0.1.
+        XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 9).keyframePacingFactor, 2.5)
+        XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 0).keyframePacingFactor, 0.1)
+    }
+}
