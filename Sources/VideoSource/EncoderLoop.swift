@@ -186,6 +186,10 @@ final class EncoderLoop: Sendable {
                 spaceKeyframes(after: output?.bytes.count ?? 0, &state)
             }
             guard let output else {
+                if logger.threshold <= .debug {
+                    logger.debug("frame dropped by libvpx", ["capture_us": frame.captureTimestampMicros, "keyframe": keyframe,
+                                                             "reason": "\(reason)", "kbps": encoder.settings.bitrateKbps])
+                }
                 if keyframe { state.keyframeOwed = true }
                 if reason == .newFrame { state.scheduler.newFrameWasDropped() }
                 hub.stats.dropped(.encoder)
@@ -204,7 +208,8 @@ final class EncoderLoop: Sendable {
             if logger.threshold <= .debug {
                 // Per-frame stage times (CLOCK_MONOTONIC µs) for latency breakdowns (tools/bench).
                 logger.debug("frame encoded", ["capture_us": frame.captureTimestampMicros, "start_us": started,
-                                               "end_us": started + UInt64(millis * 1000), "bytes": output.bytes.count])
+                                               "end_us": started + UInt64(millis * 1000), "bytes": output.bytes.count,
+                                               "keyframe": isKeyframe, "reason": "\(reason)", "q": output.quantizer])
             }
             sinks.deliver(output)
             state.observer?(output, reason)
