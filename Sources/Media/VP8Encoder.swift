@@ -33,6 +33,12 @@ public final class VP8Encoder {
     /// The quantizer range currently configured in libvpx (differs from settings during refinement).
     private var appliedQuantizers: (min: Int, max: Int)
     private var lastPts: Int64 = -1
+    /// The duration given with every frame, µs (`vpx_codec_encode`'s `duration`): the nominal interval at
+    /// 30 fps. libvpx reads the frame rate from successive frames' ends (pts + duration), so with one fixed
+    /// duration it measures each frame's real spacing. The gap since the previous frame, given as the
+    /// duration, made one late frame end when the next one did, and libvpx then dropped most frames for
+    /// seconds (81 of 437 in `Tests/Fixtures/encoder-timing/sfu-republish.txt`).
+    public static let nominalFrameDurationMicros: UInt64 = 33_333
     private var firstCapture: UInt64?
 
     /// Creates the libvpx encoder.
@@ -102,7 +108,6 @@ public final class VP8Encoder {
         firstCapture = first
         var pts = Int64(clamping: frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros))
         if pts <= lastPts { pts = lastPts + 1 }
-        let duration = UInt(max(1, lastPts < 0 ? 33_333 : pts - lastPts))
         lastPts = pts
 
         let flags: vpx_enc_frame_flags_t = forceKeyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
@@ -116,7 +121,7 @@ public final class VP8Encoder {
             image.pointee.stride.0 = Int32(picture.yStride)
             image.pointee.stride.1 = Int32(picture.uvStride)
             image.pointee.stride.2 = Int32(picture.uvStride)
-            return vpx_codec_encode(context, image, vpx_codec_pts_t(pts), duration, flags, UInt(VPX_DL_REALTIME))
+            return vpx_codec_encode(context, image, vpx_codec_pts_t(pts), UInt(Self.nominalFrameDurationMicros), flags, UInt(VPX_DL_REALTIME))
         }
         framesSubmitted += 1
         guard status == VPX_CODEC_OK else { throw .vp8Encoder("encode: \(errorText())") }
