@@ -122,6 +122,18 @@ final class AcknowledgedBitrateEstimatorTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(resumed[13]), merge(1000, variance: 0, sample: sample).estimate, accuracy: 1e-9)
     }
 
+    /// A silence of exactly one window is not a gap (the rule is "longer than a window"): the window closes
+    /// with the one packet in it — a 66.7 kbit/s sample — as libwebrtc's `BitrateEstimator::UpdateWindow` does.
+    func testASilenceOfExactlyOneWindowIsNotAGap() throws {
+        var stream = Stream()
+        stream.run(spacing: 10_000, count: 200)  // a window closed at packet 200: 1250 B in the new one
+        let next = stream.run(spacing: 150_000, count: 1)
+        XCTAssertEqual(try XCTUnwrap(next[0]), merge(1000, variance: 0, sample: 1250.0 * 8 / 150).estimate, accuracy: 1e-9)
+        var gap = Stream()
+        gap.run(spacing: 10_000, count: 200)
+        XCTAssertEqual(gap.run(spacing: 150_001, count: 1)[0], 1000, "1 µs longer: the partial window is dropped")
+    }
+
     /// Arrival time running backwards (reordered feedback) starts the window over from that arrival.
     func testTimeGoingBackwardsStartsTheWindowOver() throws {
         var stream = Stream()
