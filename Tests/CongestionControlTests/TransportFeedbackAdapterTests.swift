@@ -70,6 +70,25 @@ final class TransportFeedbackAdapterTests: XCTestCase {
         XCTAssertEqual(second.feedbackTimeMicros, 3_000_000)
     }
 
+    /// A feedback reordered on the way back carries an older reference time: the shortest way round the
+    /// 24-bit circle is backwards, and its arrivals land before the newer feedback's on the same scale — also
+    /// across the circle's edge (2²⁴ − 1 → 0 ticks).
+    func testAnOlderReferenceTimeGoesBackwards() throws {
+        for (newer, older) in [(Int32(100), Int32(98)), (Int32(1), Int32(-1))] {
+            var adapter = TransportFeedbackAdapter()
+            for sequence: UInt16 in 0..<4 {
+                adapter.onPacketSent(sequenceNumber: sequence, sendTimeMicros: 0, sizeBytes: 100, probeClusterID: nil)
+            }
+            let first = adapter.adapt(try feedback(base: 2, reference: newer, count: 1, [.received(delta: 4), .received(delta: 4)]),
+                                      receivedAtMicros: 1_000_000)
+            let late = adapter.adapt(try feedback(base: 0, reference: older, count: 0, [.received(delta: 4), .received(delta: 4)]),
+                                     receivedAtMicros: 1_010_000)
+            XCTAssertEqual(first.results.map(\.arrivalMicros), [1_001_000, 1_002_000])
+            // Two ticks (128 ms) earlier on the receiver's clock.
+            XCTAssertEqual(late.results.map(\.arrivalMicros), [1_001_000 - 128_000, 1_002_000 - 128_000], "references \(newer), \(older)")
+        }
+    }
+
     /// A feedback delivered twice adds nothing the second time (all its packets are known) and is not counted
     /// as a missed feedback; a lost packet reported again stays one loss.
     func testDuplicateFeedback() throws {
