@@ -28,10 +28,10 @@ public struct AcknowledgedBitrateEstimator: Sendable {
 
     /// Adds the received packets of one feedback (any order; they are taken by arrival time).
     public mutating func update(_ received: [PacketResult]) {
-        for result in received {
-            guard let arrival = result.arrivalMicros else { continue }
-            add(arrivalMicros: arrival, bytes: result.sent.sizeBytes)
-        }
+        // Sorted here: an arrival before the one just added would restart the window (``add(arrivalMicros:bytes:)``
+        // reads it as reordered feedback), and a feedback's results come in sequence order.
+        let arrivals = received.compactMap { result in result.arrivalMicros.map { ($0, result.sent.sizeBytes) } }
+        for (arrival, bytes) in arrivals.sorted(by: { $0.0 < $1.0 }) { add(arrivalMicros: arrival, bytes: bytes) }
     }
 
     /// Adds one received packet.

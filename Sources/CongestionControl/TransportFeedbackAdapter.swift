@@ -72,11 +72,16 @@ struct TransportFeedbackAdapter: Sendable {
     mutating func adapt(_ feedback: RTCPTransportFeedback, receivedAtMicros now: Int64) -> TransportPacketsFeedback {
         counters.feedbackPackets += 1
         if let last = lastFeedbackCount {
-            // A gap of half the circle or more is a repeated or reordered feedback, not 128+ lost ones.
+            // A gap of half the circle or more is a repeated or reordered feedback, not 128+ lost ones; it does
+            // not move the count back either (the next in-order feedback would count false losses).
             let gap = Int(feedback.feedbackPacketCount &- last &- 1)
-            if gap < 128 { counters.feedbackPacketsMissed += gap }
+            if gap < 128 {
+                counters.feedbackPacketsMissed += gap
+                lastFeedbackCount = feedback.feedbackPacketCount
+            }
+        } else {
+            lastFeedbackCount = feedback.feedbackPacketCount
         }
-        lastFeedbackCount = feedback.feedbackPacketCount
 
         let ticks = Int64(feedback.referenceTime)
         let referenceTicks: Int64
