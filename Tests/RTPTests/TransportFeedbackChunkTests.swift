@@ -97,6 +97,10 @@ final class TransportFeedbackChunkTests: XCTestCase {
         func repeated(_ symbol: Symbol, _ count: Int) -> [Symbol] { Array(repeating: symbol, count: count) }
         let cases: [(String, [Symbol], [Chunk])] = [
             ("14 small: a run", repeated(s, 14), [.runLength(s, length: 14)]),
+            ("14 small, then more: a run of exactly 14", repeated(s, 14) + [nr, s],
+             [.runLength(s, length: 14), .oneBitVector([nr, s] + repeated(nr, 12))]),
+            ("14 lost, then more: a run of exactly 14", repeated(nr, 14) + [s, s],
+             [.runLength(nr, length: 14), .runLength(s, length: 2)]),
             ("13 small, then a loss: a one-bit vector", repeated(s, 13) + [nr], [.oneBitVector(repeated(s, 13) + [nr])]),
             ("13 small ending the list: a run", repeated(s, 13), [.runLength(s, length: 13)]),
             ("8192 small: the longest run, then a run of 1", repeated(s, 8192), [.runLength(s, length: 8191), .runLength(s, length: 1)]),
