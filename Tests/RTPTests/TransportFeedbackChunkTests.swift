@@ -265,6 +265,30 @@ final class TransportFeedbackChunkTests: XCTestCase {
         XCTAssertEqual(buffer, [1, 2, 3])
     }
 
+    /// With P = 0 the draft's own zero padding follows the deltas: up to 3 bytes are read past, 4 are refused
+    /// (a whole word more than the deltas need means the chunks and the length disagree).
+    func testZeroPaddingAfterTheDeltasUpToThreeBytes() throws {
+        let three = hex("""
+            8f cd 00 06        # P=0 | length 6 (28 bytes)
+            00 00 00 01 00 00 00 02
+            00 00 00 03        # base 0 | status count 3
+            00 00 00 00        # reference time 0 | fb pkt. count 0
+            20 03 01 02        # run of 3 small | deltas 1, 2 ...
+            03 00 00 00        # ... and 3 | 3 bytes of zero padding
+            """)
+        XCTAssertEqual(try RTCPTransportFeedback.packets(inCompound: three).first?.statuses, [1, 2, 3].map { .received(delta: $0) })
+        let four = hex("""
+            8f cd 00 06        # P=0 | length 6 (28 bytes)
+            00 00 00 01 00 00 00 02
+            00 00 00 02        # base 0 | status count 2
+            00 00 00 00
+            20 02 01 02        # run of 2 small | deltas 1, 2
+            00 00 00 00        # 4 bytes after the deltas
+            """)
+        assertThrowsRTPError(try RTCPTransportFeedback.packets(inCompound: four),
+                             .malformed(.feedback, "transport-cc: 4 bytes after the receive deltas"))
+    }
+
     /// Padding: the content is padded to a word with P = 1 and the count in the last byte (as libwebrtc
     /// writes it) for each of the four possible content lengths mod 4.
     func testPaddingForEveryContentLength() throws {
