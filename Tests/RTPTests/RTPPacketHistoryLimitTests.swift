@@ -177,6 +177,10 @@ final class RTPPacketHistoryLimitTests: XCTestCase {
         XCTAssertEqual(history.count, 4)
         try history.insert(packet(13, size: 200), sentMilliseconds: 0)
         XCTAssertEqual(history.bytes, 450, "550 > 500: the oldest (10) went")
+        // An older number sharing a slot with a held packet (65533 = 13 − 16 mod 2¹⁶: slot 13) does not displace it.
+        try history.insert(packet(UInt16(65_533)), sentMilliseconds: 0)
+        XCTAssertNil(history.packet(sequenceNumber: 65_533))
+        XCTAssertEqual(history.packet(sequenceNumber: 13)?.serializedSize, 200, "13 is still held")
         XCTAssertNil(history.packet(sequenceNumber: 10))
         XCTAssertEqual(history.oldestSequenceNumber, 11)
         assertBookkeeping(history, candidates: 0...30)
