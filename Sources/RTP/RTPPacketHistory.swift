@@ -118,7 +118,9 @@ public struct RTPPacketHistory: Sendable {
                 oldest = sequence
             }
             newest = sequence
-            while SequenceNumber.distance(from: oldest, to: newest) >= capacity { evictOldest() }
+            // Unsigned: `oldest` is never after `newest`, and with the largest ring (32768) they can be a whole
+            // ring apart here, which the signed distance would read as −32768.
+            while Int(newest &- oldest) >= capacity { evictOldest() }
         }
         slots[slot] = entry
         count += 1
@@ -145,7 +147,8 @@ public struct RTPPacketHistory: Sendable {
         evictExpired(nowMilliseconds: nowMilliseconds)
         let slot = index(sequenceNumber)
         guard count > 0, var entry = slots[slot], entry.sequenceNumber == sequenceNumber else { return nil }
-        if let last = entry.lastResentMilliseconds, nowMilliseconds < last + minimumIntervalMilliseconds {
+        if let last = entry.lastResentMilliseconds,
+           nowMilliseconds < last || nowMilliseconds - last < minimumIntervalMilliseconds {  // no `last + interval`: it can overflow
             return nil
         }
         entry.lastResentMilliseconds = nowMilliseconds

@@ -10,7 +10,7 @@
 ///   numbers behind the reported edge are dropped as too late.
 /// - The reference time is the first received packet's arrival rounded down to 64 ms; deltas are rounded to
 ///   250 µs. A delta that does not fit 16 signed bits (8.2 s) or ``Configuration/maxPacketsPerFeedback``
-///   statuses end a packet and the rest goes into the next one.
+///   statuses (counted from the packet's first arrival) end a packet and the rest goes into the next one.
 /// - A jump of more than ``maxSpan`` numbers past the oldest unreported one gives the skipped ones up.
 public struct TransportFeedbackGenerator: Sendable {
     public struct Configuration: Sendable, Equatable {
@@ -20,7 +20,9 @@ public struct TransportFeedbackGenerator: Sendable {
         public var mediaSSRC: UInt32
         /// Time between feedback packets, µs (default 100 ms; Chromium sends at least every 250 ms, Janus every 200).
         public var intervalMicros: Int64
-        /// Most packet statuses in one feedback packet (default 400: under 1000 bytes whatever the deltas).
+        /// Most packet statuses in one feedback packet from its first received packet on (default 400: under
+        /// 1000 bytes whatever the deltas); the losses before that one are reported in the same packet, whatever
+        /// their number, in run-length chunks of up to 8191 each.
         public var maxPacketsPerFeedback: Int
         /// Reported arrivals kept to re-report when an older packet arrives late (default 1024).
         public var historyPackets: Int
@@ -138,7 +140,10 @@ public struct TransportFeedbackGenerator: Sendable {
         var statuses: [RTCPTransportFeedback.PacketStatus] = []
         statuses.reserveCapacity(min(arrivals.count - start, configuration.maxPacketsPerFeedback))
         var index = start
-        while index < arrivals.count, statuses.count < configuration.maxPacketsPerFeedback {
+        // The cap counts from the first received packet: a loss burst before it longer than the cap would
+        // otherwise leave a packet of losses only, trimmed to nothing, and no feedback ever again.
+        while index < arrivals.count, index - firstReceived < configuration.maxPacketsPerFeedback,
+              statuses.count < Int(UInt16.max) {
             let arrival = arrivals[index]
             if arrival == Self.notReceived {
                 statuses.append(.notReceived)
@@ -153,13 +158,15 @@ public struct TransportFeedbackGenerator: Sendable {
         // Trailing not-received statuses can only come from the cap; they go into the next packet.
         while case .notReceived? = statuses.last { statuses.removeLast() }
         nextToReport = windowStart + Int64(start + statuses.count)
-        defer { feedbackPacketCount &+= 1 }
         let wrapped = Int32(truncatingIfNeeded: referenceTicks & 0xFF_FFFF)
-        return try? RTCPTransportFeedback(
+        guard let packet = try? RTCPTransportFeedback(
             senderSSRC: configuration.senderSSRC, mediaSSRC: configuration.mediaSSRC,
             baseSequenceNumber: UInt16(truncatingIfNeeded: nextToReport - Int64(statuses.count)),
             referenceTime: wrapped >= 1 << 23 ? wrapped - (1 << 24) : wrapped,
             feedbackPacketCount: feedbackPacketCount, statuses: statuses)
+        else { return nil }
+        feedbackPacketCount &+= 1  // only for a packet made: a gap in the count reads as lost feedback
+        return packet
     }
 
     /// Drops arrivals more than the history behind what was reported.
