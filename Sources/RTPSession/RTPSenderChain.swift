@@ -29,8 +29,15 @@ public struct RTPSenderChain: Sendable {
         public var keyframeRequests = 0
         /// Packets the pacer let go that could not be serialized (a header extension a slot made invalid).
         public var unsendablePackets = 0
-        /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
+        /// Reference delta frames dropped because the pacer held more than ``Configuration/referenceQueueMicros``
+        /// of the estimate (the last resort: the lobby then waits for a keyframe, asked of the shared encoder).
         public var framesThinned = 0
+        /// Droppable (non-reference) frames left out because the pacer held more than
+        /// ``Configuration/thinningQueueMicros`` of the estimate (no keyframe asked; sequence numbers and
+        /// PictureIDs stay contiguous).
+        public var framesThinnedDroppable = 0
+        /// Reference delta frames queued while over ``Configuration/thinningQueueMicros`` (within the hard bound).
+        public var referenceFramesOverBudget = 0
         /// Probe clusters sent to their minimum, and those dropped unfinished after ``RTPSenderChain/probeTimeoutMicros``.
         public var probeClustersSent = 0
         public var probeClustersExpired = 0
@@ -145,16 +152,34 @@ public struct RTPSenderChain: Sendable {
     /// Takes one encoded frame: dropped before ``start(nowMicros:sendsMedia:)`` and until the lobby's
     /// keyframe; else packetized, kept for NACKs and queued in the pacer. A pacer that overflows is emptied
     /// and the lobby waits for a keyframe again.
+    ///
+    /// Thinning (with congestion control, the lobby open, delta frames only; what the pacer holds besides
+    /// keyframe packets, in µs of the target rate):
+    /// - over ``Configuration/thinningQueueMicros``: a droppable frame (``OutgoingVideoFrame/isDroppable``) is
+    ///   never packetized (``Statistics/framesThinnedDroppable``); nothing refers to it, so the receiver needs
+    ///   no keyframe, and sequence numbers and PictureIDs continue without a gap;
+    /// - a reference frame is queued up to ``Configuration/referenceQueueMicros``
+    ///   (``Statistics/referenceFramesOverBudget``); past it, it is dropped and the lobby waits for a keyframe
+    ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
         guard sendsMedia else { return outcome }
-        if !frame.isKeyframe, isOverThinningBudget, lobby.isOpen {
-            // The estimate cannot carry this frame: thin, never a growing queue. The next keyframe resumes.
-            statistics.framesThinned += 1
-            if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
-            finish(&outcome, now)
-            return outcome
+        if !frame.isKeyframe, lobby.isOpen, let held = queuedDeltaMicros, held > Double(configuration.thinningQueueMicros) {
+            if frame.isDroppable {
+                // Referenced by nothing: leave it out, never a growing queue, and no keyframe.
+                statistics.framesThinnedDroppable += 1
+                finish(&outcome, now)
+                return outcome
+            }
+            if held > Double(max(configuration.referenceQueueMicros, configuration.thinningQueueMicros)) {
+                // Even reference frames exceed what the estimate carries: drop, and resume at the next keyframe.
+                statistics.framesThinned += 1
+                if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
+                finish(&outcome, now)
+                return outcome
+            }
+            statistics.referenceFramesOverBudget += 1
         }
         guard lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return outcome }
         if frame.isKeyframe, let wait = lobby.lastWaitMicros, stream.statistics.keyframesSent == 0 {
@@ -337,13 +362,17 @@ public struct RTPSenderChain: Sendable {
         return target
     }
 
-    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// the target rate besides keyframe packets (a keyframe leaving is no reason to ask for another one).
-    var isOverThinningBudget: Bool {
-        guard let target = congestion?.controller.targetBitsPerSecond else { return false }
+    /// With congestion control: how long the pacer's packets besides keyframe packets take at the target rate,
+    /// µs (a keyframe leaving is no reason to thin); nil without congestion control.
+    var queuedDeltaMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
         let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
-        return Double(waiting) * 8 > Double(target) * Double(configuration.thinningQueueMicros) / 1_000_000
+        return Double(waiting) * 8 / Double(target) * 1_000_000
     }
+
+    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
+    /// the target rate besides keyframe packets.
+    var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.
