@@ -23,7 +23,11 @@ internal import CVPX
 ///   `g_error_resilient = VPX_ERROR_RESILIENT_DEFAULT`, libwebrtc's choice for VP8 temporal layers), which
 ///   stops those refreshes and re-sends the loop-filter deltas every frame; turn it off with
 ///   ``setErrorResilient(_:)`` once no more non-reference frames are wanted (it costs bytes: no frame
-///   carries its probability updates to the next).
+///   carries its probability updates to the next). Measured against the alternative that keeps it off
+///   (no prediction from golden or altref after a non-reference frame, both refreshed by the next reference
+///   frame; bit-exact too): 320×240 moving window at q24 ×1.13–×1.25 against ×1.46–×2.09 of the bytes
+///   without the cadence, window-drag 640×360 about equal, 1280×720 5 % more: the golden frame it keeps
+///   serves as a long-term reference for revealed background.
 /// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase.
 /// - Colours: BT.601 limited range pictures only (``YCbCrColorSpace/bt601Limited``). VP8 has no range flag
 ///   (RFC 6386 §9.2 names BT.601) and every decoder (Chromium, libvpx, ffmpeg, GStreamer) shows its samples
