@@ -70,9 +70,11 @@ extension RTPSenderChain {
         /// target rate besides keyframe packets, a droppable (non-reference) frame is left out, with no
         /// keyframe asked for; keyframes are always queued.
         public var thinningQueueMicros: UInt64
-        /// With congestion control, the hard bound for reference delta frames, µs of the target rate besides
-        /// keyframe packets: they are queued up to it (a decoder cannot skip them), and past it one is dropped
-        /// and the lobby waits for a keyframe (the last resort). Never below ``thinningQueueMicros``.
+        /// With congestion control, the hard bound for reference delta frames while droppable frames come
+        /// (the shared encoder's cadence), µs of the target rate besides keyframe packets: they are queued up
+        /// to it (a decoder cannot skip them), and past it one is dropped and the lobby waits for a keyframe
+        /// (the last resort). Never below ``thinningQueueMicros``, which is the bound when no droppable frame
+        /// comes.
         public var referenceQueueMicros: UInt64
         /// The negotiated one-byte ID (1…14) of the playout-delay extension (``RTP/PlayoutDelay``): every media
         /// packet then carries MIN = MAX = 0 (show at once); nil: not written.

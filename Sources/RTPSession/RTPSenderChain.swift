@@ -84,6 +84,12 @@ public struct RTPSenderChain: Sendable {
     public static let probeTimeoutMicros: Int64 = 1_000_000
     /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
     public var transportFeedback: (any RTPSenderFeature)?
+    /// Reference frames get the hard bound (``Configuration/referenceQueueMicros``) while a droppable frame
+    /// arrived within this long, µs (2 s: the cadence sends one at least every 6 new frames; an idle screen
+    /// sends refinements and repeats, all reference frames, and little else).
+    public static let cadenceMemoryMicros: UInt64 = 2_000_000
+    /// When the last droppable frame arrived, µs.
+    private var lastDroppableMicros: UInt64?
     private var sendsMedia = false
     /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
     private var playoutDelay: RTPHeaderExtensionElement?
@@ -159,12 +165,16 @@ public struct RTPSenderChain: Sendable {
     ///   never packetized (``Statistics/framesThinnedDroppable``); nothing refers to it, so the receiver needs
     ///   no keyframe, and sequence numbers and PictureIDs continue without a gap;
     /// - a reference frame is queued up to ``Configuration/referenceQueueMicros``
-    ///   (``Statistics/referenceFramesOverBudget``); past it, it is dropped and the lobby waits for a keyframe
+    ///   (``Statistics/referenceFramesOverBudget``) while droppable frames come (one arrived within
+    ///   ``cadenceMemoryMicros``: the shared encoder's cadence is on, and thinning them is what keeps the
+    ///   queue short); past it, or past the budget when no droppable frame comes (a stream with nothing to
+    ///   thin cleanly keeps today's 1 s), it is dropped and the lobby waits for a keyframe
     ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
         guard sendsMedia else { return outcome }
+        if frame.isDroppable { lastDroppableMicros = now }
         if !frame.isKeyframe, lobby.isOpen, let held = queuedDeltaMicros, held > Double(configuration.thinningQueueMicros) {
             if frame.isDroppable {
                 // Referenced by nothing: leave it out, never a growing queue, and no keyframe.
@@ -172,7 +182,9 @@ public struct RTPSenderChain: Sendable {
                 finish(&outcome, now)
                 return outcome
             }
-            if held > Double(max(configuration.referenceQueueMicros, configuration.thinningQueueMicros)) {
+            let cadence = lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
+            let bound = cadence ? max(configuration.referenceQueueMicros, configuration.thinningQueueMicros) : configuration.thinningQueueMicros
+            if held > Double(bound) {
                 // Even reference frames exceed what the estimate carries: drop, and resume at the next keyframe.
                 statistics.framesThinned += 1
                 if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }

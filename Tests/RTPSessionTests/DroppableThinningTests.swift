@@ -4,8 +4,9 @@ import RTPSession
 import XCTest
 
 /// Thinning a slow viewer to its estimate with non-reference frames: over the budget (1 s of the target) a
-/// droppable frame is never packetized and no keyframe is asked for; reference frames still go out up to the
-/// hard bound (2 s), past which the old last resort (drop, lobby reset, keyframe) remains. Target: the
+/// droppable frame is never packetized and no keyframe is asked for; while droppable frames come, reference
+/// frames still go out up to the hard bound (2 s), past which the old last resort (drop, lobby reset,
+/// keyframe) remains; without droppable frames, the last resort comes at the budget as before. Target: the
 /// controller's 300 kbit/s start rate, so 1 s is 37.5 kB and 2 s 75 kB.
 final class DroppableThinningTests: XCTestCase {
     static let id: UInt8 = 3
@@ -87,6 +88,7 @@ final class DroppableThinningTests: XCTestCase {
         var chain = try chain()
         _ = chain.start(nowMicros: 0, sendsMedia: true)
         _ = try chain.send(frame(2_000, keyframe: true, at: 0), nowMicros: 0)
+        _ = try chain.send(frame(100, droppable: true, at: 10_000), nowMicros: 10_000)  // the cadence is on
         var requests: [KeyframeReason?] = []
         // 9 kB reference frames: the 6th to 9th find 45 to 73 kB waiting (over 1 s, within 2 s), the 10th 82 kB.
         for index in 1...10 {
@@ -106,12 +108,32 @@ final class DroppableThinningTests: XCTestCase {
         XCTAssertEqual(chain.report.lobbyState, "open")
     }
 
+    /// No droppable frame (the cadence off), or none for 2 s: reference frames are thinned at the budget, as
+    /// before (nothing could be thinned cleanly, and a queue twice as long would only add latency).
+    func testWithoutDroppableFramesReferenceFramesAreThinnedAtTheBudget() throws {
+        for droppableAt in [nil, 0] as [UInt64?] {
+            var chain = try chain()
+            _ = chain.start(nowMicros: 0, sendsMedia: true)
+            _ = try chain.send(frame(2_000, keyframe: true, at: 0), nowMicros: 0)
+            if let droppableAt { _ = try chain.send(frame(100, droppable: true, at: droppableAt), nowMicros: droppableAt) }
+            var requests: [KeyframeReason?] = []
+            // From 2.0 s on, more than 2 s after the droppable frame.
+            for index in 1...6 {
+                let at = 2_000_001 + UInt64(index) * 33_000
+                requests.append(try chain.send(frame(9_000, at: at), nowMicros: at).keyframeRequest)
+            }
+            XCTAssertEqual(requests, Array(repeating: KeyframeReason?.none, count: 5) + [.thinned], "droppable at \(String(describing: droppableAt))")
+            XCTAssertEqual(chain.report.chain.referenceFramesOverBudget, 0)
+        }
+    }
+
     func testAHardBoundBelowTheBudgetIsTheBudget() throws {
         var chain = try RTPSenderChain(configuration: .init(
             ssrc: Session.ssrc, payloadType: 96, cname: "c", transportWideCC: .init(extensionID: Self.id),
             thinningQueueMicros: 1_000_000, referenceQueueMicros: 0))
         _ = chain.start(nowMicros: 0, sendsMedia: true)
         _ = try chain.send(frame(2_000, keyframe: true, at: 0), nowMicros: 0)
+        _ = try chain.send(frame(100, droppable: true, at: 10_000), nowMicros: 10_000)
         var requests: [KeyframeReason?] = []
         for index in 1...6 {
             let at = UInt64(index) * 33_000

@@ -64,16 +64,16 @@ final class SlowViewerTests: XCTestCase {
     /// - Parameters:
     ///   - slowKbps: the slow viewer's target (and pacing rate), kbit/s.
     ///   - cadence: one reference frame in this many (nil: every frame a reference frame).
-    ///   - before: reference frames thinned at the budget (1 s), as before this change, instead of at the hard bound.
-    func run(slowKbps: Int = 500, cadence: Int?, before: Bool = false, seconds: Double = 16) throws -> Outcome {
+    ///   Without the cadence no droppable frame comes, and the slow chain thins reference frames at its budget
+    ///   (1 s) with a keyframe, as before this change.
+    func run(slowKbps: Int = 500, cadence: Int?, seconds: Double = 16) throws -> Outcome {
         let pictures = Self.pictures
         XCTAssertEqual(pictures.count, 48)
         var controller = SendSideCongestionController.Configuration.screenSender
         controller.startBitsPerSecond = slowKbps * 1000
         controller.maxBitsPerSecond = slowKbps * 1000
         let slowChain = try RTPSenderChain(configuration: .init(
-            ssrc: 1, payloadType: 96, cname: "slow", pacingFactor: 1, transportWideCC: .init(extensionID: 3, controller: controller),
-            referenceQueueMicros: before ? 1_000_000 : 2_000_000))
+            ssrc: 1, payloadType: 96, cname: "slow", pacingFactor: 1, transportWideCC: .init(extensionID: 3, controller: controller)))
         let fastChain = try RTPSenderChain(configuration: .init(ssrc: 2, payloadType: 96, cname: "fast"))
         var outcome = Outcome(slow: Viewer(chain: slowChain, decoder: try VP8Decoder()),
                               fast: Viewer(chain: fastChain, decoder: try VP8Decoder()), seconds: seconds)
@@ -161,9 +161,9 @@ final class SlowViewerTests: XCTestCase {
         let period = DroppableCadencePolicy.period(highestKbps: 2000, outlierKbps: 500)
         XCTAssertEqual(period, 4)
         let on = try run(cadence: period)
-        let before = try run(cadence: nil, before: true)
+        let before = try run(cadence: nil)
         let lower = try run(slowKbps: 300, cadence: DroppableCadencePolicy.period(highestKbps: 2000, outlierKbps: 300))
-        let lowerBefore = try run(slowKbps: 300, cadence: nil, before: true)
+        let lowerBefore = try run(slowKbps: 300, cadence: nil)
         for (name, outcome) in [("500 kbps, cadence 1 in 4", on), ("500 kbps, before", before),
                                 ("300 kbps, cadence 1 in 6", lower), ("300 kbps, before", lowerBefore)] {
             let kbps = outcome.encodedBytes * 8 / 1000 / Int(outcome.seconds)
