@@ -349,15 +349,19 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var outlierKbps: Int?
     }
 
-    /// Asks the cadence policy what the follower's estimates want now (under the state lock).
+    /// Asks the cadence policy what the follower's estimates want now and tells the encoder, under the state
+    /// lock, so changes made on different peers' queues reach it in the order they were decided (the call
+    /// only takes the source hub's own lock and wakes its thread).
     private func updateCadence(_ s: inout State, _ now: UInt64) -> CadenceChange? {
         let from = s.cadence.period
         guard let change = s.cadence.update(s.follower, nowMicros: now) else { return nil }
         s.cadenceChanges += 1
+        encoder.setDroppableCadence(period: change)
         return CadenceChange(from: from, to: change, outliers: s.follower.outliers, highestKbps: s.follower.highestEstimateKbps,
                              outlierKbps: s.follower.lowestOutlierKbps)
     }
 
+    /// Logs a change already applied (``updateCadence(_:_:)``).
     private func apply(_ change: CadenceChange?, peer: String) {
         guard let change else { return }
         let (level, message): (LogLevel, String) = switch (change.from, change.to) {
@@ -370,7 +374,6 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             "outliers": change.outliers.joined(separator: ","), "highest.kbps": change.highestKbps ?? 0,
             "outlier.kbps": change.outlierKbps ?? 0,
         ])
-        encoder.setDroppableCadence(period: change.to)
     }
 
     /// The top of the bitrate range: `--bitrate`, else the default for the last picture size.
