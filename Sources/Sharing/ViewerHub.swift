@@ -41,12 +41,15 @@ public struct SharingConfiguration: Sendable {
     /// How long no slow viewer must remain before the droppable cadence goes off, µs
     /// (``DroppableCadencePolicy/offHoldMicros``).
     public var droppableOffHoldMicros: UInt64
+    /// A droppable cadence kept on from the start whatever the estimates (`--droppable-period`, 2…6; for
+    /// measurements); nil: it follows the outliers.
+    public var fixedDroppablePeriod: Int?
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,
         minimumBitrateKbps: Int = 150, configuredBitrateKbps: Int? = nil, maxFramesPerSecond: Double = 30,
         pacer: PacerQueue.Configuration = .init(), keyframeRetryMicros: UInt64 = 1_000_000,
-        droppableOffHoldMicros: UInt64 = DroppableCadencePolicy.defaultOffHoldMicros
+        droppableOffHoldMicros: UInt64 = DroppableCadencePolicy.defaultOffHoldMicros, fixedDroppablePeriod: Int? = nil
     ) {
         self.ice = ice
         self.maxViewers = maxViewers
@@ -56,6 +59,7 @@ public struct SharingConfiguration: Sendable {
         self.pacer = pacer
         self.keyframeRetryMicros = keyframeRetryMicros
         self.droppableOffHoldMicros = droppableOffHoldMicros
+        self.fixedDroppablePeriod = fixedDroppablePeriod
     }
 }
 
@@ -123,6 +127,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         state = Mutex(State(
             follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
             cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros)))
+        if let fixed = configuration.fixedDroppablePeriod { encoder.setDroppableCadence(period: fixed) }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "screencast.viewers.feedback"))
         let interval = DispatchTimeInterval.microseconds(Int(Self.feedbackCheckIntervalMicros))
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -353,6 +358,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// lock, so changes made on different peers' queues reach it in the order they were decided (the call
     /// only takes the source hub's own lock and wakes its thread).
     private func updateCadence(_ s: inout State, _ now: UInt64) -> CadenceChange? {
+        guard configuration.fixedDroppablePeriod == nil else { return nil }
         let from = s.cadence.period
         guard let change = s.cadence.update(s.follower, nowMicros: now) else { return nil }
         s.cadenceChanges += 1
@@ -425,7 +431,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ("changes", .number(s.bitrateChanges)),
             // GCC viewers far below the rest (thinned) and the cadence that makes their thinning clean.
             ("outliers", .array(s.follower.outliers.map { .string($0) })),
-            ("droppablePeriod", s.cadence.period.map { .number($0) } ?? .null),
+            ("droppablePeriod", (configuration.fixedDroppablePeriod ?? s.cadence.period).map { .number($0) } ?? .null),
             ("cadenceChanges", .number(s.cadenceChanges)),
         ]
         return .object([

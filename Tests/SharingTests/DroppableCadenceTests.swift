@@ -112,4 +112,21 @@ final class ViewerHubCadenceTests: XCTestCase {
         hub.consumerEstimate("slow", bitsPerSecond: nil, source: .congestionControl)
         XCTAssertEqual(encoder.cadence.suffix(2), ["cadence 6", "cadence off"], "the outlier gone: off")
     }
+
+    /// `--droppable-period`: on from the start, whatever the estimates.
+    func testAFixedPeriodIsSetOnceAndKept() throws {
+        let encoder = Encoder()
+        let hub = try ViewerHub(
+            configuration: SharingConfiguration(
+                ice: .init(role: .controlled, localAddresses: ["127.0.0.1"]), configuredBitrateKbps: 3000, droppableOffHoldMicros: 0,
+                fixedDroppablePeriod: 3),
+            encoder: encoder, logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        XCTAssertEqual(encoder.cadence, ["cadence 3"])
+        hub.consumerEstimate("fast", bitsPerSecond: 2_000_000, source: .congestionControl)
+        hub.consumerEstimate("slow", bitsPerSecond: 300_000, source: .congestionControl)
+        hub.consumerEstimate("slow", bitsPerSecond: nil, source: .congestionControl)
+        XCTAssertEqual(encoder.cadence, ["cadence 3"])
+        XCTAssertEqual(bitrateJSON(hub).first { $0.0 == "droppablePeriod" }?.1, .number(3))
+    }
 }
