@@ -31,6 +31,7 @@ extension RTPSenderChain.Report {
             ("framesThinned", .number(chain.framesThinned)),
             ("framesThinnedDroppable", .number(chain.framesThinnedDroppable)),
             ("referenceFramesOverBudget", .number(chain.referenceFramesOverBudget)),
+            ("keyframeRequestsDeferred", .number(chain.keyframeRequestsDeferred)),
             ("probeClustersSent", .number(chain.probeClustersSent)),
             ("probeClustersExpired", .number(chain.probeClustersExpired)),
             ("probeResults", .number(stats.probeResults)),

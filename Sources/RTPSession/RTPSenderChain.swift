@@ -38,6 +38,10 @@ public struct RTPSenderChain: Sendable {
         public var framesThinnedDroppable = 0
         /// Reference delta frames queued while over ``Configuration/thinningQueueMicros`` (within the hard bound).
         public var referenceFramesOverBudget = 0
+        /// Keyframe requests held back while droppable frames come and the pacer still held more than
+        /// ``Configuration/thinningQueueMicros`` of the target (a keyframe then would only queue behind it, and
+        /// every viewer of the shared encoder pays for it); asked again a retry interval later.
+        public var keyframeRequestsDeferred = 0
         /// Probe clusters sent to their minimum, and those dropped unfinished after ``RTPSenderChain/probeTimeoutMicros``.
         public var probeClustersSent = 0
         public var probeClustersExpired = 0
@@ -182,12 +186,16 @@ public struct RTPSenderChain: Sendable {
                 finish(&outcome, now)
                 return outcome
             }
-            let cadence = lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
+            let cadence = cadenceIsOn(nowMicros: now)
             let bound = cadence ? max(configuration.referenceQueueMicros, configuration.thinningQueueMicros) : configuration.thinningQueueMicros
             if held > Double(bound) {
                 // Even reference frames exceed what the estimate carries: drop, and resume at the next keyframe.
+                // With the cadence on (a slow viewer beside faster ones), the keyframe is asked for once the queue
+                // has drained (``handleTimer(nowMicros:ntp:)``), not now: it would queue behind 2 s of frames.
                 statistics.framesThinned += 1
-                if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
+                if lobby.reset(nowMicros: now) {
+                    if cadence { statistics.keyframeRequestsDeferred += 1 } else { outcome.requestKeyframe(.thinned) }
+                }
                 finish(&outcome, now)
                 return outcome
             }
@@ -266,7 +274,14 @@ public struct RTPSenderChain: Sendable {
         reports.handleTimer(context: &context)
         congestion?.handleTimer(context: &context)
         transportFeedback?.handleTimer(context: &context)
-        if lobby.keyframeRequestDue(nowMicros: now) { context.outcome.requestKeyframe(.stillWaiting) }
+        if lobby.keyframeRequestDue(nowMicros: now) {
+            if cadenceIsOn(nowMicros: now), let queued = queuedMicros, queued > Double(configuration.thinningQueueMicros) {
+                statistics.keyframeRequestsDeferred += 1
+                lobby.markRequested(nowMicros: now)  // look again a retry interval later
+            } else {
+                context.outcome.requestKeyframe(.stillWaiting)
+            }
+        }
         if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
         finish(&context.outcome, now)
         return context.outcome
@@ -380,6 +395,19 @@ public struct RTPSenderChain: Sendable {
         guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
         let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
         return Double(waiting) * 8 / Double(target) * 1_000_000
+    }
+
+    /// With congestion control: how long everything in the pacer (keyframe packets too) takes at the target
+    /// rate, µs; nil without congestion control.
+    var queuedMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
+        return Double(pacer.queuedBytes) * 8 / Double(target) * 1_000_000
+    }
+
+    /// Whether a droppable frame arrived within ``cadenceMemoryMicros`` of `now` (the shared encoder's
+    /// cadence is on: this viewer is thinned beside faster ones).
+    func cadenceIsOn(nowMicros now: UInt64) -> Bool {
+        lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
     }
 
     /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of

@@ -49,7 +49,7 @@ final class CongestionCallTests: XCTestCase {
         XCTAssertEqual(fields.map(\.0), [
             "targetKbps", "acknowledgedKbps", "delayBasedKbps", "lossBasedKbps", "ceilingKbps", "pacingKbps", "delayTrend",
             "modifiedTrendMs", "thresholdMs", "usage", "state", "lossFraction", "rttMs", "bytesInFlight", "feedbackPackets",
-            "feedbackMissed", "packetsNumbered", "framesThinned", "framesThinnedDroppable", "referenceFramesOverBudget",
+            "feedbackMissed", "packetsNumbered", "framesThinned", "framesThinnedDroppable", "referenceFramesOverBudget", "keyframeRequestsDeferred",
             "probeClustersSent", "probeClustersExpired", "probeResults",
             "lastProbeKbps", "probePaddingBytes", "applicationLimited", "alrProbes",
         ])

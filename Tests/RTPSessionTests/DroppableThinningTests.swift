@@ -95,16 +95,31 @@ final class DroppableThinningTests: XCTestCase {
             let at = UInt64(index) * 33_000
             requests.append(try chain.send(frame(9_000, at: at), nowMicros: at).keyframeRequest)
         }
-        XCTAssertEqual(requests, Array(repeating: KeyframeReason?.none, count: 9) + [.thinned])
+        XCTAssertEqual(requests, Array(repeating: KeyframeReason?.none, count: 10),
+                       "the 10th is dropped, but its keyframe waits for the queue to drain")
         XCTAssertEqual(chain.report.chain.referenceFramesOverBudget, 4)
         XCTAssertEqual(chain.report.chain.framesThinned, 1)
+        XCTAssertEqual(chain.report.chain.keyframeRequestsDeferred, 1)
         XCTAssertEqual(chain.report.lobbyState, "waiting")
         // Waiting for the keyframe, a droppable frame goes nowhere either, and is the lobby's drop, not thinning.
         let dropped = chain.report.lobbyDropped
         _ = try chain.send(frame(500, droppable: true, at: 400_000), nowMicros: 400_000)
         XCTAssertEqual(chain.report.lobbyDropped, dropped + 1)
         XCTAssertEqual(chain.report.chain.framesThinnedDroppable, 0)
-        _ = try chain.send(frame(4_000, keyframe: true, at: 433_000), nowMicros: 433_000)
+        // A retry interval later (1 s) the queue still holds over 1 s of the target (82 kB at 300 kbit/s, the
+        // pacer never released here): deferred again, with droppable frames still coming.
+        _ = try chain.send(frame(500, droppable: true, at: 1_300_000), nowMicros: 1_300_000)
+        XCTAssertNil(chain.handleTimer(nowMicros: 1_330_001, ntp: Session.anyArrival).keyframeRequest)
+        XCTAssertEqual(chain.report.chain.keyframeRequestsDeferred, 2)
+        // Drained: the keyframe is asked for.
+        var now: UInt64 = 1_400_000
+        while !chain.pacer.isEmpty, now < 60_000_000 {
+            _ = chain.release(nowMicros: now)
+            now += 5_000
+        }
+        _ = try chain.send(frame(500, droppable: true, at: now), nowMicros: now)
+        XCTAssertEqual(chain.handleTimer(nowMicros: max(now, 2_330_001), ntp: Session.anyArrival).keyframeRequest, .stillWaiting)
+        _ = try chain.send(frame(4_000, keyframe: true, at: now + 1_000_000), nowMicros: now + 1_000_000)
         XCTAssertEqual(chain.report.lobbyState, "open")
     }
 
@@ -139,7 +154,9 @@ final class DroppableThinningTests: XCTestCase {
             let at = UInt64(index) * 33_000
             requests.append(try chain.send(frame(9_000, at: at), nowMicros: at).keyframeRequest)
         }
-        XCTAssertEqual(requests, Array(repeating: KeyframeReason?.none, count: 5) + [.thinned], "today's behaviour: thinned at 1 s")
+        XCTAssertEqual(requests, Array(repeating: KeyframeReason?.none, count: 6), "no keyframe asked while the queue is full")
+        XCTAssertEqual(chain.report.chain.framesThinned, 1, "the 6th thinned at 1 s")
+        XCTAssertEqual(chain.report.chain.referenceFramesOverBudget, 0)
     }
 
     func testWithoutCongestionControlNothingIsThinned() throws {
