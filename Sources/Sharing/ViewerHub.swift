@@ -95,6 +95,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         /// The droppable cadence asked of the encoder, from the follower's outliers.
         var cadence: DroppableCadencePolicy
         var cadenceChanges = 0
+        /// Outliers' keyframe requests, spaced.
+        var outlierKeyframes = OutlierKeyframeGate()
         var lastFrameSize: (width: Int, height: Int)?
         var finished = false
         var sessionsCreated = 0
@@ -249,9 +251,12 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .iceConnectionFailed:
             break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
         case .keyframeNeeded(let reason):
-            state.withLock { $0.keyframeRequests += 1 }
-            logger.debug("keyframe requested", ["peer": id, "reason": reason])
-            encoder.requestKeyframe()
+            let admitted = state.withLock { s in
+                s.keyframeRequests += 1
+                return s.outlierKeyframes.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros())
+            }
+            logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted])
+            if admitted { encoder.requestKeyframe() }
         case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
             let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
@@ -268,6 +273,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
                 s.rtcpSeen[id] = nil
+                s.outlierKeyframes.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
                 let decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
@@ -440,6 +446,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ("created", .number(s.sessionsCreated)),
             ("refused", .number(s.sessionsRefused)),
             ("keyframeRequests", .number(s.keyframeRequests)),
+            ("outlierKeyframeRequestsHeld", .number(s.outlierKeyframes.held)),
             ("bitrate", .object(bitrate)),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
                 guard case .object(var fields) = snapshot.json else { return snapshot.json }
