@@ -20,14 +20,22 @@ public struct EncodedFrame: Sendable, Equatable {
     public var height: Int
     /// The quantizer libvpx used, 0 (best) … 63 (worst) (`VP8E_GET_LAST_QUANTIZER_64`); -1 when unknown.
     public var quantizer: Int
+    /// True for a non-reference interframe: encoded with `VP8_EFLAG_NO_UPD_LAST | VP8_EFLAG_NO_UPD_GF |
+    /// VP8_EFLAG_NO_UPD_ARF | VP8_EFLAG_NO_UPD_ENTROPY` (libvpx `vp8cx.h`) and reported by libvpx as
+    /// `VPX_FRAME_IS_DROPPABLE`. It updates no reference buffer (last, golden, altref) and leaves the
+    /// entropy context as it found it, so any receiver may leave it out without affecting the decoding of
+    /// any other frame (RFC 7741 §4.2's N bit). A keyframe is never droppable.
+    public var isDroppable: Bool
 
-    /// A frame; `rtpTimestamp` is derived from `captureTimestampMicros`.
+    /// A frame; `rtpTimestamp` is derived from `captureTimestampMicros`. `isDroppable` is forced false for a
+    /// keyframe.
     public init(
         bytes: [UInt8], isKeyframe: Bool, captureTimestampMicros: UInt64, width: Int, height: Int,
-        quantizer: Int = -1
+        quantizer: Int = -1, isDroppable: Bool = false
     ) {
         self.bytes = bytes
         self.isKeyframe = isKeyframe
+        self.isDroppable = isDroppable && !isKeyframe
         self.captureTimestampMicros = captureTimestampMicros
         self.rtpTimestamp = EncodedFrame.rtpTimestamp(captureMicros: captureTimestampMicros)
         self.width = width

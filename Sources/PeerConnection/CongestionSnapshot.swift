@@ -4,7 +4,7 @@ public import ScreencastSupport
 
 extension RTPSenderChain.Report {
     /// The per-peer congestion view for `/stats` (kbps, ms, fractions 0…1): target, acknowledged rate, delay
-    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned, probes sent and their last result, whether the sender is application-limited and its ALR probes;
+    /// trend, loss, the estimator's state, the ceiling (REMB or an SFU cap), the pacing rate, frames thinned (`framesThinned`: reference frames dropped past the hard bound, each followed by a keyframe; `framesThinnedDroppable`: non-reference frames left out over the thinning budget, no keyframe; `referenceFramesOverBudget`: reference frames queued over the budget), probes sent and their last result, whether the sender is application-limited and its ALR probes;
     /// `null` when transport-wide congestion control was not negotiated.
     public var congestionJSON: JSONValue {
         guard let stats = congestion else { return .null }
@@ -29,6 +29,9 @@ extension RTPSenderChain.Report {
             ("feedbackMissed", .number(stats.feedbackPacketsMissed)),
             ("packetsNumbered", .number(congestionCounters?.packetsNumbered ?? 0)),
             ("framesThinned", .number(chain.framesThinned)),
+            ("framesThinnedDroppable", .number(chain.framesThinnedDroppable)),
+            ("referenceFramesOverBudget", .number(chain.referenceFramesOverBudget)),
+            ("keyframeRequestsDeferred", .number(chain.keyframeRequestsDeferred)),
             ("probeClustersSent", .number(chain.probeClustersSent)),
             ("probeClustersExpired", .number(chain.probeClustersExpired)),
             ("probeResults", .number(stats.probeResults)),

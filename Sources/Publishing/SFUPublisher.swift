@@ -165,7 +165,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
     public func consume(_ frame: EncodedFrame) {
         // While ICE restarts the peer's gate holds frames and lets the keyframe through first.
         guard let peer = state.withLock({ $0.leg == .published || $0.leg == .restartingICE ? $0.peer : nil }) else { return }
-        peer.send(OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros))
+        peer.send(OutgoingVideoFrame(
+            bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros, isDroppable: frame.isDroppable))
     }
 
     public func finish() { stop() }

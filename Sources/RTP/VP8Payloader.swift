@@ -14,6 +14,9 @@
 /// |   PictureID   |              |   PictureID   |
 /// +-+-+-+-+-+-+-+-+              +-+-+-+-+-+-+-+-+
 /// ```
+/// N (non-reference, RFC 7741 §4.2: "the frame can be discarded without affecting any other future or past
+/// frames") is set on every packet of a frame packetized with `nonReference` (first byte `0xB0`, then `0xA0`),
+/// as libwebrtc marks frames libvpx reports `VPX_FRAME_IS_DROPPABLE`.
 /// The frame is cut into near-equal pieces so no packet exceeds ``maxPacketSize``; the marker bit is set
 /// on the last packet (RFC 7741 §4.1); sequence numbers are consecutive across frames (wrapping at 65535).
 ///
@@ -86,15 +89,16 @@ public struct VP8Payloader: Sendable {
     /// - Parameters:
     ///   - frame: the encoded VP8 frame, non-empty.
     ///   - rtpTimestamp: the frame's 90 kHz timestamp, derived from capture time by the caller.
+    ///   - nonReference: set the descriptor's N bit (a frame no other frame refers to).
     /// - Returns: the number of packets emitted.
     @discardableResult
     public mutating func packetize(
-        frame: ArraySlice<UInt8>, rtpTimestamp: UInt32, emit: (_ packet: [UInt8]) -> Void
+        frame: ArraySlice<UInt8>, rtpTimestamp: UInt32, nonReference: Bool = false, emit: (_ packet: [UInt8]) -> Void
     ) throws(RTPError) -> Int {
         var scratch: [UInt8] = []
         scratch.reserveCapacity(RTPPacket.fixedHeaderSize + Self.descriptorSize + maxDataPerPacket)
         let payloadType = payloadType, ssrc = ssrc
-        return try forEachPiece(of: frame) { sequenceNumber, marker, descriptor, data in
+        return try forEachPiece(of: frame, nonReference: nonReference) { sequenceNumber, marker, descriptor, data in
             scratch.removeAll(keepingCapacity: true)
             RTPPacket.appendFixedHeader(
                 to: &scratch, marker: marker, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: rtpTimestamp,
@@ -107,13 +111,13 @@ public struct VP8Payloader: Sendable {
 
     /// Packetizes one encoded frame into packets as header + payload, in sending order: each payload is
     /// the 4-byte descriptor and the frame's piece, in an array of its own (one allocation per packet, which
-    /// the retransmission history and the pacer then share).
+    /// the retransmission history and the pacer then share). `nonReference` sets the descriptor's N bit.
     /// - Throws: ``RTPError/unsendableFrame(bytes:packetsNeeded:limit:)`` for an empty or too large frame.
-    public mutating func packets(frame: ArraySlice<UInt8>, rtpTimestamp: UInt32) throws(RTPError) -> [RTPPacket] {
+    public mutating func packets(frame: ArraySlice<UInt8>, rtpTimestamp: UInt32, nonReference: Bool = false) throws(RTPError) -> [RTPPacket] {
         var packets: [RTPPacket] = []
         packets.reserveCapacity(packetCount(forFrameSize: frame.count))
         let payloadType = payloadType, ssrc = ssrc
-        try forEachPiece(of: frame) { sequenceNumber, marker, descriptor, data in
+        try forEachPiece(of: frame, nonReference: nonReference) { sequenceNumber, marker, descriptor, data in
             var payload: [UInt8] = []
             payload.reserveCapacity(Self.descriptorSize + data.count)
             payload.append(contentsOf: descriptor)
@@ -130,7 +134,7 @@ public struct VP8Payloader: Sendable {
     /// and the PictureID.
     @discardableResult
     private mutating func forEachPiece(
-        of frame: ArraySlice<UInt8>,
+        of frame: ArraySlice<UInt8>, nonReference: Bool = false,
         _ body: (_ sequenceNumber: UInt16, _ marker: Bool, _ descriptor: [UInt8], _ data: ArraySlice<UInt8>) -> Void
     ) throws(RTPError) -> Int {
         let count = packetCount(forFrameSize: frame.count)
@@ -142,8 +146,9 @@ public struct VP8Payloader: Sendable {
         let pictureID = nextPictureID
         let high = 0x80 | UInt8(truncatingIfNeeded: pictureID >> 8)  // M = 1, PictureID high
         let low = UInt8(truncatingIfNeeded: pictureID)
-        // X = 1 and S on the first packet, PID 0; I = 1; then the 15-bit PictureID.
-        let first: [UInt8] = [0x90, 0x80, high, low], rest: [UInt8] = [0x80, 0x80, high, low]
+        // X = 1 and S on the first packet, PID 0, N for a non-reference frame; I = 1; then the 15-bit PictureID.
+        let n: UInt8 = nonReference ? 0x20 : 0
+        let first: [UInt8] = [0x90 | n, 0x80, high, low], rest: [UInt8] = [0x80 | n, 0x80, high, low]
         var start = frame.startIndex
         for index in 0..<count {
             let length = base + (index < remainder ? 1 : 0)

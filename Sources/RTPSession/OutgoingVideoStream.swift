@@ -7,11 +7,18 @@ public struct OutgoingVideoFrame: Sendable {
     public var isKeyframe: Bool
     /// Capture time, CLOCK_MONOTONIC µs: the RTP timestamp derives from it, never from send time.
     public var captureMicros: UInt64
+    /// A non-reference interframe (the encoder's `isDroppable`: libvpx `VP8_EFLAG_NO_UPD_LAST | _GF | _ARF |
+    /// VP8_EFLAG_NO_UPD_ENTROPY`): no other frame refers to it, so a sender over its thinning budget may leave it
+    /// out with no keyframe (``RTPSenderChain/send(_:nowMicros:)``); sent with the descriptor's N bit. Never
+    /// true for a keyframe.
+    public var isDroppable: Bool
 
-    public init(bytes: [UInt8], isKeyframe: Bool, captureMicros: UInt64) {
+    /// `isDroppable` is forced false for a keyframe.
+    public init(bytes: [UInt8], isKeyframe: Bool, captureMicros: UInt64, isDroppable: Bool = false) {
         self.bytes = bytes
         self.isKeyframe = isKeyframe
         self.captureMicros = captureMicros
+        self.isDroppable = isDroppable && !isKeyframe
     }
 }
 
@@ -85,7 +92,9 @@ public struct OutgoingVideoStream: Sendable {
     public mutating func packetize(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> PacketizedFrame {
         let packets: [RTPPacket]
         do {
-            packets = try payloader.packets(frame: frame.bytes[...], rtpTimestamp: rtpTimestamp(captureMicros: frame.captureMicros))
+            packets = try payloader.packets(
+                frame: frame.bytes[...], rtpTimestamp: rtpTimestamp(captureMicros: frame.captureMicros),
+                nonReference: frame.isDroppable && !frame.isKeyframe)
         } catch {
             throw .unsendableFrame(error)
         }

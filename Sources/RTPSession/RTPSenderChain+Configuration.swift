@@ -69,10 +69,16 @@ extension RTPSenderChain {
         /// Transport-wide congestion control when the answer negotiated it (the extension ID and the
         /// estimator's limits); nil: none (REMB, if any, is only reported).
         public var transportWideCC: TransportWideCongestionControl.Configuration?
-        /// With congestion control: a delta frame is dropped (and the lobby waits for a keyframe) while the
-        /// pacer holds more than this many µs of the target rate besides keyframe packets; keyframes are
-        /// always queued.
+        /// With congestion control, the thinning budget: while the pacer holds more than this many µs of the
+        /// target rate besides keyframe packets, a droppable (non-reference) frame is left out, with no
+        /// keyframe asked for; keyframes are always queued.
         public var thinningQueueMicros: UInt64
+        /// With congestion control, the hard bound for reference delta frames while droppable frames come
+        /// (the shared encoder's cadence), µs of the target rate besides keyframe packets: they are queued up
+        /// to it (a decoder cannot skip them), and past it one is dropped and the lobby waits for a keyframe
+        /// (the last resort). Never below ``thinningQueueMicros``, which is the bound when no droppable frame
+        /// comes.
+        public var referenceQueueMicros: UInt64
         /// The negotiated one-byte ID (1…14) of the playout-delay extension (``RTP/PlayoutDelay``): every media
         /// packet then carries MIN = MAX = 0 (show at once); nil: not written.
         public var playoutDelayExtensionID: UInt8? = nil
@@ -86,7 +92,8 @@ extension RTPSenderChain {
             feedback: Feedback = .all, duplicateRetransmissionsAboveLoss: Double? = 0.02,
             senderReportIntervalMicros: UInt64 = 1_000_000, keyframeRetryMicros: UInt64 = 1_000_000,
             pacer: PacerQueue.Configuration = .init(), pacingFactor: Double = 2.5, keyframePacingFactor: Double = 1,
-            transportWideCC: TransportWideCongestionControl.Configuration? = nil, thinningQueueMicros: UInt64 = 1_000_000
+            transportWideCC: TransportWideCongestionControl.Configuration? = nil, thinningQueueMicros: UInt64 = 1_000_000,
+            referenceQueueMicros: UInt64 = 2_000_000
         ) {
             self.ssrc = ssrc
             self.payloadType = payloadType
@@ -109,6 +116,7 @@ extension RTPSenderChain {
             self.keyframePacingFactor = min(max(0.1, keyframePacingFactor), pacingFactor)
             self.transportWideCC = transportWideCC
             self.thinningQueueMicros = thinningQueueMicros
+            self.referenceQueueMicros = referenceQueueMicros
         }
     }
 }

@@ -29,8 +29,19 @@ public struct RTPSenderChain: Sendable {
         public var keyframeRequests = 0
         /// Packets the pacer let go that could not be serialized (a header extension a slot made invalid).
         public var unsendablePackets = 0
-        /// Delta frames dropped because the pacer held more than the estimate carries (``Configuration/thinningQueueMicros``).
+        /// Reference delta frames dropped because the pacer held more than ``Configuration/referenceQueueMicros``
+        /// of the estimate (the last resort: the lobby then waits for a keyframe, asked of the shared encoder).
         public var framesThinned = 0
+        /// Droppable (non-reference) frames left out because the pacer held more than
+        /// ``Configuration/thinningQueueMicros`` of the estimate (no keyframe asked; sequence numbers and
+        /// PictureIDs stay contiguous).
+        public var framesThinnedDroppable = 0
+        /// Reference delta frames queued while over ``Configuration/thinningQueueMicros`` (within the hard bound).
+        public var referenceFramesOverBudget = 0
+        /// Keyframe requests held back while droppable frames come and the pacer still held more than
+        /// ``Configuration/thinningQueueMicros`` of the target (a keyframe then would only queue behind it, and
+        /// every viewer of the shared encoder pays for it); asked again a retry interval later.
+        public var keyframeRequestsDeferred = 0
         /// Probe clusters sent to their minimum, and those dropped unfinished after ``RTPSenderChain/probeTimeoutMicros``.
         public var probeClustersSent = 0
         public var probeClustersExpired = 0
@@ -77,6 +88,12 @@ public struct RTPSenderChain: Sendable {
     public static let probeTimeoutMicros: Int64 = 1_000_000
     /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
     public var transportFeedback: (any RTPSenderFeature)?
+    /// Reference frames get the hard bound (``Configuration/referenceQueueMicros``) while a droppable frame
+    /// arrived within this long, µs (2 s: the cadence sends one at least every 6 new frames; an idle screen
+    /// sends refinements and repeats, all reference frames, and little else).
+    public static let cadenceMemoryMicros: UInt64 = 2_000_000
+    /// When the last droppable frame arrived, µs.
+    private var lastDroppableMicros: UInt64?
     private var sendsMedia = false
     /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
     private var playoutDelay: RTPHeaderExtensionElement?
@@ -145,16 +162,44 @@ public struct RTPSenderChain: Sendable {
     /// Takes one encoded frame: dropped before ``start(nowMicros:sendsMedia:)`` and until the lobby's
     /// keyframe; else packetized, kept for NACKs and queued in the pacer. A pacer that overflows is emptied
     /// and the lobby waits for a keyframe again.
+    ///
+    /// Thinning (with congestion control, the lobby open, delta frames only; what the pacer holds besides
+    /// keyframe packets, in µs of the target rate):
+    /// - over ``Configuration/thinningQueueMicros``: a droppable frame (``OutgoingVideoFrame/isDroppable``) is
+    ///   never packetized (``Statistics/framesThinnedDroppable``); nothing refers to it, so the receiver needs
+    ///   no keyframe, and sequence numbers and PictureIDs continue without a gap;
+    /// - a reference frame is queued up to ``Configuration/referenceQueueMicros``
+    ///   (``Statistics/referenceFramesOverBudget``) while droppable frames come (one arrived within
+    ///   ``cadenceMemoryMicros``: the shared encoder's cadence is on, and thinning them is what keeps the
+    ///   queue short); past it, or past the budget when no droppable frame comes (a stream with nothing to
+    ///   thin cleanly keeps today's 1 s), it is dropped and the lobby waits for a keyframe
+    ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
         guard sendsMedia else { return outcome }
-        if !frame.isKeyframe, isOverThinningBudget, lobby.isOpen {
-            // The estimate cannot carry this frame: thin, never a growing queue. The next keyframe resumes.
-            statistics.framesThinned += 1
-            if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.thinned) }
-            finish(&outcome, now)
-            return outcome
+        if frame.isDroppable { lastDroppableMicros = now }
+        if !frame.isKeyframe, lobby.isOpen, let held = queuedDeltaMicros, held > Double(configuration.thinningQueueMicros) {
+            if frame.isDroppable {
+                // Referenced by nothing: leave it out, never a growing queue, and no keyframe.
+                statistics.framesThinnedDroppable += 1
+                finish(&outcome, now)
+                return outcome
+            }
+            let cadence = cadenceIsOn(nowMicros: now)
+            let bound = cadence ? max(configuration.referenceQueueMicros, configuration.thinningQueueMicros) : configuration.thinningQueueMicros
+            if held > Double(bound) {
+                // Even reference frames exceed what the estimate carries: drop, and resume at the next keyframe.
+                // With the cadence on (a slow viewer beside faster ones), the keyframe is asked for once the queue
+                // has drained (``handleTimer(nowMicros:ntp:)``), not now: it would queue behind 2 s of frames.
+                statistics.framesThinned += 1
+                if lobby.reset(nowMicros: now) {
+                    if cadence { statistics.keyframeRequestsDeferred += 1 } else { outcome.requestKeyframe(.thinned) }
+                }
+                finish(&outcome, now)
+                return outcome
+            }
+            statistics.referenceFramesOverBudget += 1
         }
         guard lobby.admit(isKeyframe: frame.isKeyframe, nowMicros: now) else { return outcome }
         if frame.isKeyframe, let wait = lobby.lastWaitMicros, stream.statistics.keyframesSent == 0 {
@@ -229,7 +274,14 @@ public struct RTPSenderChain: Sendable {
         reports.handleTimer(context: &context)
         congestion?.handleTimer(context: &context)
         transportFeedback?.handleTimer(context: &context)
-        if lobby.keyframeRequestDue(nowMicros: now) { context.outcome.requestKeyframe(.stillWaiting) }
+        if lobby.keyframeRequestDue(nowMicros: now) {
+            if cadenceIsOn(nowMicros: now), let queued = queuedMicros, queued > Double(configuration.thinningQueueMicros) {
+                statistics.keyframeRequestsDeferred += 1
+                lobby.markRequested(nowMicros: now)  // look again a retry interval later
+            } else {
+                context.outcome.requestKeyframe(.stillWaiting)
+            }
+        }
         if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
         finish(&context.outcome, now)
         return context.outcome
@@ -338,17 +390,34 @@ public struct RTPSenderChain: Sendable {
         return target
     }
 
-    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// the target rate besides keyframe packets, and besides what arrives while they leave (a keyframe leaving
-    /// is no reason to ask for another one: paced at the estimate it takes up to
-    /// `VP8RateControl.keyframeSeconds` of it, and the interframes made meanwhile wait behind it).
-    var isOverThinningBudget: Bool {
-        guard let target = congestion?.controller.targetBitsPerSecond else { return false }
+    /// With congestion control: how long the pacer's packets besides keyframe packets take at the target rate,
+    /// µs, beyond the time the queued keyframe packets take to leave at their own pace (a keyframe leaving is
+    /// no reason to thin: paced at the estimate it takes up to `VP8RateControl.keyframeSeconds` of it, and the
+    /// interframes made meanwhile wait behind it); nil without congestion control.
+    var queuedDeltaMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
         let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
         let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
         let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
-        return Double(waiting) * 8 > Double(target) * (Double(configuration.thinningQueueMicros) + keyframeMicros) / 1_000_000
+        return max(0, Double(waiting) * 8 / Double(target) * 1_000_000 - keyframeMicros)
     }
+
+    /// With congestion control: how long everything in the pacer (keyframe packets too) takes at the target
+    /// rate, µs; nil without congestion control.
+    var queuedMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
+        return Double(pacer.queuedBytes) * 8 / Double(target) * 1_000_000
+    }
+
+    /// Whether a droppable frame arrived within ``cadenceMemoryMicros`` of `now` (the shared encoder's
+    /// cadence is on: this viewer is thinned beside faster ones).
+    func cadenceIsOn(nowMicros now: UInt64) -> Bool {
+        lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
+    }
+
+    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
+    /// the target rate besides keyframe packets.
+    var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.

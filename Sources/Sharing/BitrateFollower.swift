@@ -86,6 +86,18 @@ public struct BitrateFollower: Sendable, Equatable {
             .keys.sorted()
     }
 
+    /// The highest estimate that counts now (silent viewers left out), kbps; nil without estimates.
+    public var highestEstimateKbps: Int? { counted.values.map(\.kbps).max() }
+
+    /// The lowest of the ``outliers``' GCC targets, kbps; nil without outliers (what the droppable cadence
+    /// is sized for: ``DroppableCadencePolicy``).
+    public var lowestOutlierKbps: Int? {
+        let counted = counted
+        guard let highest = counted.values.map(\.kbps).max() else { return nil }
+        return counted.values.filter { $0.source == .congestionControl && Double($0.kbps) < outlierRatio * Double(highest) }
+            .map(\.kbps).min()
+    }
+
     /// The viewers with an estimate whose feedback stopped ``silenceLimitMicros`` ago or more (not counted).
     public var silentPeers: [String] { estimates.filter(\.value.silent).keys.sorted() }
 

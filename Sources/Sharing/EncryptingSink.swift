@@ -13,9 +13,9 @@ public import VideoSource
 ///   VideoSource ── consume(frame) ──▶ EncryptingSink ── encrypt once ──▶ ViewerHub (every peer), …
 ///                                       ▲ rotate(to:) (SIGHUP): next key index, switched at a keyframe
 /// ```
-/// The VP8 header stays clear (10 bytes on keyframes, 3 on delta frames), and `isKeyframe`, sizes and
-/// timestamps pass through unchanged, so RFC 7741 packetization, the keyframe lobby and PLI handling work
-/// as before. A frame that cannot be encrypted is dropped (counted, logged), never sent in the clear.
+/// The VP8 header stays clear (10 bytes on keyframes, 3 on delta frames), and `isKeyframe`, `isDroppable`
+/// (a non-reference frame a slow viewer's sender may leave out), sizes and timestamps pass through
+/// unchanged, so RFC 7741 packetization, the keyframe lobby, thinning and PLI handling work as before. A frame that cannot be encrypted is dropped (counted, logged), never sent in the clear.
 ///
 /// Key rotation: ``rotate(to:)`` makes an encryptor for the next key index (after the newest one, wrapping
 /// at 16) and asks the encoder for a keyframe; the first keyframe that arrives after it is the first frame

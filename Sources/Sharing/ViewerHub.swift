@@ -15,6 +15,10 @@ public protocol SharedEncoderControl: Sendable {
     func requestKeyframe()
     /// Changes the target bitrate (nil: the configured or size-dependent default).
     func setBitrate(kbps: Int?)
+    /// Turns the droppable cadence on with one reference frame in `period` new frames (2…6), or off (nil):
+    /// the other frames are non-reference (libvpx `VP8_EFLAG_NO_UPD_LAST | _GF | _ARF | _ENTROPY`), which a slow
+    /// viewer's sender may leave out without a keyframe.
+    func setDroppableCadence(period: Int?)
 }
 
 extension VideoSource: SharedEncoderControl {}
@@ -34,11 +38,18 @@ public struct SharingConfiguration: Sendable {
     public var pacer: PacerQueue.Configuration
     /// How long a viewer waits for the first keyframe before asking again.
     public var keyframeRetryMicros: UInt64
+    /// How long no slow viewer must remain before the droppable cadence goes off, µs
+    /// (``DroppableCadencePolicy/offHoldMicros``).
+    public var droppableOffHoldMicros: UInt64
+    /// A droppable cadence kept on from the start whatever the estimates (`--droppable-period`, 2…6; for
+    /// measurements); nil: it follows the outliers.
+    public var fixedDroppablePeriod: Int?
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,
         minimumBitrateKbps: Int = 150, configuredBitrateKbps: Int? = nil, maxFramesPerSecond: Double = 30,
-        pacer: PacerQueue.Configuration = .init(), keyframeRetryMicros: UInt64 = 1_000_000
+        pacer: PacerQueue.Configuration = .init(), keyframeRetryMicros: UInt64 = 1_000_000,
+        droppableOffHoldMicros: UInt64 = DroppableCadencePolicy.defaultOffHoldMicros, fixedDroppablePeriod: Int? = nil
     ) {
         self.ice = ice
         self.maxViewers = maxViewers
@@ -47,6 +58,8 @@ public struct SharingConfiguration: Sendable {
         self.maxFramesPerSecond = maxFramesPerSecond
         self.pacer = pacer
         self.keyframeRetryMicros = keyframeRetryMicros
+        self.droppableOffHoldMicros = droppableOffHoldMicros
+        self.fixedDroppablePeriod = fixedDroppablePeriod
     }
 }
 
@@ -58,6 +71,8 @@ public struct SharingConfiguration: Sendable {
 ///   VideoSource ── consume(frame) ──▶ every peer's send (each: lobby, RTP, pacer, SRTP, ICE)
 ///   peer events: keyframeNeeded ──▶ source.requestKeyframe()   (new viewer, PLI, FIR; coalesced there)
 ///                estimatedBitrate ──▶ BitrateFollower ──▶ source.setBitrate (lowest viewer, clamped)
+///                                           └──▶ DroppableCadencePolicy ──▶ source.setDroppableCadence
+///                                                (a GCC viewer far below the rest: its frames thinned cleanly)
 ///                closed ──▶ removed (failed, timed out, DELETE, BYE)
 /// ```
 public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
@@ -77,6 +92,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var endedEarly: Set<String> = []
         var recentlyEnded: [Ended] = []
         var follower: BitrateFollower
+        /// The droppable cadence asked of the encoder, from the follower's outliers.
+        var cadence: DroppableCadencePolicy
+        var cadenceChanges = 0
+        /// Outliers' keyframe requests, spaced.
+        var outlierKeyframes = OutlierKeyframeGate()
         var lastFrameSize: (width: Int, height: Int)?
         var finished = false
         var sessionsCreated = 0
@@ -106,7 +126,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         peerConfiguration = PeerConnection.Configuration(
             ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
             keyframeRetryMicros: configuration.keyframeRetryMicros)
-        state = Mutex(State(follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps)))
+        state = Mutex(State(
+            follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
+            cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros)))
+        if let fixed = configuration.fixedDroppablePeriod { encoder.setDroppableCadence(period: fixed) }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "screencast.viewers.feedback"))
         let interval = DispatchTimeInterval.microseconds(Int(Self.feedbackCheckIntervalMicros))
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -189,7 +212,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             return Array(s.peers.values)
         }
         guard !peers.isEmpty else { return }
-        let outgoing = OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros)
+        let outgoing = OutgoingVideoFrame(
+            bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros, isDroppable: frame.isDroppable)
         for peer in peers { peer.send(outgoing) }
     }
 
@@ -227,25 +251,33 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .iceConnectionFailed:
             break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
         case .keyframeNeeded(let reason):
-            state.withLock { $0.keyframeRequests += 1 }
-            logger.debug("keyframe requested", ["peer": id, "reason": reason])
-            encoder.requestKeyframe()
+            let admitted = state.withLock { s in
+                s.keyframeRequests += 1
+                return s.outlierKeyframes.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros())
+            }
+            logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted])
+            if admitted { encoder.requestKeyframe() }
         case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
             let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
-            let decision = state.withLock { s in
-                s.follower.update(
-                    peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source, nowMicros: MonotonicClock.nowMicros())
+            let now = MonotonicClock.nowMicros()
+            let (decision, cadence) = state.withLock { s in
+                let decision = s.follower.update(
+                    peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source, nowMicros: now)
+                return (decision, updateCadence(&s, now))
             }
             apply(decision, peer: id)
+            apply(cadence, peer: id)
         case .closed(let reason, let failed):
-            let (decision, left, count) = state.withLock { s -> (BitrateFollower.Decision?, PeerConnection?, Int) in
+            let (decision, cadence, left, count) = state.withLock { s -> (BitrateFollower.Decision?, CadenceChange?, PeerConnection?, Int) in
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
                 s.rtcpSeen[id] = nil
+                s.outlierKeyframes.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
-                return (s.follower.remove(peer: id, ceilingKbps: ceiling(s)), left, s.peers.count)
+                let decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
+                return (decision, updateCadence(&s, MonotonicClock.nowMicros()), left, s.peers.count)
             }
             if let left {
                 let logger = logger
@@ -258,6 +290,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 }
             }
             apply(decision, peer: id)
+            apply(cadence, peer: id)
         }
     }
 
@@ -268,7 +301,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         let watching = state.withLock { $0.watching }
         let counts = watching.map { ($0.key, $0.value.snapshot().rtcpPackets) }
         let now = MonotonicClock.nowMicros()
-        let (decisions, silenced, resumed) = state.withLock { s -> ([BitrateFollower.Decision], [String], [String]) in
+        let (decisions, silenced, resumed, cadence) = state.withLock { s -> ([BitrateFollower.Decision], [String], [String], CadenceChange?) in
             let before = Set(s.follower.silentPeers)
             var decisions: [BitrateFollower.Decision] = []
             for (id, count) in counts where count > s.rtcpSeen[id] ?? 0 {
@@ -277,7 +310,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             }
             if let decision = s.follower.checkSilence(nowMicros: now, ceilingKbps: ceiling(s)) { decisions.append(decision) }
             let after = Set(s.follower.silentPeers)
-            return (decisions, after.subtracting(before).sorted(), before.subtracting(after).sorted())
+            // Also where the cadence's off-hold ends with no event.
+            return (decisions, after.subtracting(before).sorted(), before.subtracting(after).sorted(), updateCadence(&s, now))
         }
         for id in silenced {
             logger.info("viewer silent: its estimate no longer sets the bitrate", [
@@ -286,6 +320,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         }
         for id in resumed { logger.info("viewer heard again: its estimate counts", ["peer": id]) }
         for decision in decisions { apply(decision, peer: silenced.first ?? resumed.first ?? "-") }
+        apply(cadence, peer: silenced.first ?? resumed.first ?? "-")
     }
 
     /// The rate signals of another consumer of the shared encoder that is not a viewer of ours: the SFU leg.
@@ -300,30 +335,73 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     ///   - bitsPerSecond: bits per second; nil removes the signal (the leg ended: its target is stale).
     ///   - source: `.remb` for the SFU's REMB (the ceiling), `.congestionControl` for our target from its TWCC feedback.
     public func consumerEstimate(_ id: String, bitsPerSecond: UInt64?, source: BitrateFollower.Source) {
-        let decision = state.withLock { s -> BitrateFollower.Decision? in
+        let now = MonotonicClock.nowMicros()
+        let (decision, cadence) = state.withLock { s -> (BitrateFollower.Decision?, CadenceChange?) in
+            let decision: BitrateFollower.Decision?
             switch (source, bitsPerSecond) {
-            case (.remb, _): return s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
+            case (.remb, _): decision = s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
             case (.congestionControl, let bits?):
                 // Not one of our viewers: the consumer says when it hears feedback (consumerHeard), and removes
                 // the estimate when it ends.
-                return s.follower.update(
-                    peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl,
-                    nowMicros: MonotonicClock.nowMicros())
-            case (.congestionControl, nil): return s.follower.remove(peer: id, ceilingKbps: ceiling(s))
+                decision = s.follower.update(
+                    peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl, nowMicros: now)
+            case (.congestionControl, nil): decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
             }
+            return (decision, updateCadence(&s, now))
         }
         apply(decision, peer: id)
+        apply(cadence, peer: id)
+    }
+
+    /// A change of the droppable cadence: what it was and what it is now (nil: off).
+    private struct CadenceChange {
+        var from: Int?
+        var to: Int?
+        var outliers: [String]
+        var highestKbps: Int?
+        var outlierKbps: Int?
+    }
+
+    /// Asks the cadence policy what the follower's estimates want now and tells the encoder, under the state
+    /// lock, so changes made on different peers' queues reach it in the order they were decided (the call
+    /// only takes the source hub's own lock and wakes its thread).
+    private func updateCadence(_ s: inout State, _ now: UInt64) -> CadenceChange? {
+        guard configuration.fixedDroppablePeriod == nil else { return nil }
+        let from = s.cadence.period
+        guard let change = s.cadence.update(s.follower, nowMicros: now) else { return nil }
+        s.cadenceChanges += 1
+        encoder.setDroppableCadence(period: change)
+        return CadenceChange(from: from, to: change, outliers: s.follower.outliers, highestKbps: s.follower.highestEstimateKbps,
+                             outlierKbps: s.follower.lowestOutlierKbps)
+    }
+
+    /// Logs a change already applied (``updateCadence(_:_:)``).
+    private func apply(_ change: CadenceChange?, peer: String) {
+        guard let change else { return }
+        let (level, message): (LogLevel, String) = switch (change.from, change.to) {
+        case (nil, _?): (.info, "slow viewer: droppable cadence on, its frames thinned without keyframes")
+        case (_?, nil): (.info, "no slow viewer: droppable cadence off")
+        default: (.debug, "droppable cadence")
+        }
+        logger.log(level, message, [
+            "peer": peer, "period": change.to.map(String.init) ?? "off", "from": change.from.map(String.init) ?? "off",
+            "outliers": change.outliers.joined(separator: ","), "highest.kbps": change.highestKbps ?? 0,
+            "outlier.kbps": change.outlierKbps ?? 0,
+        ])
     }
 
     /// Feedback (RTCP) came from the consumer `id` (the SFU leg): its congestion target counts again if it was
     /// silent (``BitrateFollower/heard(peer:nowMicros:ceilingKbps:)``).
     public func consumerHeard(_ id: String) {
-        let (decision, resumed) = state.withLock { s -> (BitrateFollower.Decision?, Bool) in
+        let (decision, resumed, cadence) = state.withLock { s -> (BitrateFollower.Decision?, Bool, CadenceChange?) in
             let wasSilent = s.follower.silentPeers.contains(id)
-            return (s.follower.heard(peer: id, nowMicros: MonotonicClock.nowMicros(), ceilingKbps: ceiling(s)), wasSilent)
+            let now = MonotonicClock.nowMicros()
+            let decision = s.follower.heard(peer: id, nowMicros: now, ceilingKbps: ceiling(s))
+            return (decision, wasSilent, wasSilent ? updateCadence(&s, now) : nil)
         }
         if resumed { logger.info("consumer heard again: its estimate counts", ["consumer": id]) }
         apply(decision, peer: id)
+        apply(cadence, peer: id)
     }
 
     /// The top of the bitrate range: `--bitrate`, else the default for the last picture size.
@@ -367,19 +445,25 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .set(let kbps): applied = .number(kbps)
         case .useDefault: applied = .string("default")
         }
+        let bitrate: [(String, JSONValue)] = [
+            ("applied", applied),
+            ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
+            ("silentPeers", .array(s.follower.silentPeers.map { .string($0) })),
+            ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
+            ("changes", .number(s.bitrateChanges)),
+            // GCC viewers far below the rest (thinned) and the cadence that makes their thinning clean.
+            ("outliers", .array(s.follower.outliers.map { .string($0) })),
+            ("droppablePeriod", (configuration.fixedDroppablePeriod ?? s.cadence.period).map { .number($0) } ?? .null),
+            ("cadenceChanges", .number(s.cadenceChanges)),
+        ]
         return .object([
             ("count", .number(snapshots.count)),
             ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
             ("created", .number(s.sessionsCreated)),
             ("refused", .number(s.sessionsRefused)),
             ("keyframeRequests", .number(s.keyframeRequests)),
-            ("bitrate", .object([
-                ("applied", applied),
-                ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
-                ("silentPeers", .array(s.follower.silentPeers.map { .string($0) })),
-                ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
-                ("changes", .number(s.bitrateChanges)),
-            ])),
+            ("outlierKeyframeRequestsHeld", .number(s.outlierKeyframes.held)),
+            ("bitrate", .object(bitrate)),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
                 guard case .object(var fields) = snapshot.json else { return snapshot.json }
                 fields.append(("kbps", .double((kbps * 10).rounded() / 10)))

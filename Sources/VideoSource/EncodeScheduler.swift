@@ -11,6 +11,9 @@
 /// - Dropped: a new frame libvpx dropped (its rate control) is owed when no refinement will re-encode it:
 ///   the last picture is encoded again one frame interval later, under the byte budget, so the screen's
 ///   last change is never lost for want of a next frame.
+/// - Not referenced: a new frame encoded as a non-reference frame (the droppable cadence) is owed the same
+///   way: a receiver that was thinned to reference frames must get the screen's last change, so when no
+///   refinement will re-encode it (as a reference frame), the last picture is repeated one frame interval later.
 /// - Idle: with no new frame, the last picture is re-encoded under the refinement policy's falling
 ///   quantizer ceilings, then repeated every `repeatMicros`; a keyframe request while idle re-encodes
 ///   the last picture as a keyframe at the best quality reached so far.
@@ -52,6 +55,8 @@ struct EncodeScheduler: Sendable {
     private(set) var keyframeRequested = false
     /// The last new frame was dropped by libvpx and nothing has been encoded since.
     private(set) var newFrameDropped = false
+    /// The last new frame was a non-reference frame and nothing has been encoded since.
+    private(set) var newFrameUnreferenced = false
 
     init(policy: Policy) { self.policy = policy }
 
@@ -65,6 +70,9 @@ struct EncodeScheduler: Sendable {
 
     /// libvpx dropped the new frame just recorded by ``didEncode(at:keyframe:reason:)``.
     mutating func newFrameWasDropped() { newFrameDropped = true }
+
+    /// The new frame just recorded by ``didEncode(at:keyframe:reason:)`` was a non-reference frame.
+    mutating func newFrameWasNotReferenced() { newFrameUnreferenced = true }
 
     /// A new spacing between keyframes, µs (the loop widens it when keyframes are large for the target).
     mutating func setKeyframeSpacing(micros: UInt64) { policy.keyframeSpacingMicros = micros }
@@ -119,7 +127,7 @@ struct EncodeScheduler: Sendable {
                                  reason: .refinement(refinementStep))
             }
             earliest(due)
-        } else if newFrameDropped, ceilings.isEmpty {
+        } else if newFrameDropped || newFrameUnreferenced, ceilings.isEmpty {
             let due = max(idleAllowedAt, lastEncode + policy.minFrameIntervalMicros)
             if now >= due {
                 return .reencode(keyframe: keyframeDue(at: now), quantizerCeiling: currentCeiling, reason: .repeatFrame)
@@ -139,6 +147,7 @@ struct EncodeScheduler: Sendable {
     mutating func didEncode(at now: UInt64, keyframe: Bool, reason: Reason) {
         lastEncodeAt = now
         newFrameDropped = false
+        newFrameUnreferenced = false
         if keyframe {
             lastKeyframeAt = now
             keyframeRequested = false

@@ -14,6 +14,15 @@ import Synchronization
 /// into a pooled buffer; `PictureSize.downscaled(toFit:)`), so the encoder, the idle refinement and the
 /// "unchanged" check all work on the picture that is encoded. Logged once per change of the input size
 /// (rate-limited).
+///
+/// The droppable cadence (``VideoSource/setDroppableCadence(period:)``, off by default): with period N, of
+/// every N new frames only one is a reference frame; the N − 1 after it are non-reference frames
+/// (``VP8Encoder/encode(_:forceKeyframe:quantizerCeiling:allowDrop:updatesReferences:)`` with
+/// `updatesReferences: false`), which a viewer's sender may leave out. Keyframes, refinements, repeats and
+/// requested keyframes are always reference frames, and each restarts the count: a non-reference refinement
+/// would refine nothing for the frames after it (each refinement builds on the previous one), and a repeat
+/// is what brings a thinned viewer the screen's last change. N is lowered so a viewer sent reference
+/// frames only still gets `minFramesPerSecond` at the rate policy's frame-rate cap (never below 2).
 final class EncoderLoop: Sendable {
     /// The least step between two encoded frames' capture times, µs: more than one tick of the 90 kHz RTP
     /// clock (11.1 µs), so no two frames share an RTP timestamp (receivers group packets into frames by it).
@@ -89,6 +98,7 @@ final class EncoderLoop: Sendable {
         let now = clock.nowMicros()
         if requests.keyframeRequested, !state.scheduler.requestKeyframe() { noteCoalesced(&state) }
         if let change = requests.bitrateChange { applyBitrate(change, now: now, &state) }
+        if let change = requests.cadenceChange { applyCadence(change, &state) }
         followRatePolicy(now: now, &state)
         let action: EncodeScheduler.Action
         if requests.stopping {
@@ -141,6 +151,10 @@ final class EncoderLoop: Sendable {
         var budget: ByteBudget
         /// Coalesced keyframe requests are logged rate-limited.
         var coalesceLog = LogRateLimiter()
+        /// The droppable cadence asked for: one reference frame in this many new frames (nil: off).
+        var droppablePeriod: Int?
+        /// Non-reference frames delivered since the last reference frame.
+        var framesSinceReference = 0
         /// Told of every frame delivered, with why it was encoded (`EncoderReplay`; nil in the call).
         var observer: ((EncodedFrame, EncodeScheduler.Reason) -> Void)?
     }
@@ -176,14 +190,26 @@ final class EncoderLoop: Sendable {
         do throws(MediaError) {
             let encoder = try encoder(for: frame, &state)
             // Idle re-encodes are budgeted here (ByteBudget): libvpx must not drop them as wasted steps.
+            // The cadence makes new frames non-reference frames between reference ones (see the type's notes).
+            let period = effectiveDroppablePeriod(state)
+            let referenceDue = period.map { state.framesSinceReference >= $0 - 1 } ?? true
+            let updatesReferences = keyframe || reason != .newFrame || referenceDue
             let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling,
-                                            allowDrop: reason == .newFrame)
+                                            allowDrop: reason == .newFrame, updatesReferences: updatesReferences)
             let millis = Double(MonotonicClock.nowMicros() - started) / 1000
             let isKeyframe = output?.isKeyframe ?? false
             state.scheduler.didEncode(at: now, keyframe: isKeyframe, reason: reason)
             if isKeyframe {
                 state.keyframeOwed = false
                 spaceKeyframes(after: output?.bytes.count ?? 0, &state)
+            }
+            if let output {
+                if output.isDroppable {
+                    state.framesSinceReference += 1
+                    if reason == .newFrame { state.scheduler.newFrameWasNotReferenced() }
+                } else {
+                    state.framesSinceReference = 0
+                }
             }
             guard let output else {
                 if logger.threshold <= .debug {
@@ -203,7 +229,7 @@ final class EncoderLoop: Sendable {
                 state.ratePolicy.encoded(bytes: output.bytes.count, quantizer: output.quantizer, now: now)
             }
             state.budget.spend(bytes: output.bytes.count, now: now)
-            hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, reason: reason,
+            hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, droppable: output.isDroppable, reason: reason,
                               width: output.width, height: output.height, millis: millis, now: now)
             if logger.threshold <= .debug {
                 // Per-frame stage times (CLOCK_MONOTONIC µs) for latency breakdowns (tools/bench).
@@ -314,13 +340,45 @@ final class EncoderLoop: Sendable {
         }
     }
 
+    /// The cadence asked for through the hub: N within ``droppablePeriods`` (nil or below 2: off).
+    private func applyCadence(_ change: Int?, _ state: inout LoopState) {
+        let period = change.flatMap { $0 >= Self.droppablePeriods.lowerBound ? min($0, Self.droppablePeriods.upperBound) : nil }
+        guard period != state.droppablePeriod else { return }
+        logger.info("droppable cadence", ["period": period.map(String.init) ?? "off", "from": state.droppablePeriod.map(String.init) ?? "off"])
+        state.droppablePeriod = period
+        // Off: no more non-reference frames, so libvpx may carry probabilities from frame to frame again
+        // (the first non-reference frame turned error-resilient mode on).
+        guard period == nil, let encoder = state.encoder, encoder.isErrorResilient else { return }
+        do throws(MediaError) {
+            try encoder.setErrorResilient(false)
+        } catch {
+            logger.warning("error-resilient mode stays on", ["error": error])
+        }
+    }
+
+    /// The periods the cadence takes (one reference frame in 2 … 6 new frames).
+    static let droppablePeriods = 2...6
+
+    /// The period in force: the one asked for, lowered so that reference frames alone come at
+    /// `minFramesPerSecond` or more at the current frame-rate cap, never below 2 (nil: off).
+    func effectiveDroppablePeriod(_ state: LoopState) -> Int? {
+        guard let asked = state.droppablePeriod else { return nil }
+        let fps = state.applied?.framesPerSecond ?? configuration.maxFramesPerSecond
+        let floor = Self.rateLimits(for: configuration).minFramesPerSecond
+        let keepsFloor = Int((fps / max(floor, 0.1) + 1e-9).rounded(.down))
+        return max(Self.droppablePeriods.lowerBound, min(asked, keepsFloor))
+    }
+
     /// Asks the rate policy what the current target allows and hands a changed decision to the
     /// scheduler (frame-rate cap) and the encoder (quantizer range, rate control for that frame rate).
     private func followRatePolicy(now: UInt64, _ state: inout LoopState) {
         guard let encoder = state.encoder else { return }
         let decision = state.ratePolicy.update(
             targetKbps: encoder.settings.bitrateKbps, pixels: encoder.settings.width * encoder.settings.height, now: now)
-        defer { hub.stats.rate(decision, budgetBits: state.budget.balance(at: now), bitsPerPixel: state.ratePolicy.bitsPerPixel) }
+        defer {
+            hub.stats.rate(decision, budgetBits: state.budget.balance(at: now), bitsPerPixel: state.ratePolicy.bitsPerPixel)
+            hub.stats.droppablePeriod(effectiveDroppablePeriod(state) ?? 0)
+        }
         guard decision != state.applied else { return }
         state.scheduler.setMinFrameInterval(micros: UInt64((1e6 / decision.framesPerSecond).rounded()))
         do throws(MediaError) {

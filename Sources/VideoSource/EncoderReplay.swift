@@ -34,6 +34,8 @@ public enum EncoderReplay {
         public var kind: Kind
         /// libvpx's quantizer for it, 0…63 (-1 unknown).
         public var quantizer: Int
+        /// Whether it is a non-reference frame (the droppable cadence; ``Media/EncodedFrame/isDroppable``).
+        public var isDroppable: Bool = false
     }
 
     /// Something a consumer does during the replay.
@@ -42,6 +44,8 @@ public enum EncoderReplay {
         case bitrate(Int?)
         /// `VideoSource.requestKeyframe()`.
         case keyframeRequest
+        /// `VideoSource.setDroppableCadence(period:)`.
+        case droppableCadence(Int?)
     }
 
     /// What came out.
@@ -52,6 +56,8 @@ public enum EncoderReplay {
         public var stats: VideoSourceStats
         /// Length of the replay, µs.
         public var durationMicros: UInt64
+        /// The encoded frames themselves, in order (only with `keepFrames`; else empty).
+        public var frames: [EncodedFrame] = []
     }
 
     /// The pictures of a `.frames` dump, decoded by the call's own pipeline (`WireFramePipeline`: JPEG or
@@ -94,10 +100,12 @@ public enum EncoderReplay {
     /// Replays `pictures` (looped, at their timestamps' pace; one loop lasts from the first to the last
     /// plus the mean gap) for `seconds` through the call's encoder loop set up by `configuration` (its
     /// `socketPath` and `fallback` are ignored).
-    /// - Parameter events: (µs from the start, event), in any order.
+    /// - Parameters:
+    ///   - events: (µs from the start, event), in any order.
+    ///   - keepFrames: keep every encoded frame in ``Result/frames`` (to decode them; memory grows with the replay).
     public static func run(
         pictures: [VideoFrame], seconds: Double, configuration: VideoSourceConfiguration,
-        events: [(atMicros: UInt64, event: Event)] = []
+        events: [(atMicros: UInt64, event: Event)] = [], keepFrames: Bool = false
     ) -> Result {
         let start: UInt64 = 1_000_000
         let clock = ManualVideoClock(startMicros: start)
@@ -107,9 +115,11 @@ public enum EncoderReplay {
                                logger: Logger(component: "replay", threshold: .error))
         var state = loop.makeState()
         nonisolated(unsafe) var records: [Record] = []  // appended on this thread only, by the loop's observer
+        nonisolated(unsafe) var frames: [EncodedFrame] = []
         state.observer = { frame, reason in
             records.append(Record(atMicros: clock.nowMicros() - start, bytes: frame.bytes.count, isKeyframe: frame.isKeyframe,
-                                  kind: Kind(reason), quantizer: frame.quantizer))
+                                  kind: Kind(reason), quantizer: frame.quantizer, isDroppable: frame.isDroppable))
+            if keepFrames { frames.append(frame) }
         }
         let end = UInt64((seconds * 1e6).rounded())
         let times = pictures.map(\.captureTimestampMicros)
@@ -131,6 +141,7 @@ public enum EncoderReplay {
                 switch sortedEvents[nextEvent].event {
                 case .bitrate(let kbps): hub.requestBitrate(kbps)
                 case .keyframeRequest: hub.requestKeyframe()
+                case .droppableCadence(let period): hub.requestDroppableCadence(period)
                 }
                 nextEvent += 1
             }
@@ -148,7 +159,7 @@ public enum EncoderReplay {
         }
         var stats = hub.stats.snapshot(now: clock.nowMicros(), queueDepth: hub.queueDepth)
         stats.bitrateKbps = loop.currentBitrate.load(ordering: .relaxed)
-        return Result(records: records, stats: stats, durationMicros: end)
+        return Result(records: records, stats: stats, durationMicros: end, frames: frames)
     }
 }
 

@@ -23,6 +23,7 @@ final class SourceHub: Sendable {
         var pending: PendingFrame?
         var keyframeRequested = false
         var bitrateChange: Int??
+        var cadenceChange: Int??
         var stopping = false
         /// The encoder thread has been signalled and has not waited since (so one signal is enough).
         var wakePending = false
@@ -34,6 +35,8 @@ final class SourceHub: Sendable {
         var keyframeRequested: Bool
         /// nil: no change; .some(nil): back to the default bitrate; .some(k): k kbps.
         var bitrateChange: Int??
+        /// nil: no change; .some(nil): the droppable cadence off; .some(n): one reference frame in n.
+        var cadenceChange: Int??
         var stopping: Bool
     }
 
@@ -106,6 +109,12 @@ final class SourceHub: Sendable {
         wakeEncoder()
     }
 
+    /// Asks for a droppable cadence of one reference frame in `period` new frames (nil: off).
+    func requestDroppableCadence(_ period: Int?) {
+        state.withLock { $0.cadenceChange = .some(period) }
+        wakeEncoder()
+    }
+
     /// Stops accepting frames; the encoder thread encodes what waits and ends.
     func stop() {
         state.withLock { $0.stopping = true }
@@ -118,9 +127,10 @@ final class SourceHub: Sendable {
             defer {
                 s.keyframeRequested = false
                 s.bitrateChange = nil
+                s.cadenceChange = nil
             }
             return Requests(hasPending: s.pending != nil, keyframeRequested: s.keyframeRequested,
-                            bitrateChange: s.bitrateChange, stopping: s.stopping)
+                            bitrateChange: s.bitrateChange, cadenceChange: s.cadenceChange, stopping: s.stopping)
         }
     }
 

@@ -185,6 +185,16 @@ public final class VideoSource: Sendable {
     /// Changes the target bitrate of the running encoder (nil: back to the default for the size).
     public func setBitrate(kbps: Int?) { hub.requestBitrate(kbps) }
 
+    /// Turns the droppable cadence on or off (off by default): with `period` N (2…6; larger is taken as 6,
+    /// nil or below 2 is off), of every N new frames only one is a reference frame, and the N − 1 after it
+    /// are non-reference frames (libvpx `VP8_EFLAG_NO_UPD_LAST | VP8_EFLAG_NO_UPD_GF | VP8_EFLAG_NO_UPD_ARF |
+    /// VP8_EFLAG_NO_UPD_ENTROPY`; ``Media/EncodedFrame/isDroppable``) that a slow viewer's sender may leave
+    /// out without breaking the frames after them. The encoder thread lowers N so that reference frames
+    /// alone keep `minFramesPerSecond` at the current frame-rate cap (never below 2). Keyframes,
+    /// refinements and repeats are always reference frames. Costs every viewer some bitrate (the
+    /// non-reference frames are predicted from an older picture); turn it off when no viewer needs it.
+    public func setDroppableCadence(period: Int?) { hub.requestDroppableCadence(period) }
+
     /// The source feeding the encoder now.
     public var activeSource: SourceKind? { hub.active }
 

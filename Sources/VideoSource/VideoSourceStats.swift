@@ -66,6 +66,10 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var refinements = 0
     /// Of those, repeats of a refined static picture.
     public var repeats = 0
+    /// Of those, non-reference frames (the droppable cadence; ``VideoSource/setDroppableCadence(period:)``).
+    public var droppable = 0
+    /// The droppable cadence in force: one reference frame in this many new frames (0: off).
+    public var droppablePeriod = 0
     /// Bytes of all encoded frames.
     public var encodedBytes = 0
     /// New pictures downscaled to fit `maximumEncodeSize` before they were encoded.
@@ -118,7 +122,7 @@ public struct VideoSourceStats: Sendable, Equatable {
 
     /// The same numbers as ordered JSON:
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
-    /// keyframes,refinements,repeats,downscaled},"dropped":{decodeError,stale,unchanged,inactive,encoder,
+    /// keyframes,refinements,repeats,downscaled,droppable},"droppablePeriod" (0: off),"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
     /// {display,area,rect,fpsAsked},"damage":{frames,meanFraction (null before one),faults,partialConversions}},
@@ -134,7 +138,9 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("received", .number(received)), ("decoded", .number(decoded)), ("submitted", .number(submitted)),
                 ("encoded", .number(encoded)), ("keyframes", .number(keyframes)),
                 ("refinements", .number(refinements)), ("repeats", .number(repeats)), ("downscaled", .number(downscaled)),
+                ("droppable", .number(droppable)),
             ])),
+            ("droppablePeriod", .number(droppablePeriod)),
             ("dropped", .object(DropReason.allCases.map { ($0.rawValue, .number(dropped($0))) })),
             ("fps", .double(Self.rounded(fps))),
             ("kbps", .double(Self.rounded(kbps))),
@@ -238,6 +244,8 @@ final class StatsRecorder: Sendable {
     }
     func activeSource(_ kind: SourceKind?) { state.withLock { $0.stats.source = kind } }
     func bitrate(_ kbps: Int) { state.withLock { $0.stats.bitrateKbps = kbps } }
+    /// The droppable cadence in force (0: off).
+    func droppablePeriod(_ period: Int) { state.withLock { $0.stats.droppablePeriod = period } }
     func downscaled() { state.withLock { $0.stats.downscaled += 1 } }
     func keyframeRequested() { state.withLock { $0.stats.keyframeRequests += 1 } }
     func keyframeCoalesced() { state.withLock { $0.stats.keyframeRequestsCoalesced += 1 } }
@@ -252,9 +260,13 @@ final class StatsRecorder: Sendable {
     }
 
     /// One encoded frame at `now` (µs), `millis` of encode time.
-    func encoded(bytes: Int, keyframe: Bool, reason: EncodeScheduler.Reason, width: Int, height: Int, millis: Double, now: UInt64) {
+    func encoded(
+        bytes: Int, keyframe: Bool, droppable: Bool = false, reason: EncodeScheduler.Reason, width: Int, height: Int,
+        millis: Double, now: UInt64
+    ) {
         state.withLock { s in
             s.stats.encoded += 1
+            if droppable { s.stats.droppable += 1 }
             s.stats.encodedBytes += bytes
             if keyframe { s.stats.keyframes += 1 }
             switch reason {

@@ -29,6 +29,8 @@ struct CallOptions {
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     var minimumBitrateKbps: Int
+    /// `--droppable-period N`: the droppable cadence kept on from the start (nil: it follows a slow viewer).
+    var droppablePeriod: Int?
     /// `--whip` / `--janus`: the SFU leg (nil: none).
     var sfu: (any SFUTransport)?
     /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
@@ -102,6 +104,10 @@ struct CallOptions {
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150,
                                    or --bitrate when that is lower);
                                    the highest is --bitrate, or the default for the picture size
+          --droppable-period N     keep one reference frame in N (2-6) from the start, the others
+                                   non-reference, whatever the viewers' estimates (for measurements; by
+                                   default this cadence is on only while a transport-cc viewer is far
+                                   below the others, whose frames it lets the sender thin without keyframes)
         \(SFUOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
@@ -130,6 +136,7 @@ struct CallOptions {
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "droppable-period",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
@@ -277,6 +284,7 @@ struct CallOptions {
         // The default floor (150) gives way to a lower --bitrate; a --min-bitrate given above it is an error.
         let givenMinimum = try arguments.int("min-bitrate", in: 1...1_000_000)
         minimumBitrateKbps = givenMinimum ?? min(150, source.bitrateKbps ?? 150)
+        droppablePeriod = try arguments.int("droppable-period", in: 2...6)
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }

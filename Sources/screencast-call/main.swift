@@ -93,7 +93,8 @@ struct CallRun {
         let viewers = try ViewerHub(
             configuration: SharingConfiguration(
                 ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
-                configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond),
+                configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond,
+                fixedDroppablePeriod: options.droppablePeriod),
             encoder: source, logger: logger.named("viewers"))
         let sfu = try options.sfu.map { transport in
             var ice = options.ice

@@ -49,7 +49,8 @@ final class CongestionCallTests: XCTestCase {
         XCTAssertEqual(fields.map(\.0), [
             "targetKbps", "acknowledgedKbps", "delayBasedKbps", "lossBasedKbps", "ceilingKbps", "pacingKbps", "delayTrend",
             "modifiedTrendMs", "thresholdMs", "usage", "state", "lossFraction", "rttMs", "bytesInFlight", "feedbackPackets",
-            "feedbackMissed", "packetsNumbered", "framesThinned", "probeClustersSent", "probeClustersExpired", "probeResults",
+            "feedbackMissed", "packetsNumbered", "framesThinned", "framesThinnedDroppable", "referenceFramesOverBudget", "keyframeRequestsDeferred",
+            "probeClustersSent", "probeClustersExpired", "probeResults",
             "lastProbeKbps", "probePaddingBytes", "applicationLimited", "alrProbes",
         ])
         XCTAssertEqual(report.congestionCounters?.probeClustersRequested, report.chain.probeClustersSent + report.chain.probeClustersExpired,

@@ -23,6 +23,7 @@ final class EncryptingSinkTests: XCTestCase {
         let keyframeRequests = Atomic<Int>(0)
         func requestKeyframe() { keyframeRequests.add(1, ordering: .relaxed) }
         func setBitrate(kbps: Int?) {}
+        func setDroppableCadence(period: Int?) {}
     }
 
     private let logger = Logger(component: "test", threshold: .error)
@@ -30,7 +31,7 @@ final class EncryptingSinkTests: XCTestCase {
     private let newKey = try! FrameKey(raw: Array(200..<216))
 
     /// A real keyframe and the delta frames after it (libvpx, 320x240, a box moving on grey).
-    private func vp8Frames(count: Int) throws -> [EncodedFrame] {
+    private func vp8Frames(count: Int, nonReference: Set<Int> = []) throws -> [EncodedFrame] {
         let encoder = try VP8Encoder(settings: VP8EncoderSettings(width: 320, height: 240, bitrateKbps: 400))
         var frames: [EncodedFrame] = []
         for index in 0..<count {
@@ -40,7 +41,8 @@ final class EncryptingSinkTests: XCTestCase {
                 for i in 0..<u.count { u[i] = 128; v[i] = 128 }
                 for row in 100..<140 { for col in (10 + index * 8)..<(50 + index * 8) { y[row * 320 + col] = 235 } }
             }
-            if let frame = try encoder.encode(VideoFrame(picture: picture, captureTimestampMicros: UInt64(index) * 33_333)) {
+            let video = VideoFrame(picture: picture, captureTimestampMicros: UInt64(index) * 33_333)
+            if let frame = try encoder.encode(video, updatesReferences: !nonReference.contains(index)) {
                 frames.append(frame)
             }
         }
@@ -51,7 +53,8 @@ final class EncryptingSinkTests: XCTestCase {
     func testOneEncryptionIsSharedByEverySink() throws {
         let (first, second) = (Capture(), Capture())
         let sink = try EncryptingSink(key: key, keyIndex: 3, sinks: [first, second], encoder: Encoder(), logger: logger)
-        let frames = try vp8Frames(count: 4)
+        let frames = try vp8Frames(count: 4, nonReference: [2])
+        XCTAssertEqual(frames.map(\.isDroppable), [false, false, true, false])
         for frame in frames { sink.consume(frame) }
         let decryptor = FrameDecryptor()
         try decryptor.setKey(key, at: 3)
@@ -60,6 +63,7 @@ final class EncryptingSinkTests: XCTestCase {
             XCTAssertEqual(a, b, "both sinks get the same ciphertext")
             XCTAssertNotEqual(a.bytes, frames[index].bytes)
             XCTAssertEqual(a.isKeyframe, frames[index].isKeyframe)
+            XCTAssertEqual(a.isDroppable, frames[index].isDroppable, "a non-reference frame stays droppable encrypted")
             XCTAssertEqual(a.rtpTimestamp, frames[index].rtpTimestamp)
             XCTAssertEqual(a.captureTimestampMicros, frames[index].captureTimestampMicros)
             XCTAssertEqual([a.width, a.height], [320, 240])

@@ -124,6 +124,7 @@ final class ViewerHubRefusalTests: XCTestCase {
         let calls = Mutex<[String]>([])
         func requestKeyframe() { calls.withLock { $0.append("keyframe") } }
         func setBitrate(kbps: Int?) { calls.withLock { $0.append("bitrate \(kbps.map(String.init) ?? "default")") } }
+        func setDroppableCadence(period: Int?) { calls.withLock { $0.append("cadence \(period.map(String.init) ?? "off")") } }
     }
 
     func hub(maxViewers: Int = 4) throws -> ViewerHub {

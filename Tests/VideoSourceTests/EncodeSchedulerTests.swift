@@ -79,6 +79,27 @@ final class EncodeSchedulerTests: XCTestCase {
                        .wait(until: IdleRefinementPolicy.standard.firstDelayMicros), "the first refinement re-encodes it")
     }
 
+    func testANonReferenceNewFrameIsOwedAReferenceRepeatWhenNoRefinementFollows() {
+        // The droppable cadence: a viewer thinned to reference frames must get the screen's last change.
+        var scheduler = EncodeScheduler(policy: policy(maxFPS: 10, refinement: .off))
+        scheduler.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        scheduler.didEncode(at: 100_000, keyframe: false, reason: .newFrame)
+        scheduler.newFrameWasNotReferenced()
+        XCTAssertEqual(scheduler.next(now: 150_000, hasNewFrame: false, hasPicture: true), .wait(until: 200_000))
+        XCTAssertEqual(scheduler.next(now: 200_000, hasNewFrame: false, hasPicture: true),
+                       .reencode(keyframe: false, quantizerCeiling: nil, reason: .repeatFrame))
+        XCTAssertEqual(scheduler.next(now: 200_000, hasNewFrame: true, hasPicture: true), .encodeNew(keyframe: false),
+                       "a new frame first")
+        scheduler.didEncode(at: 200_000, keyframe: false, reason: .repeatFrame)
+        XCTAssertEqual(scheduler.next(now: 10_000_000, hasNewFrame: false, hasPicture: true), .wait(until: nil), "owed once")
+
+        var refined = EncodeScheduler(policy: policy(maxFPS: 10))
+        refined.didEncode(at: 0, keyframe: true, reason: .newFrame)
+        refined.newFrameWasNotReferenced()
+        XCTAssertEqual(refined.next(now: 100_000, hasNewFrame: false, hasPicture: true),
+                       .wait(until: IdleRefinementPolicy.standard.firstDelayMicros), "the first refinement re-encodes it")
+    }
+
     func testAStaticPictureIsRefinedThenRepeatedOnceASecond() {
         let events = simulate(policy(), until: 10_000_000, frames: [0])
         XCTAssertEqual(events.first?.action, .encodeNew(keyframe: true))
