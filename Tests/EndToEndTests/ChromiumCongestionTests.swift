@@ -9,12 +9,7 @@ import XCTest
 /// below the link and follow its steps, and Chromium keeps decoding. The encoder may still overshoot its
 /// target (that is the encoder's side); this asserts what the transport layer controls.
 final class ChromiumCongestionTests: XCTestCase {
-    let tc = URL(fileURLWithPath: "/usr/sbin/tc")
-
-    func shape(_ words: String) throws {
-        let result = try ProcessRunner.run(tc, words.split(separator: " ").map(String.init), timeout: 10)
-        XCTAssertEqual(result.status, 0, "tc \(words): \(result.stderr)")
-    }
+    let tc = LoopbackBottleneck.tc
 
     /// 1 Mbit/s for 12 s, 300 kbit/s for 12 s, 3 Mbit/s for 12 s.
     func testTargetFollowsABottleneckStepProfile() throws {
@@ -23,23 +18,18 @@ final class ChromiumCongestionTests: XCTestCase {
         }
         let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
         guard EndToEnd.requireTools([chromium, driver, tc, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
-        try shape("qdisc add dev lo root handle 1: htb default 20")
-        try shape("class add dev lo parent 1: classid 1:10 htb rate 1mbit ceil 1mbit")
-        try shape("class add dev lo parent 1: classid 1:20 htb rate 10gbit")
-        try shape("qdisc add dev lo parent 1:10 handle 10: tbf rate 1mbit burst 15kb latency 100ms")
+        let bottleneck = try LoopbackBottleneck(rate: "1mbit")
         // Only the call's media (UDP from its ICE ports 40960–41023): Chromium's feedback must not queue behind it.
-        try shape("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport 40960 0xffc0 flowid 1:10")
-        defer { _ = try? ProcessRunner.run(tc, ["qdisc", "del", "dev", "lo", "root"], timeout: 10) }
+        try bottleneck.shapeCallMedia()
+        defer { bottleneck.remove() }
 
         // Scrolling terminal content (640x360): enough to load the link at every step.
         let (samples, report, congestionSeen) = try watch(seconds: 38) { t, stepped in
             if stepped == 0, t >= 12 {
-                try shape("class change dev lo parent 1: classid 1:10 htb rate 300kbit ceil 300kbit")
-                try shape("qdisc change dev lo parent 1:10 handle 10: tbf rate 300kbit burst 15kb latency 100ms")
+                try bottleneck.change(rate: "300kbit")
                 return 1
             } else if stepped == 1, t >= 24 {
-                try shape("class change dev lo parent 1: classid 1:10 htb rate 3mbit ceil 3mbit")
-                try shape("qdisc change dev lo parent 1:10 handle 10: tbf rate 3mbit burst 30kb latency 100ms")
+                try bottleneck.change(rate: "3mbit", burst: "30kb")
                 return 2
             }
             return stepped
@@ -126,12 +116,9 @@ final class ChromiumCongestionTests: XCTestCase {
         }
         let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
         guard EndToEnd.requireTools([chromium, driver, tc, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
-        try shape("qdisc add dev lo root handle 1: htb default 20")
-        try shape("class add dev lo parent 1: classid 1:10 htb rate 300kbit ceil 300kbit")
-        try shape("class add dev lo parent 1: classid 1:20 htb rate 10gbit")
-        try shape("qdisc add dev lo parent 1:10 handle 10: tbf rate 300kbit burst 15kb latency 100ms")
-        try shape("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport 40960 0xffc0 flowid 1:10")
-        defer { _ = try? ProcessRunner.run(tc, ["qdisc", "del", "dev", "lo", "root"], timeout: 10) }
+        let bottleneck = try LoopbackBottleneck(rate: "300kbit")
+        try bottleneck.shapeCallMedia()
+        defer { bottleneck.remove() }
         let (_, report, congestion) = try watch(seconds: 20, extraArguments: ["--droppable-period", "3"]) { _, stepped in stepped }
         XCTAssertNil(report["error"] as? String)
         let view = try XCTUnwrap(congestion)

@@ -8,12 +8,7 @@ import XCTest
 /// viewer becomes an outlier, the droppable cadence turns on, and its sender thins it; the fast viewer keeps
 /// its frame rate. (What the slow one gets is measured, not asserted: see the end of the test.)
 final class SlowViewerEndToEndTests: XCTestCase {
-    let tc = URL(fileURLWithPath: "/usr/sbin/tc")
-
-    func shape(_ words: String) throws {
-        let result = try ProcessRunner.run(tc, words.split(separator: " ").map(String.init), timeout: 10)
-        XCTAssertEqual(result.status, 0, "tc \(words): \(result.stderr)")
-    }
+    let tc = LoopbackBottleneck.tc
 
     func testASlowChromiumBesideAFastViewerIsThinnedWithoutKeyframes() throws {
         guard EndToEnd.isInsideNamespace else {
@@ -23,11 +18,8 @@ final class SlowViewerEndToEndTests: XCTestCase {
         let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
         guard EndToEnd.requireTools([chromium, driver, tc, EndToEnd.systemPython, EndToEnd.venvPython, TestPaths.executable("screencast-call")])
         else { return }
-        try shape("qdisc add dev lo root handle 1: htb default 20")
-        try shape("class add dev lo parent 1: classid 1:10 htb rate 300kbit ceil 300kbit")
-        try shape("class add dev lo parent 1: classid 1:20 htb rate 10gbit")
-        try shape("qdisc add dev lo parent 1:10 handle 10: tbf rate 300kbit burst 15kb latency 100ms")
-        defer { _ = try? ProcessRunner.run(tc, ["qdisc", "del", "dev", "lo", "root"], timeout: 10) }
+        let bottleneck = try LoopbackBottleneck(rate: "300kbit")
+        defer { bottleneck.remove() }
 
         let frames = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/terminal-scroll.frames").path
         let call = try CallUnderTest(["--source", "file:" + frames, "--ice-ports", "40960-41023", "--bitrate", "1500"])
@@ -48,7 +40,7 @@ final class SlowViewerEndToEndTests: XCTestCase {
             for peer in peers where peer["congestion"] is [String: Any] {
                 guard let remote = (peer["pair"] as? [String: Any])?["remote"] as? String,
                       let port = remote.split(separator: ":").last.flatMap({ UInt16($0) }) else { continue }
-                try shape("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport \(port) 0xffff flowid 1:10")
+                try LoopbackBottleneck.run("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport \(port) 0xffff flowid 1:10")
                 slowID = peer["id"] as? String
             }
         }
