@@ -1,4 +1,4 @@
-public import FrameWire
+import FrameWire
 
 /// What changed in the captured area since the last frame, from the X server's DAMAGE reports and the
 /// cursor's old and new places, turned into a frame's `Buffer-Damage` (Protocol/frame-wire.md §2.9). Sans-I/O.

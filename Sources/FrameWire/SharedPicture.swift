@@ -191,7 +191,7 @@ public final class SharedPicture: @unchecked Sendable {
 
     // memfd_create(2) is not in Swift's Glibc module: looked up once in the C library.
     private typealias MemfdCreate = @convention(c) (UnsafePointer<CChar>, UInt32) -> Int32
-    nonisolated(unsafe) private static let memfdCreate: MemfdCreate? = {
+    private static let memfdCreate: MemfdCreate? = {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "memfd_create") else { return nil }
         return unsafeBitCast(symbol, to: MemfdCreate.self)
     }()

@@ -26,7 +26,8 @@ enum ViewersCommand {
         guard let url = arguments.string("url") else { throw UsageError("viewers needs --url") }
         let count = try arguments.int("count", in: 1...256) ?? 1
         let seconds = try arguments.double("seconds", in: 0...86_400) ?? 10
-        let client = try WHEPClient(url: url)
+        let client: WHEPClient
+        do { client = try WHEPClient(url: url) } catch let error as BenchError { throw UsageError("--url: \(error)") }
         guard client.host == "127.0.0.1" else { throw UsageError("viewers connect to 127.0.0.1 only") }
         let certificate = try DTLSCertificate.shared()
         let viewers = (0..<count).map { LightViewer(index: $0) }

@@ -37,10 +37,17 @@ let usage = """
       --max-frames N       vp8: frames of each dump per run (default 150)
       --size WxH           ratecontrol: scale every picture to this size first (default 1280x720; "native" keeps it)
       --seconds S          ratecontrol: virtual seconds per run, 4-600 (default 20)
+      --version            print the version
+      -h, --help           this text
+
+    Exit codes: 0 done, 1 a stage failed, 64 bad usage (a reason, then a pointer to --help).
     """
 
 func main() throws -> Int32 {
     var words = Array(CommandLine.arguments.dropFirst())
+    if words.first == "--version" { print("screencast-bench \(ScreencastVersion.string)"); return 0 }
+    // `-h` as the other executables take it, for the tool and each command.
+    words = words.map { $0 == "-h" ? "--help" : $0 }
     if words.first == "viewers" {
         words.removeFirst()
         return try ViewersCommand.run(words)
@@ -57,7 +64,10 @@ func main() throws -> Int32 {
     for spec in arguments.strings("content") {
         guard let eq = spec.firstIndex(of: "="), eq != spec.startIndex else { throw UsageError("--content wants NAME=DUMP, got '\(spec)'") }
         dumpPaths.append((String(spec[..<eq]), String(spec[spec.index(after: eq)...])))
-        dumps.append((dumpPaths.last!.name, try DumpFrames(path: dumpPaths.last!.path)))
+        // A dump that cannot be read is the command line's fault (exit 64), as for the other executables.
+        do { dumps.append((dumpPaths.last!.name, try DumpFrames(path: dumpPaths.last!.path))) } catch let error as BenchError {
+            throw UsageError("--content \(spec): \(error)")
+        }
     }
     let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol", "damage"]
     var stages = arguments.strings("stage")

@@ -115,15 +115,21 @@ enum DumpFile {
         if let failure { throw DumpToolError.system(path, failure) }
     }
 
-    /// Makes the folder `path` and any missing parents (0755, like `mkdir -p`); an existing folder is fine.
+    /// Makes the folder `path` (0755) in a folder that exists; an existing folder is fine. A missing parent is
+    /// refused (exit 64, as `record` refuses one): a typo must not leave a tree of new folders behind.
     static func makeFolder(_ path: String) throws {
         var info = stat()
         if stat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFDIR else { throw DumpToolError.io(path, "exists and is not a folder") }
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw DumpToolError.unusablePath(path, "exists and is not a folder") }
             return
         }
         let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty, parent != path { try makeFolder(parent) }
+        if !parent.isEmpty, parent != path {
+            guard stat(parent, &info) == 0 else {
+                throw DumpToolError.unusablePath(path, "folder '\(parent)' does not exist (make it first)")
+            }
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw DumpToolError.unusablePath(path, "'\(parent)' is not a folder") }
+        }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw DumpToolError.io(path, "cannot make the folder: \(DumpToolError.errorText(errno))")
         }

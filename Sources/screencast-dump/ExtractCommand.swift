@@ -25,7 +25,7 @@ struct ExtractCommand {
         if !force {
             let existing = try DumpFile.entries(of: outputDirectory)
             if !existing.isEmpty {
-                throw DumpToolError.io(outputDirectory, "the folder already holds \(existing.count) "
+                throw DumpToolError.unusablePath(outputDirectory, "the folder already holds \(existing.count) "
                     + "file\(existing.count == 1 ? "" : "s"); use an empty folder, or --force to write into it anyway")
             }
         }

@@ -20,7 +20,7 @@ final class ExtractTests: XCTestCase {
 
         try Data("mine".utf8).write(to: URL(fileURLWithPath: out + "/notes.txt"))
         let second = try ProcessRunner.run(tool, ["extract", DumpFixtures.golden("tolerant-reader"), "--out", out])
-        XCTAssertEqual(second.status, 1)
+        XCTAssertEqual(second.status, 64, "the command line must change (--force or another folder)")
         XCTAssertTrue(second.stderr.hasPrefix("screencast-dump: \(out): "), second.stderr)
         XCTAssertTrue(second.stderr.contains("--force"), second.stderr)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(),
@@ -38,17 +38,24 @@ final class ExtractTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
-    func testFolderErrorsUseSystemReasons() throws {
+    /// A folder that cannot be the output is the command line's fault (exit 64, a pointer to --help), and a
+    /// missing parent is refused rather than made: a typo must not leave new folders behind (a new user's
+    /// `--out /nonexistent/out` made `/nonexistent`, 2026-12-05).
+    func testFolderErrorsAreUsageErrorsAndNoParentIsMade() throws {
         let blocker = dir.path("file")
         try Data().write(to: URL(fileURLWithPath: blocker))
         let file = DumpFixtures.golden("ios-three-frames")
         let underFile = try ProcessRunner.run(tool, ["extract", file, "--out", blocker + "/sub"])
-        XCTAssertEqual(underFile.status, 1)
-        XCTAssertEqual(underFile.stderr, "screencast-dump: \(blocker): exists and is not a folder\n")
-        let noParent = try ProcessRunner.run(tool, ["extract", file, "--out", "/proc/no-such-folder-here/out"])
-        XCTAssertEqual(noParent.status, 1)
-        XCTAssertTrue(noParent.stderr.contains("cannot make the folder: No such file or directory"), noParent.stderr)
-        XCTAssertFalse(noParent.stderr.contains("could not be completed"), noParent.stderr)
+        XCTAssertEqual(underFile.status, 64)
+        XCTAssertEqual(underFile.stderr, "screencast-dump: \(blocker)/sub: '\(blocker)' is not a folder\nTry 'screencast-dump --help'.\n")
+        let isFile = try ProcessRunner.run(tool, ["extract", file, "--out", blocker])
+        XCTAssertEqual(isFile.status, 64)
+        XCTAssertTrue(isFile.stderr.hasPrefix("screencast-dump: \(blocker): exists and is not a folder\n"), isFile.stderr)
+        let missing = dir.path("typo/out")
+        let noParent = try ProcessRunner.run(tool, ["extract", file, "--out", missing])
+        XCTAssertEqual(noParent.status, 64)
+        XCTAssertTrue(noParent.stderr.contains("folder '\(dir.path("typo"))' does not exist (make it first)"), noParent.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("typo")), "no folder made for a typo")
     }
 
     func testABrokenStreamWritesTheBodiesBeforeTheFault() throws {
