@@ -42,6 +42,7 @@ public struct HTTPClient: Sendable {
         _ method: String, _ url: String, headers: [String] = [], body: [UInt8] = [], timeoutMillis: Int? = nil
     ) throws(PublishingError) -> HTTPClientResponse {
         var target = url
+        var headers = headers
         for _ in 0...limits.redirects {
             let easy = try CurlEasy()
             let raw = try easy.perform(
@@ -54,6 +55,15 @@ public struct HTTPClient: Sendable {
             }
             guard let location = head.value("Location"), let next = URLReference.resolve(location, against: target) else {
                 throw .badRedirect(url: target, reason: "HTTP \(head.status) without a usable Location")
+            }
+            guard let scheme = URLReference.origin(of: next)?.scheme, scheme == "http" || scheme == "https" else {
+                throw .badRedirect(url: target, reason: "HTTP \(head.status) to \(next): only http and https are followed")
+            }
+            // Credentials go to the origin they were given for (RFC 9110 §15.4: a client drops them when a
+            // redirect leaves it, as curl and browsers do): the WHIP token never reaches another server.
+            let (from, to) = (URLReference.origin(of: target), URLReference.origin(of: next))
+            if from?.scheme != to?.scheme || from?.host != to?.host || from?.port != to?.port {
+                headers.removeAll { $0.lowercased().hasPrefix("authorization:") }
             }
             target = next
         }
@@ -69,6 +79,24 @@ public struct HTTPClient: Sendable {
 /// Resolving a URI reference (a `Location` header, a `Link` target) against the request URL (RFC 3986
 /// §5.2, for the forms servers send: absolute, network-path `//host/…`, absolute-path `/…`, relative).
 public enum URLReference {
+    /// The scheme, host and port of an absolute URL, lowercased, the port made explicit (80 for http, 443 for
+    /// https); nil for a URL without `://` or without a host.
+    public static func origin(of url: String) -> (scheme: String, host: String, port: Int)? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let rest = url[schemeEnd.upperBound...]
+        var authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = Substring(authority), port: Int?
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
+            host = authority[..<colon]
+            port = Int(authority[authority.index(after: colon)...])
+            guard port != nil else { return nil }
+        }
+        guard !host.isEmpty else { return nil }
+        return (scheme, host.lowercased(), port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0))
+    }
+
     /// The absolute URL, or nil when `base` is not an absolute http(s) URL.
     public static func resolve(_ reference: String, against base: String) -> String? {
         if let colon = reference.firstIndex(of: ":"), reference[..<colon].allSatisfy({ $0.isLetter || $0 == "+" || $0 == "-" || $0 == "." }),
