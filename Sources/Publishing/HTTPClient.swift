@@ -79,6 +79,13 @@ public struct HTTPClient: Sendable {
 /// Resolving a URI reference (a `Location` header, a `Link` target) against the request URL (RFC 3986
 /// §5.2, for the forms servers send: absolute, network-path `//host/…`, absolute-path `/…`, relative).
 public enum URLReference {
+    /// Whether `url` is one we can send a request to: http or https, a host (and a numeric port, if any), no
+    /// white space or control characters anywhere (`http://`, `http://x y/` are refused before any attempt).
+    public static func isRequestable(_ url: String) -> Bool {
+        guard let scheme = origin(of: url)?.scheme, scheme == "http" || scheme == "https" else { return false }
+        return !url.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// The scheme, host and port of an absolute URL, lowercased, the port made explicit (80 for http, 443 for
     /// https); nil for a URL without `://` or without a host.
     public static func origin(of url: String) -> (scheme: String, host: String, port: Int)? {

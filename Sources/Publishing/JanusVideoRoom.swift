@@ -46,8 +46,8 @@ public struct JanusVideoRoom: SFUTransport {
     public var server: String { "\(options.url) room \(options.room)" }
 
     public init(options: Options, http: HTTPClient = HTTPClient()) throws(PublishingError) {
-        guard options.url.hasPrefix("http://") || options.url.hasPrefix("https://") else {
-            throw .invalidConfiguration("--janus needs an http:// or https:// URL, not '\(options.url)'")
+        guard URLReference.isRequestable(options.url) else {
+            throw .invalidConfiguration("--janus needs an http:// or https:// URL with a host and no spaces, not '\(options.url)'")
         }
         guard options.room > 0 else { throw .invalidConfiguration("--janus-room must be a positive number") }
         self.options = options

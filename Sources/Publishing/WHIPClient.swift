@@ -50,8 +50,8 @@ public struct WHIPClient: Sendable {
     public var http: HTTPClient
 
     public init(endpoint: String, token: String? = nil, http: HTTPClient = HTTPClient()) throws(PublishingError) {
-        guard endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://") else {
-            throw .invalidConfiguration("--whip needs an http:// or https:// URL, not '\(endpoint)'")
+        guard URLReference.isRequestable(endpoint) else {
+            throw .invalidConfiguration("--whip needs an http:// or https:// URL with a host and no spaces, not '\(endpoint)'")
         }
         if let token { guard !token.isEmpty, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
             throw .invalidConfiguration("--whip-token must be non-empty printable ASCII without spaces")

@@ -41,14 +41,19 @@ final class CallLimitsTests: CallTestCase {
     /// Bad SFU options are usage errors (exit 64) that say what is wrong, before anything starts.
     func testBadSFUOptionsAreUsageErrors() throws {
         for (arguments, reason) in [
-            (["--whip", "ftp://sfu.example/whip"], "--whip needs an http:// or https:// URL, not 'ftp://sfu.example/whip'"),
+            (["--whip", "ftp://sfu.example/whip"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'ftp://sfu.example/whip'"),
+            // Never requestable, so never worth a retry (a break-it trial saw both retried every 10 s for ever).
+            (["--whip", "http://"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://'"),
+            (["--whip", "http://x y/whip"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://x y/whip'"),
+            (["--whip", "http://h:port/whip"], "--whip needs an http:// or https:// URL with a host and no spaces"),
             (["--whip", "http://127.0.0.1:9/whip", "--whip-token", "two words"], "--whip-token must be non-empty printable ASCII without spaces"),
             (["--whip-token", "t"], "--whip-token needs --whip"),
             (["--whip", "http://127.0.0.1:9/whip", "--janus", "http://127.0.0.1:9/janus"], "--whip and --janus cannot go together"),
             (["--janus", "http://127.0.0.1:9/janus"], "--janus needs --janus-room N"),
             (["--janus", "http://127.0.0.1:9/janus", "--janus-room", "0"], "--janus-room must be a positive number, not '0'"),
             (["--janus", "http://127.0.0.1:9/janus", "--janus-room", "lobby"], "--janus-room must be a positive number, not 'lobby'"),
-            (["--janus", "janus.example", "--janus-room", "5"], "--janus needs an http:// or https:// URL, not 'janus.example'"),
+            (["--janus", "janus.example", "--janus-room", "5"], "--janus needs an http:// or https:// URL with a host and no spaces, not 'janus.example'"),
+            (["--janus", "https://", "--janus-room", "5"], "--janus needs an http:// or https:// URL with a host and no spaces, not 'https://'"),
             (["--janus-room", "5"], "--janus-room needs --janus"),
             (["--janus-create-room"], "--janus-create-room needs --janus"),
         ] {
