@@ -13,8 +13,10 @@ import Synchronization
 ///
 /// Limits: a connection that sends nothing within `firstByteTimeoutMillis` (default
 /// ``defaultFirstByteTimeoutMillis``, `HTTPServerOptions.tlsFirstByteTimeoutMillis`) is closed; at most
-/// ``maxWaiting`` connections wait for their first byte at once (more are closed at accept); a plaintext
-/// request is read up to ``maxPlaintextBytes``.
+/// ``maxWaiting`` connections wait for their first byte at once, and at most ``maxWaitingPerAddress`` from
+/// one address (more are closed at accept, logged at most once a minute): silent connections from one
+/// client cannot lock every other out of the port before libmicrohttpd's own per-address limit applies (a
+/// break-it trial held all 64 from one address); a plaintext request is read up to ``maxPlaintextBytes``.
 public final class TLSPortAcceptor: @unchecked Sendable {
     // @unchecked Sendable: `listener` and `daemon` are set in init and only read after; `waiting` and
     // `stopped` are Mutex-guarded; the accept thread is the only one calling accept(2).
@@ -22,6 +24,8 @@ public final class TLSPortAcceptor: @unchecked Sendable {
     public static let defaultFirstByteTimeoutMillis: Int32 = 10_000
     /// Connections waiting for their first byte at once; more are closed at accept.
     public static let maxWaiting = 64
+    /// Of ``maxWaiting``, those from one IP address.
+    public static let maxWaitingPerAddress = 8
     /// Bytes of a plaintext request read before it is answered.
     public static let maxPlaintextBytes = 8192
     private let firstByteTimeoutMillis: Int32
@@ -30,7 +34,9 @@ public final class TLSPortAcceptor: @unchecked Sendable {
     let port: UInt16
     private let daemon: OpaquePointer
     private let logger: Logger
-    private let waiting = Mutex(0)
+    /// Connections waiting for their first byte: in all, and by peer address.
+    private let waiting = Mutex((total: 0, byAddress: [String: Int]()))
+    private let refusals = Mutex(LogRateLimiter(burst: 1, intervalMicros: 60_000_000))
     private let stopped = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -90,22 +96,53 @@ public final class TLSPortAcceptor: @unchecked Sendable {
                 }
                 return  // shut down (EINVAL) or a fatal error
             }
-            let admitted = waiting.withLock { count -> Bool in
-                guard count < Self.maxWaiting else { return false }
-                count += 1
+            let key = Self.addressKey(peer)
+            let admitted = waiting.withLock { w -> Bool in
+                guard w.total < Self.maxWaiting, w.byAddress[key, default: 0] < Self.maxWaitingPerAddress else { return false }
+                w.total += 1
+                w.byAddress[key, default: 0] += 1
                 return true
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard admitted else {
                 close(fd)
+                if let suppressed = refusals.withLock({ $0.admit() }) {
+                    logger.warning("https connection refused at accept: too many waiting for their first byte", [
+                        "address": key, "limit": Self.maxWaitingPerAddress, "total.limit": Self.maxWaiting, "suppressed": suppressed,
+                    ])
+                }
                 continue
             }
             let (address, addressLength) = (peer, length)
             // A thread of its own (at most maxWaiting of them): a silent client must not hold a shared
             // dispatch worker for the whole timeout.
             Thread.detachNewThread { [self] in
-                defer { waiting.withLock { $0 -= 1 } }
+                defer {
+                    waiting.withLock { w in
+                        w.total -= 1
+                        w.byAddress[key, default: 1] -= 1
+                        if w.byAddress[key] == 0 { w.byAddress[key] = nil }
+                    }
+                }
                 route(fd, address: address, length: addressLength)
+            }
+        }
+    }
+
+    /// The peer's IP address as text (no port): the key of the per-address limit.
+    static func addressKey(_ peer: sockaddr_storage) -> String {
+        var peer = peer
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        return withUnsafePointer(to: &peer) { pointer -> String in
+            if Int32(pointer.pointee.ss_family) == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                    var address = sin6.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)).map { String(cString: $0) } ?? "?"
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                var address = sin.pointee.sin_addr
+                return inet_ntop(AF_INET, &address, &text, socklen_t(text.count)).map { String(cString: $0) } ?? "?"
             }
         }
     }

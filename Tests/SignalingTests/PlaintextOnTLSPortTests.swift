@@ -81,15 +81,18 @@ final class PlaintextOnTLSPortTests: XCTestCase {
         XCTAssertLessThan(waited, 2)
     }
 
-    /// At most `maxWaiting` connections wait for their first byte; the next one is closed at accept, and
-    /// once they are gone a new one is served again.
+    /// At most `maxWaiting` connections wait for their first byte (here from 8 addresses of 127.0.0.0/8, 8
+    /// each); the next one is closed at accept, and once they are gone a new one is served again.
     func testConnectionsPastMaxWaitingAreClosedAtAccept() throws {
         try start(firstByteTimeoutMillis: 8_000)
         var waiting: [Int32] = []
         defer { waiting.forEach { close($0) } }
-        for _ in 0..<TLSPortAcceptor.maxWaiting { waiting.append(try RawHTTPClient.connect(port: port, timeout: 5)) }
+        let perAddress = TLSPortAcceptor.maxWaitingPerAddress
+        for index in 0..<TLSPortAcceptor.maxWaiting {
+            waiting.append(try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.\(10 + index / perAddress)"))
+        }
         usleep(300_000)  // every one accepted and waiting
-        let extra = try RawHTTPClient.connect(port: port, timeout: 5)
+        let extra = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.99")
         defer { close(extra) }
         let start = Date()
         XCTAssertEqual(try RawHTTPClient.readAll(extra), [], "closed")
@@ -97,6 +100,26 @@ final class PlaintextOnTLSPortTests: XCTestCase {
         for fd in waiting { RawHTTPClient.sendAll(fd, Array("hello\n".utf8)) }  // each is answered and closed
         for fd in waiting { XCTAssertTrue(String(decoding: try RawHTTPClient.readAll(fd), as: UTF8.self).hasPrefix("HTTP/1.1 400")) }
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/").status, 301, "served again")
+    }
+
+    /// One address holds at most `maxWaitingPerAddress` silent connections: its next is closed at accept, while
+    /// another client (another loopback address) is still served at once (a break-it trial's 64 silent
+    /// connections from one address had locked every client out of the HTTPS port).
+    func testOneAddressCannotHoldThePort() throws {
+        try start(firstByteTimeoutMillis: 8_000)
+        var waiting: [Int32] = []
+        defer { waiting.forEach { close($0) } }
+        for _ in 0..<TLSPortAcceptor.maxWaitingPerAddress { waiting.append(try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.7")) }
+        usleep(300_000)
+        let extra = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.7")
+        defer { close(extra) }
+        let start = Date()
+        XCTAssertEqual(try RawHTTPClient.readAll(extra), [], "the same address's next is closed")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2, "at accept, not after the 8 s timeout")
+        let other = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.8")
+        defer { close(other) }
+        RawHTTPClient.sendAll(other, Array("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        XCTAssertTrue(String(decoding: try RawHTTPClient.readAll(other), as: UTF8.self).hasPrefix("HTTP/1.1 301"), "another client is served")
     }
 }
 

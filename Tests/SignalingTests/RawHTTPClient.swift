@@ -28,9 +28,23 @@ enum RawHTTPError: Error, CustomStringConvertible {
 /// (methods, headers, chunked or lying bodies) and see exactly what the server sent.
 enum RawHTTPClient {
     /// Opens a connection to 127.0.0.1:`port` with send/receive timeouts.
-    static func connect(port: UInt16, timeout: Double = 5) throws -> Int32 {
+    /// - Parameter source: the local address to connect from (another of 127.0.0.0/8 stands for another client).
+    static func connect(port: UInt16, timeout: Double = 5, source: String? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError.socket("socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(fd)
+                throw RawHTTPError.socket("bind \(source): errno \(code)")
+            }
+        }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
