@@ -69,10 +69,21 @@ public struct WHIPClient: Sendable {
     /// Publishes: POSTs `offer` (`Content-Type: application/sdp`, §4.2), 307/308 followed.
     /// - Throws: what ``HTTPClient/request(_:_:headers:body:timeoutMillis:)`` and
     ///   ``WHIPSession/init(created:)`` throw.
+    /// A 201 whose answer cannot be used (an empty or non-UTF-8 body, a wrong content type, a bad `Link`)
+    /// still created a resource: it is deleted (best effort) before the error is thrown, so the SFU is not
+    /// left holding it.
     public func publish(offer: String) throws(PublishingError) -> WHIPSession {
         let response = try http.request(
             "POST", endpoint, headers: ["Content-Type: application/sdp", "Accept: application/sdp"] + authorization, body: Array(offer.utf8))
-        return try WHIPSession(created: response)
+        do {
+            return try WHIPSession(created: response)
+        } catch {
+            if response.status == 201, let location = response.head.value("Location"), !location.isEmpty,
+               let url = URLReference.resolve(location, against: response.url) {
+                _ = try? http.request("DELETE", url, headers: authorization, timeoutMillis: 3_000)
+            }
+            throw error
+        }
     }
 
     /// Ends the session (DELETE on its URL, §4.2). 200/204 and 404 (already gone) are fine.
