@@ -30,6 +30,13 @@ static inline CURLcode ccurl_setopt_callback(CURL *handle, CURLoption option, cc
     return curl_easy_setopt(handle, option, value);
 }
 
+/// A progress callback (CURLOPT_XFERINFOFUNCTION): non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+typedef int (*ccurl_xferinfo_callback)(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+
+static inline CURLcode ccurl_setopt_xferinfo(CURL *handle, ccurl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+
 static inline CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -15,7 +15,15 @@ final class CurlEasy {
         var body: [UInt8] = []
         var limit: Int
         var exceeded = false
-        init(limit: Int) { self.limit = limit }
+        /// Aborts the transfer once its generation moves on (``HTTPCancellation/cancelInFlight()``).
+        let cancellation: HTTPCancellation?
+        let generation: UInt64
+        init(limit: Int, cancellation: HTTPCancellation?) {
+            self.limit = limit
+            self.cancellation = cancellation
+            generation = cancellation?.generation ?? 0
+        }
+        var cancelled: Bool { cancellation.map { $0.generation != generation } ?? false }
     }
 
     /// `curl_global_init` once per process (libcurl ≥ 7.84 makes it thread-safe).
@@ -38,14 +46,19 @@ final class CurlEasy {
     /// - Returns: the status code, the raw header bytes and the body.
     /// - Throws: ``PublishingError/transport(url:reason:)`` (libcurl's words: connect refused, timeout, …),
     ///   ``PublishingError/responseTooLarge(url:limit:)``.
+    /// - Parameter cancellation: a transfer in flight when it is cancelled ends at once (libcurl's progress
+    ///   callback, at least once a second and on every chunk) with ``PublishingError/transport(url:reason:)``
+    ///   "cancelled".
     func perform(
-        method: String, url: String, headers: [String], body: [UInt8], timeoutMillis: Int, limit: Int
+        method: String, url: String, headers: [String], body: [UInt8], timeoutMillis: Int, limit: Int,
+        cancellation: HTTPCancellation? = nil
     ) throws(PublishingError) -> (status: Int, head: [UInt8], body: [UInt8]) {
         curl_slist_free_all(headerList)
         headerList = nil
         // No "Expect: 100-continue": WHIP and Janus bodies are small.
         for header in headers + ["Expect:"] { headerList = curl_slist_append(headerList, header) }
-        let collected = Collected(limit: limit)
+        let collected = Collected(limit: limit, cancellation: cancellation)
+        if collected.cancelled { throw .transport(url: url, reason: "cancelled") }
         let context = Unmanaged.passUnretained(collected).toOpaque()
         var codes: [CURLcode] = [
             ccurl_setopt_string(handle, CURLOPT_URL, url),
@@ -59,6 +72,9 @@ final class CurlEasy {
             ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
             ccurl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, curlCollectHead),
             ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, context),
+            ccurl_setopt_xferinfo(handle, curlProgress),
+            ccurl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context),
+            ccurl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
         ]
         if method == "GET" {
             codes.append(ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1))
@@ -75,11 +91,18 @@ final class CurlEasy {
         }
         let result = withExtendedLifetime(collected) { curl_easy_perform(handle) }
         if collected.exceeded { throw .responseTooLarge(url: url, limit: limit) }
+        if result == CURLE_ABORTED_BY_CALLBACK, collected.cancelled { throw .transport(url: url, reason: "cancelled") }
         guard result == CURLE_OK else { throw .transport(url: url, reason: String(cString: curl_easy_strerror(result))) }
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return (status, collected.head, collected.body)
     }
+}
+
+/// CURLOPT_XFERINFOFUNCTION: 1 (abort) once the request's cancellation generation moved on.
+private func curlProgress(_ context: UnsafeMutableRawPointer?, _: curl_off_t, _: curl_off_t, _: curl_off_t, _: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    return Unmanaged<CurlEasy.Collected>.fromOpaque(context).takeUnretainedValue().cancelled ? 1 : 0
 }
 
 /// CURLOPT_WRITEFUNCTION: appends to the body; returning less than given makes libcurl stop (the limit).

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A response: its final URL (after redirects), status, head and body.
 public struct HTTPClientResponse: Sendable {
     public var url: String
@@ -33,6 +35,9 @@ public struct HTTPClient: Sendable {
     }
 
     public var limits: Limits
+    /// Shared by every copy of this client: ``HTTPCancellation/cancelInFlight()`` ends the requests in flight
+    /// (a call stopping must not wait out a 10 s POST or a Janus long poll); later requests run.
+    public let cancellation = HTTPCancellation()
 
     public init(limits: Limits = Limits()) { self.limits = limits }
 
@@ -47,7 +52,7 @@ public struct HTTPClient: Sendable {
             let easy = try CurlEasy()
             let raw = try easy.perform(
                 method: method, url: target, headers: headers, body: body, timeoutMillis: timeoutMillis ?? limits.timeoutMillis,
-                limit: limits.responseBytes)
+                limit: limits.responseBytes, cancellation: cancellation)
             let head: HTTPResponseHead
             do { head = try HTTPResponseHead.parse(raw.head) } catch { throw .malformedResponse(url: target, reason: Self.reason(error)) }
             guard head.status == 307 || head.status == 308 else {
@@ -74,6 +79,17 @@ public struct HTTPClient: Sendable {
         if case .malformedResponse(_, let reason) = error { return reason }
         return error.description
     }
+}
+
+/// Cancels the requests of an ``HTTPClient`` (and its copies) that are in flight, and no later ones: each
+/// request notes the generation it started in and ends when it has moved on.
+public final class HTTPCancellation: Sendable {
+    private let current = Atomic<UInt64>(0)
+    public init() {}
+    /// The current generation.
+    public var generation: UInt64 { current.load(ordering: .acquiring) }
+    /// Ends every request in flight (with ``PublishingError/transport(url:reason:)`` "cancelled").
+    public func cancelInFlight() { current.add(1, ordering: .releasing) }
 }
 
 /// Resolving a URI reference (a `Location` header, a `Link` target) against the request URL (RFC 3986

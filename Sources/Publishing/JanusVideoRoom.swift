@@ -56,6 +56,8 @@ public struct JanusVideoRoom: SFUTransport {
 
     // MARK: SFUTransport
 
+    public func cancelInFlight() { http.cancellation.cancelInFlight() }
+
     public func open(
         offer: String, log: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable (String) -> Void
     ) throws(PublishingError) -> (answer: String, session: any Sendable) {

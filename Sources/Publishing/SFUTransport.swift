@@ -19,6 +19,8 @@ public protocol SFUTransport: Sendable {
     ///   here), or the exchange's errors; the caller then publishes anew.
     func restartICE(_ session: any Sendable, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)
         -> (answer: ICERestartFragment, session: any Sendable)
+    /// Ends the requests in flight now (the call is stopping); requests made after it run as usual.
+    func cancelInFlight()
 }
 
 extension SFUTransport {
@@ -49,6 +51,8 @@ public struct WHIPTransport: SFUTransport {
         guard let session = session as? WHIPSession else { return }
         try client.delete(session)
     }
+
+    public func cancelInFlight() { client.http.cancellation.cancelInFlight() }
 
     /// PATCH with the restart fragment (RFC 9725 §4.3.3, ``WHIPClient/restartICE(_:fragment:payloadType:)``).
     public func restartICE(_ session: any Sendable, fragment: ICERestartFragment, payloadType: UInt8) throws(PublishingError)

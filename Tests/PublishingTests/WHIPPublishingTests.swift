@@ -152,3 +152,53 @@ final class WHIPPublishingTests: XCTestCase {
         }
     }
 }
+
+/// Stopping the leg ends a WHIP request in flight at once (``HTTPCancellation``), instead of at libcurl's
+/// 10 s timeout: a server that takes the connection and never answers (a listening socket nobody accepts
+/// from: the kernel completes the handshake) held SIGTERM for 8 s in a break-it trial.
+final class WHIPStopTests: XCTestCase {
+    func testStopEndsAPOSTInFlight() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0
+                && getsockname(listener, $0, &length) == 0 }
+        }
+        XCTAssertTrue(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        let client = try WHIPClient(endpoint: "http://127.0.0.1:\(port)/whip")
+        let publisher = SFUPublisher(
+            transport: WHIPTransport(client: client),
+            configuration: PeerConnection.Configuration(
+                ice: ICEAgent.Configuration(role: .controlling, localAddresses: ["127.0.0.1"]), certificate: try DTLSCertificate.shared()),
+            logger: Logger(component: "test", threshold: .error), hooks: .init(requestKeyframe: {}))
+        publisher.start()
+        waitFor(10, "the POST is in flight") { publisher.stats.state == SFUPublisher.LegState.connecting }
+        usleep(500_000)
+        let started = Date()
+        publisher.stop()
+        let took = Date().timeIntervalSince(started)
+        XCTAssertLessThan(took, 5, "stop waited \(took) s: the POST was not cancelled (its timeout is 10 s)")
+        XCTAssertEqual(publisher.stats.state, .stopped)
+    }
+
+    /// A cancellation ends only what is in flight: a request made after it runs.
+    func testACancellationEndsOnlyWhatIsInFlight() throws {
+        let http = HTTPClient()
+        let before = http.cancellation.generation
+        http.cancellation.cancelInFlight()
+        XCTAssertEqual(http.cancellation.generation, before + 1)
+        let copy = http
+        XCTAssertTrue(copy.cancellation === http.cancellation, "copies share it")
+        // Nothing listens on port 9 (discard): the request runs (and is refused), it is not "cancelled".
+        XCTAssertThrowsError(try http.request("GET", "http://127.0.0.1:9/")) { error in
+            guard case .transport(_, let reason)? = error as? PublishingError else { return XCTFail("\(error)") }
+            XCTAssertNotEqual(reason, "cancelled")
+        }
+    }
+}
