@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <microhttpd.h>
 
 /// Receives one formatted MHD log message (NUL-terminated, may end in '\n'), with the context given in
@@ -80,6 +82,18 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
 static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+/// The client's address of a connection as text (IPv4 dotted, IPv6 without brackets) into `text`
+/// (`size` ≥ 46 bytes); 0 on success, -1 when the daemon does not know it.
+static inline int cmhd_client_address(struct MHD_Connection *connection, char *text, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return -1;
+    const struct sockaddr *address = info->client_addr;
+    const void *raw = address->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)address)->sin6_addr
+        : (const void *)&((const struct sockaddr_in *)address)->sin_addr;
+    if (address->sa_family != AF_INET && address->sa_family != AF_INET6) return -1;
+    return inet_ntop(address->sa_family, raw, text, (socklen_t)size) == NULL ? -1 : 0;
 }
 
 /// The daemon's listening socket, or -1.

@@ -44,6 +44,10 @@ public struct SharingConfiguration: Sendable {
     /// A droppable cadence kept on from the start whatever the estimates (`--droppable-period`, 2…6; for
     /// measurements); nil: it follows the outliers.
     public var fixedDroppablePeriod: Int?
+    /// Sessions one client address may hold before they connect (each holds a viewer slot until ICE connects
+    /// or its time limit ends it); more are refused with 429, so one client cannot take every slot with offers
+    /// it never connects (a break-it trial kept all 16 for 30 s with 16 POSTs).
+    public var maxPendingPerAddress: Int = 4
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,
@@ -89,6 +93,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         /// Each viewer's current send rate, for `/stats`.
         var sendRates = SendRateMeter()
         var pending = 0
+        /// Sessions not connected yet and the client address that made each (those with a known address).
+        var unconnected: [String: String] = [:]
         var endedEarly: Set<String> = []
         var recentlyEnded: [Ended] = []
         var follower: BitrateFollower
@@ -149,15 +155,32 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// - Throws: `SignalingError.unavailable` at `maxViewers` (pending answers count) or once the call is
     ///   ending; `.refused` or `.internalFailure` when the offer cannot be answered (``SignalingError/init(_:)``).
     public func createSession(offer: String) throws(SignalingError) -> WHEPSession {
-        let admitted = state.withLock { s -> Bool in
+        try createSession(offer: offer, clientAddress: nil)
+    }
+
+    /// ``createSession(offer:)`` for a client at `clientAddress`: at most ``SharingConfiguration/maxPendingPerAddress``
+    /// of its sessions may be waiting for ICE at once.
+    /// - Throws: also `SignalingError.tooManyPending` (429) past that limit.
+    public func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
+        enum Admission { case admitted, full, tooManyPending }
+        let admission = state.withLock { s -> Admission in
             guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
                 s.sessionsRefused += 1
-                return false
+                return .full
+            }
+            if let clientAddress, s.unconnected.values.filter({ $0 == clientAddress }).count >= configuration.maxPendingPerAddress {
+                s.sessionsRefused += 1
+                return .tooManyPending
             }
             s.pending += 1
-            return true
+            return .admitted
         }
-        guard admitted else { throw .unavailable("\(configuration.maxViewers) viewers already (or the call is ending)") }
+        switch admission {
+        case .admitted: break
+        case .full: throw .unavailable("\(configuration.maxViewers) viewers already (or the call is ending)")
+        case .tooManyPending:
+            throw .tooManyPending("\(configuration.maxPendingPerAddress) sessions from \(clientAddress ?? "-") have not connected yet")
+        }
         let id = WHEPSessionID.random()
         let peer: PeerConnection
         do {
@@ -176,6 +199,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             s.sessionsCreated += 1
             if s.endedEarly.remove(id) != nil || s.finished { return false }
             s.peers[id] = peer
+            if let clientAddress, !s.watching.keys.contains(id) { s.unconnected[id] = clientAddress }
             return true
         }
         if !kept { peer.close(reason: "ended before it was registered") }
@@ -241,6 +265,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             let (peer, count) = state.withLock { s in
                 let peer = s.peers[id]
                 s.watching[id] = peer
+                s.unconnected[id] = nil
                 return (peer, s.peers.count)
             }
             let logger = logger
@@ -272,6 +297,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             let (decision, cadence, left, count) = state.withLock { s -> (BitrateFollower.Decision?, CadenceChange?, PeerConnection?, Int) in
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
+                s.unconnected[id] = nil
                 s.rtcpSeen[id] = nil
                 s.outlierKeyframes.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))

@@ -44,15 +44,18 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The `{id}` segment of a ``HTTPRoute/Path/parameter(prefix:)`` route, once matched.
     public var pathParameter: String?
+    /// The client's IP address as text (`127.0.0.1`, `::1`), nil when unknown: per-address limits key on it.
+    public var clientAddress: String?
 
     public init(method: String, path: String, query: [String: String] = [:], headers: HTTPHeaders = [:], body: [UInt8] = [],
-                pathParameter: String? = nil) {
+                pathParameter: String? = nil, clientAddress: String? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
         self.pathParameter = pathParameter
+        self.clientAddress = clientAddress
     }
 
     /// The media type of `Content-Type` without parameters, lower-cased (`application/sdp`), or nil.

@@ -191,10 +191,12 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         guard let pointer = state.pointee else {
             let arguments = Self.values(connection, .GET_ARGUMENT_KIND)
+            var addressText = [CChar](repeating: 0, count: 64)
+            let clientAddress = cmhd_client_address(connection, &addressText, addressText.count) == 0 ? String(cString: addressText) : nil
             let request = HTTPRequest(
                 method: String(cString: method), path: String(cString: url),
                 query: Dictionary(arguments.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),
-                headers: HTTPHeaders(Self.values(connection, .HEADER_KIND)))
+                headers: HTTPHeaders(Self.values(connection, .HEADER_KIND)), clientAddress: clientAddress)
             // A parameter given twice (`?token=a&token=b`) is ambiguous: refused, never one of them picked.
             if let repeated = Self.firstRepeatedName(arguments.map(\.name)) {
                 return queue(.text(400, "query parameter '\(repeated)' is given more than once"), request: request, on: connection)

@@ -20,6 +20,9 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
     case unknownSession(String)
     /// The session cannot be created now (viewer limit, shutting down): 503 with the reason.
     case unavailable(String)
+    /// This client holds too many sessions that have not connected yet (a per-address limit): 429 Too Many
+    /// Requests (RFC 6585 §4) with the reason.
+    case tooManyPending(String)
     /// Anything else that went wrong on our side (ICE agent failed to start, …): 500 with the reason.
     case internalFailure(String)
 
@@ -29,6 +32,7 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .refused(let fault, _): return fault.httpStatus
         case .unknownSession: return 404
         case .unavailable: return 503
+        case .tooManyPending: return 429
         case .invalidEndpoint, .addressResolution, .startFailed, .internalFailure: return 500
         }
     }
@@ -41,6 +45,7 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .refused(_, let reason): reason
         case .unknownSession(let id): "no session \(id)"
         case .unavailable(let reason): "unavailable: \(reason)"
+        case .tooManyPending(let reason): "too many sessions pending: \(reason)"
         case .internalFailure(let reason): "internal error: \(reason)"
         }
     }

@@ -10,6 +10,11 @@ public protocol WHEPSessionProvider: Sendable {
     ///   ``SignalingError/unavailable(_:)`` when no more viewers fit (503), ``SignalingError/internalFailure(_:)``.
     func createSession(offer: String) throws(SignalingError) -> WHEPSession
 
+    /// ``createSession(offer:)`` for a client at `clientAddress` (its IP address as text, nil if unknown), so
+    /// that a provider can bound the sessions one address holds before they connect; the default ignores it.
+    /// - Throws: also ``SignalingError/tooManyPending(_:)`` (429) when that address holds too many.
+    func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession
+
     /// Applies a trickle-ICE or ICE-restart fragment (`application/trickle-ice-sdpfrag`, RFC 8840) to the
     /// session (RFC 9725 §4.3). Returns nil when there is nothing to answer (trickle: 204), or the answer
     /// fragment of an ICE restart (200, RFC 9725 §4.3.3).
@@ -18,6 +23,12 @@ public protocol WHEPSessionProvider: Sendable {
 
     /// Ends the session (RFC 9725 §4.2, teardown by `DELETE`). False when no session has this id (404).
     func deleteSession(id: String) -> Bool
+}
+
+extension WHEPSessionProvider {
+    public func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
+        try createSession(offer: offer)
+    }
 }
 
 /// A created session: its id (the last segment of its URL) and the SDP answer.
@@ -119,7 +130,7 @@ public enum WHEPEndpoint {
         guard let offer = String(validating: request.body, as: UTF8.self) else { return .text(400, "SDP offer is not UTF-8 text") }
         let session: WHEPSession
         do {
-            session = try provider.createSession(offer: offer)
+            session = try provider.createSession(offer: offer, clientAddress: request.clientAddress)
         } catch {
             let level: LogLevel = error.httpStatus >= 500 && error.httpStatus != 503 ? .warning : .info
             logger.log(level, "viewer offer refused", ["status": error.httpStatus, "reason": error])
@@ -151,11 +162,11 @@ public enum WHEPEndpoint {
         }
     }
 
-    /// A short text body naming the error; 503 asks the client to retry after 2 s.
+    /// A short text body naming the error; 503 and 429 ask the client to retry after 2 s.
     static func errorResponse(_ error: SignalingError) -> HTTPResponse {
         let status = error.httpStatus
         var text = error.description
         if text.count > 300 { text = String(text.prefix(300)) + "…" }
-        return .text(status, text, headers: status == 503 ? ["Retry-After": "2"] : [:])
+        return .text(status, text, headers: status == 503 || status == 429 ? ["Retry-After": "2"] : [:])
     }
 }

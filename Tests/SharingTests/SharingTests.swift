@@ -219,6 +219,31 @@ final class ViewerHubPendingSessionTests: XCTestCase {
         // The slots are free again.
         XCTAssertNoThrow(try hub.createSession(offer: offer))
     }
+
+    /// One client address holds at most `maxPendingPerAddress` sessions waiting for ICE: its next offer is
+    /// 429 (Retry-After) while another address is still served; once its sessions end, it is served again.
+    /// (A break-it trial kept all 16 viewer slots with 16 offers it never connected.)
+    func testOneAddressHoldsAtMostItsShareOfPendingSessions() throws {
+        let offer = try SDPFixture.text("aiortc-offer.sdp")
+        let ice = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], connectTimeLimit: .milliseconds(1500))
+        var configuration = SharingConfiguration(ice: ice, maxViewers: 16)
+        configuration.maxPendingPerAddress = 2
+        let hub = try ViewerHub(configuration: configuration, encoder: ViewerHubRefusalTests.Encoder(), logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
+        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
+        XCTAssertThrowsError(try hub.createSession(offer: offer, clientAddress: "192.0.2.7")) { error in
+            XCTAssertEqual(error as? SignalingError, .tooManyPending("2 sessions from 192.0.2.7 have not connected yet"))
+            XCTAssertEqual((error as? SignalingError)?.httpStatus, 429)
+        }
+        XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.8"), "another client is served")
+        XCTAssertNoThrow(try hub.createSession(offer: offer), "an unknown address is bounded by maxViewers only")
+        XCTAssertEqual(hub.viewerCount, 4)
+        let started = Date()
+        while hub.viewerCount > 0, Date().timeIntervalSince(started) < 10 { usleep(20_000) }
+        XCTAssertEqual(hub.viewerCount, 0)
+        XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.7"), "its sessions ended: served again")
+    }
 }
 
 /// The SFU leg's congestion target sets the shared encoder's rate only while the leg is heard

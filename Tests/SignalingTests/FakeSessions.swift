@@ -36,6 +36,14 @@ final class FakeSessions: WHEPSessionProvider {
     }
 
     var calls: [Call] { state.withLock { $0.calls } }
+    /// The client address each WHEP POST came from, in order.
+    var clientAddresses: [String?] { addresses.withLock { $0 } }
+    private let addresses = Mutex<[String?]>([])
+
+    func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
+        addresses.withLock { $0.append(clientAddress) }
+        return try createSession(offer: offer)
+    }
     var liveSessions: Set<String> { state.withLock { $0.live } }
 
     func createSession(offer: String) throws(SignalingError) -> WHEPSession {

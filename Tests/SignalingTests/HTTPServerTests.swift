@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import ScreencastSupport
-import Signaling
+@testable import Signaling
 import Synchronization
 import XCTest
 
@@ -28,6 +28,24 @@ final class HTTPServerTests: XCTestCase {
 
     private func post(_ offer: String, type: String = "application/sdp", headers: [(String, String)] = []) throws -> RawResponse {
         try RawHTTPClient.request(port: port, method: "POST", path: "/whep", headers: [("Content-Type", type)] + headers, body: Array(offer.utf8))
+    }
+
+    /// The provider learns each POST's client address (per-address limits key on it).
+    func testTheClientAddressReachesTheProvider() throws {
+        try start()
+        let created = try RawHTTPClient.request(
+            port: port, method: "POST", path: "/whep", headers: [("Content-Type", "application/sdp")], body: Array(Offers.vp8.utf8),
+            source: "127.0.0.5")
+        XCTAssertEqual(created.status, 201)
+        XCTAssertEqual(try post(Offers.vp8).status, 201)
+        XCTAssertEqual(sessions.clientAddresses, ["127.0.0.5", "127.0.0.1"])
+    }
+
+    /// 429 for too many pending sessions from one address, with Retry-After.
+    func testTooManyPendingIs429WithRetryAfter() {
+        let response = WHEPEndpoint.errorResponse(.tooManyPending("4 sessions from 127.0.0.1 have not connected yet"))
+        XCTAssertEqual(response.status, 429)
+        XCTAssertEqual(response.headers["Retry-After"], "2")
     }
 
     func testWHEPLifecycle() throws {

@@ -97,9 +97,10 @@ enum RawHTTPClient {
     /// One request on a fresh `Connection: close` connection. `body` is sent with `Content-Length`
     /// unless `headers` already say how it is framed.
     static func request(
-        port: UInt16, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 5
+        port: UInt16, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 5,
+        source: String? = nil
     ) throws -> RawResponse {
-        let fd = try connect(port: port, timeout: timeout)
+        let fd = try connect(port: port, timeout: timeout, source: source)
         defer { close(fd) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         let framed = headers.contains { ["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
