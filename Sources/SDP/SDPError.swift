@@ -111,16 +111,19 @@ extension SDPError {
 }
 
 extension String {
-    /// The text with C0 control characters and DEL written as `\u{XX}` escapes, so a message quoting peer
-    /// input never carries raw control bytes (a NUL, an ESC) into a response body or a log line.
+    /// The text with C0 control characters and DEL escaped as the logger writes them (`\r`, `\n`, `\t`,
+    /// else `\u{1b}`), so a message quoting peer input never carries raw control bytes (a NUL, an ESC, a bare
+    /// CR) into a response body or a log line.
     var escapingControls: String {
         guard unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return self }
         var result = ""
         for scalar in unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += "\\u{" + (hex.count < 2 ? "0" : "") + hex + "}"
-            } else {
+            switch scalar {
+            case "\r": result += "\\r"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: result += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
                 result.unicodeScalars.append(scalar)
             }
         }

@@ -69,7 +69,7 @@ final class TrickleFragmentFaultTests: XCTestCase {
         let error = refusal("a=candidate:1 1 udp 1 127.0.0.1 5\u{0}000 typ host\r\n")
         XCTAssertEqual(error, .badAttribute(line: 1, name: "candidate", reason: "bad port 5\u{0}000"))
         XCTAssertEqual(error?.isMalformed, true)
-        XCTAssertEqual(error?.description, "SDP line 1: bad a=candidate: bad port 5\\u{00}000")
+        XCTAssertEqual(error?.description, "SDP line 1: bad a=candidate: bad port 5\\u{0}000")
         XCTAssertEqual(refusal("a=end-of-candidates\r\na=candidate:zzz\r\n").map { "\($0)" }?.components(separatedBy: "SDP line").count, 2,
                        "one 'SDP line' prefix")
         guard case .badAttribute(2, "candidate", _)? = refusal("a=end-of-candidates\r\na=candidate:zzz\r\n") else {

@@ -41,8 +41,8 @@ final class SDPErrorTests: XCTestCase {
             XCTAssertTrue(error.isPeerError, "\(error)")
         }
         XCTAssertEqual(SDPError.badAttribute(line: 1, name: "candidate", reason: "bad port 5\u{0}0\u{1B}\u{7F}").description,
-                       "SDP line 1: bad a=candidate: bad port 5\\u{00}0\\u{1B}\\u{7F}")
-        XCTAssertEqual(SDPError.badLine(line: 2, text: "a\tb", reason: "x").description, "SDP line 2 (a\\u{09}b): x")
+                       "SDP line 1: bad a=candidate: bad port 5\\u{0}0\\u{1b}\\u{7f}")
+        XCTAssertEqual(SDPError.badLine(line: 2, text: "a\tb", reason: "x").description, "SDP line 2 (a\\tb): x")
         XCTAssertEqual(SDPError.badAttribute(line: 0, name: "candidate", reason: "r").at(line: 4), .badAttribute(line: 4, name: "candidate", reason: "r"))
         XCTAssertEqual(SDPError.notText.at(line: 4), .notText)
     }

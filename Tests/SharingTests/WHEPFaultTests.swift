@@ -75,7 +75,7 @@ final class WHEPFaultTests: XCTestCase {
              422, "SDP fragment line 1: an ICE restart (new a=ice-ufrag/a=ice-pwd) is not supported"),
             ("a=ice-ufrag:qqqq\r\n", 422, "SDP fragment line 1: an ICE restart (new a=ice-ufrag/a=ice-pwd) is not supported"),
             ("a=ice-ufrag:w\r\na=ice-pwd:z\r\n", 400, "SDP line 1: bad a=ice-ufrag: must be 4–256 ice-chars (RFC 8839 §5.4)"),
-            ("a=candidate:1 1 udp 1 127.0.0.1 5\u{0}000 typ host\r\n", 400, "SDP line 1: bad a=candidate: bad port 5\\u{00}000"),
+            ("a=candidate:1 1 udp 1 127.0.0.1 5\u{0}000 typ host\r\n", 400, "SDP line 1: bad a=candidate: bad port 5\\u{0}000"),
         ]
         for (fragment, status, reason) in cases {
             let refused = refusal { () throws(SignalingError) in try hub.updateSession(id: id, fragment: fragment) }
@@ -110,7 +110,7 @@ final class WHEPFaultTests: XCTestCase {
         XCTAssertEqual(restart.status, 422)
         let nul = request("PATCH", location, fragment, "a=candidate:1 1 udp 1 127.0.0.1 5\u{0}000 typ host\r\n")
         XCTAssertEqual(nul.status, 400)
-        XCTAssertEqual(nul.bodyText, "SDP line 1: bad a=candidate: bad port 5\\u{00}000\n")
+        XCTAssertEqual(nul.bodyText, "SDP line 1: bad a=candidate: bad port 5\\u{0}000\n")
         XCTAssertFalse(nul.body.contains(0), "no raw NUL echoed")
         XCTAssertEqual(request("PATCH", location, fragment, "a=end-of-candidates\r\n").status, 204)
     }
