@@ -76,9 +76,7 @@ public struct ICERestartFragment: Sendable, Equatable {
                 mid = value
             } else if line.hasPrefix("a=candidate:") {
                 let value = String(line.dropFirst(2))
-                do { _ = try ICECandidate(parsing: value) } catch {
-                    throw .badAttribute(line: number, name: "candidate", reason: "\(error)")
-                }
+                do { _ = try ICECandidate(parsing: value) } catch { throw error.at(line: number) }
                 candidates.append(value)
             } else if line == "a=end-of-candidates" {
                 complete = true

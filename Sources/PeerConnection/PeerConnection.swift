@@ -179,13 +179,18 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// Applies a trickle-ICE fragment (RFC 8840, `application/trickle-ice-sdpfrag`): its `a=candidate`
-    /// lines and `a=end-of-candidates`. An `a=ice-ufrag` other than the offer's asks for an ICE restart,
-    /// which is refused.
-    /// - Throws: ``PeerConnectionError/sdp(_:)`` with ``SDPError/badAttribute(line:name:reason:)`` (a peer
-    ///   error: 400) for a malformed candidate or an ICE restart; nothing is applied then.
+    /// lines and `a=end-of-candidates` (``TrickleFragment``). Nothing is applied when it throws.
+    /// - Throws: ``PeerConnectionError/sdp(_:)``: a malformed fragment (a bad candidate, a line that is no
+    ///   ICE attribute: 400), or ``SDPError/iceRestartNotSupported(line:)`` (other credentials) or
+    ///   ``SDPError/unknownMid(line:mid:)`` (a mid the session lacks): understood but unanswerable, 422.
     public func applyTrickle(fragment: String) throws(PeerConnectionError) {
         let parsed: TrickleFragment
-        do { parsed = try TrickleFragment(parsing: fragment, ufrag: negotiated.remote.iceUfrag) } catch { throw .sdp(error) }
+        // The session's m-lines: our answer keeps every mid of the offer (rejected ones too, RFC 8843 §7.3.3).
+        let mids = answer.split(whereSeparator: \.isNewline).compactMap { $0.hasPrefix("a=mid:") ? String($0.dropFirst(6)) : nil }
+        do {
+            parsed = try TrickleFragment(
+                parsing: fragment, ufrag: negotiated.remote.iceUfrag, password: negotiated.remote.icePwd, mids: mids)
+        } catch { throw .sdp(error) }
         if !parsed.candidates.isEmpty { _ = try ice { () throws(ICEError) in try agent.addRemoteCandidates(parsed.candidates) } }
         if parsed.complete { agent.remoteCandidatesComplete() }
     }

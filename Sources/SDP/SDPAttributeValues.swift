@@ -40,6 +40,11 @@ public struct RTPMap: Sendable, Equatable {
     public var sdpValue: String {
         "\(payloadType) \(encodingName)/\(clockRate)" + (channels.map { "/\($0)" } ?? "")
     }
+
+    /// True when both name the same encoding (case-insensitively), clock rate and channels.
+    public func sameEncoding(as other: RTPMap) -> Bool {
+        encodingName.lowercased() == other.encodingName.lowercased() && clockRate == other.clockRate && channels == other.channels
+    }
 }
 
 /// `a=fmtp:<format> <format specific parameters>` (RFC 8866 §6.15). The parameters are kept as written;
@@ -170,8 +175,27 @@ public struct Fingerprint: Sendable, Equatable {
             throw .badAttribute(line: line, name: "fingerprint", reason: "expected '<hash> <hex:hex:…>'")
         }
         self.init(algorithm: fields[0].lowercased(), value: String(fields[1]))
-        guard digest != nil else {
+        guard let digest else {
             throw .badAttribute(line: line, name: "fingerprint", reason: "value is not colon-separated hex pairs")
+        }
+        if let expected = Self.digestLength(algorithm), digest.count != expected {
+            throw .badAttribute(
+                line: line, name: "fingerprint",
+                reason: "a \(algorithm) digest is \(expected) bytes, this one \(digest.count) (RFC 8122 §5)")
+        }
+    }
+
+    /// The digest length, bytes, of the hash functions we check (FIPS 180-4: sha-1 20, sha-224 28,
+    /// sha-256 32, sha-384 48, sha-512 64); nil for others (RFC 8122 §5 names md2 and md5 too, which we
+    /// neither check nor measure).
+    public static func digestLength(_ algorithm: String) -> Int? {
+        switch algorithm.lowercased() {
+        case "sha-1": 20
+        case "sha-224": 28
+        case "sha-256": 32
+        case "sha-384": 48
+        case "sha-512": 64
+        default: nil
         }
     }
 

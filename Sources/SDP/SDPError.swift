@@ -40,6 +40,15 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A remote answer to our offer that we cannot use (why, in words; ``VideoAnswerReader``).
     case answerRefused(String)
 
+    // MARK: Trickle fragments (RFC 8840 §9, RFC 8838)
+
+    /// A trickle fragment with another `ice-ufrag`/`ice-pwd`: an ICE restart (RFC 8839 §4.4.1.1.1), which an
+    /// answering session does not support: understood but unanswerable (422). `line` counts from 1.
+    case iceRestartNotSupported(line: Int)
+    /// A trickle fragment's `a=mid` names no m-line of the session (RFC 8840 §4.4, RFC 8838 §11): the
+    /// fragment is well-formed but its candidates belong nowhere (422).
+    case unknownMid(line: Int, mid: String)
+
     // MARK: Ours
 
     /// The local parameters given to a builder are invalid (what was wrong).
@@ -66,10 +75,10 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .tooLarge(let bytes, let limit): "SDP of \(bytes) bytes exceeds the limit of \(limit)"
         case .notText: "SDP is not UTF-8 text"
-        case .badLine(let line, let text, let reason): "SDP line \(line) (\(text)): \(reason)"
+        case .badLine(let line, let text, let reason): "SDP line \(line) (\(text.escapingControls)): \(reason.escapingControls)"
         case .missingLine(let type, let section): "SDP \(section) lacks its \(type) line"
-        case .unexpectedLine(let line, let text): "SDP line \(line) (\(text)) is not allowed there"
-        case .badAttribute(let line, let name, let reason): "SDP line \(line): bad a=\(name): \(reason)"
+        case .unexpectedLine(let line, let text): "SDP line \(line) (\(text.escapingControls)) is not allowed there"
+        case .badAttribute(let line, let name, let reason): "SDP line \(line): bad a=\(name.escapingControls): \(reason.escapingControls)"
         case .offerHasNoVP8Video: "the offer has no video m-line with VP8"
         case .offerWithoutRTCPMux(let mid): "the video m-line (mid \(mid ?? "none")) lacks a=rtcp-mux"
         case .unsupportedProfile(let profile): "unsupported media profile \(profile)"
@@ -79,7 +88,45 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
             "the offer's a=fingerprint uses no hash function we check (sha-1 … sha-512): \(names.joined(separator: ", "))"
         case .unsupportedSetup(let role): "unsupported a=setup:\(role)"
         case .answerRefused(let reason): "unusable answer: \(reason)"
+        case .iceRestartNotSupported(let line):
+            "SDP fragment line \(line): an ICE restart (new a=ice-ufrag/a=ice-pwd) is not supported"
+        case .unknownMid(let line, let mid):
+            "SDP fragment line \(line): a=mid:\(mid.escapingControls) names no m-line of this session"
         case .invalidConfiguration(let reason): "invalid local configuration: \(reason)"
         }
+    }
+}
+
+extension SDPError {
+    /// The same error placed on `line` of an enclosing text (a candidate parsed alone says line 0; in a
+    /// trickle fragment it is on line `line`). Other cases are returned unchanged.
+    public func at(line: Int) -> SDPError {
+        switch self {
+        case .badAttribute(_, let name, let reason): .badAttribute(line: line, name: name, reason: reason)
+        case .badLine(_, let text, let reason): .badLine(line: line, text: text, reason: reason)
+        case .unexpectedLine(_, let text): .unexpectedLine(line: line, text: text)
+        default: self
+        }
+    }
+}
+
+extension String {
+    /// The text with C0 control characters and DEL escaped as the logger writes them (`\r`, `\n`, `\t`,
+    /// else `\u{1b}`), so a message quoting peer input never carries raw control bytes (a NUL, an ESC, a bare
+    /// CR) into a response body or a log line.
+    var escapingControls: String {
+        guard unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\r": result += "\\r"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: result += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

@@ -96,7 +96,9 @@ public struct SDPParser: Sendable {
             case "r", "z", "k":
                 session.timingLines.append(.init(type: type, value: String(value)))
             case "a":
-                session.attributes.append(try SDPAttribute(line: value, number: number))
+                let attribute = try SDPAttribute(line: value, number: number)
+                try Self.checkUnique(attribute, against: session.attributes, number: number)
+                session.attributes.append(attribute)
             case "m":
                 guard origin != nil else { throw .missingLine("o=", section: "session") }
                 guard sessionName != nil else { throw .missingLine("s=", section: "session") }
@@ -116,7 +118,10 @@ public struct SDPParser: Sendable {
                 guard media[index].connection == nil else { throw .unexpectedLine(line: number, text: String(line)) }
                 media[index].connection = try Self.connection(value, line, number)
             case "b": media[index].bandwidths.append(String(value))
-            case "a": media[index].attributes.append(try SDPAttribute(line: value, number: number))
+            case "a":
+                let attribute = try SDPAttribute(line: value, number: number)
+                try Self.checkUnique(attribute, against: media[index].attributes, number: number)
+                media[index].attributes.append(attribute)
             case "v", "o", "s", "u", "e", "p", "t", "r", "z":
                 throw .unexpectedLine(line: number, text: String(line))
             default:
@@ -139,6 +144,31 @@ public struct SDPParser: Sendable {
                 }
             }
             return description
+        }
+
+        /// Refuses an attribute that gives a second meaning to a number its section already defined:
+        /// - `a=rtpmap` for a payload type already mapped to another encoding (RFC 8866 §6.6: the map binds
+        ///   one payload type to one encoding; `96 VP8/90000` and `96 rtx/90000` together are malformed);
+        /// - `a=extmap` with an ID already mapped to another URI (RFC 8285 §6: "each local identifier
+        ///   potentially used in the stream is mapped to an extension").
+        /// A repeat of the same mapping is harmless and kept.
+        static func checkUnique(_ attribute: SDPAttribute, against earlier: [SDPAttribute], number: Int) throws(SDPError) {
+            switch attribute {
+            case .rtpmap(let map):
+                for case .rtpmap(let other) in earlier where other.payloadType == map.payloadType && !other.sameEncoding(as: map) {
+                    throw .badAttribute(
+                        line: number, name: "rtpmap",
+                        reason: "payload type \(map.payloadType) is already mapped to \(other.encodingName)/\(other.clockRate) "
+                            + "(RFC 8866 §6.6: one encoding per payload type)")
+                }
+            case .extmap(let map):
+                for case .extmap(let other) in earlier where other.id == map.id && other.uri != map.uri {
+                    throw .badAttribute(
+                        line: number, name: "extmap",
+                        reason: "id \(map.id) is already mapped to \(other.uri) (RFC 8285 §6: one extension per id)")
+                }
+            default: break
+            }
         }
 
         static func connection(_ value: Substring, _ line: Substring, _ number: Int) throws(SDPError) -> SessionDescription.Connection {

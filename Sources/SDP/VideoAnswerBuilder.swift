@@ -45,8 +45,10 @@ public enum VideoAnswerBuilder {
         }
 
         // Codecs and feedback.
+        // Never the VP8 payload type itself: a payload type is answered once (the parser already refuses
+        // `96 VP8/90000` beside `96 rtx/90000`, RFC 8866 §6.6).
         let rtx = offered.rtpMaps.first { map in
-            map.encodingName.lowercased() == "rtx" && map.clockRate == 90_000 && offered.formats.contains(String(map.payloadType))
+            map.payloadType != vp8.payloadType && map.encodingName.lowercased() == "rtx" && map.clockRate == 90_000 && offered.formats.contains(String(map.payloadType))
                 && offered.formatParameters(String(map.payloadType))?.parameter("apt") == String(vp8.payloadType)
         }
         let offeredFeedback = offered.feedback(payloadType: vp8.payloadType)

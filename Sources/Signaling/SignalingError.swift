@@ -58,7 +58,8 @@ public enum DescriptionFault: String, Sendable, Equatable, CaseIterable {
     case malformed
     /// Larger than the parser accepts: 413 Content Too Large.
     case tooLarge
-    /// Well-formed but unanswerable (no VP8, no rtcp-mux, no fingerprint, an ICE restart, …): 422.
+    /// Well-formed but unanswerable (no VP8, no rtcp-mux, no fingerprint; in a trickle fragment an ICE
+    /// restart or a mid the session lacks, …): 422 (RFC 9110 §15.5.21).
     case unanswerable
 
     /// The status a WHEP route answers with (RFC 9110 §15.5.1, §15.5.14, §15.5.21).

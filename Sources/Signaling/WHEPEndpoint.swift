@@ -18,7 +18,9 @@ public protocol WHEPSessionProvider: Sendable {
     /// Applies a trickle-ICE or ICE-restart fragment (`application/trickle-ice-sdpfrag`, RFC 8840) to the
     /// session (RFC 9725 §4.3). Returns nil when there is nothing to answer (trickle: 204), or the answer
     /// fragment of an ICE restart (200, RFC 9725 §4.3.3).
-    /// - Throws: ``SignalingError/unknownSession(_:)`` (404), ``SignalingError/refused(_:reason:)`` for a bad fragment (400).
+    /// - Throws: ``SignalingError/unknownSession(_:)`` (404), ``SignalingError/refused(_:reason:)`` for a bad
+    ///   fragment: malformed (400), or understood but unanswerable (422: an ICE restart we do not support, a
+    ///   mid the session lacks).
     func updateSession(id: String, fragment: String) throws(SignalingError) -> String?
 
     /// Ends the session (RFC 9725 §4.2, teardown by `DELETE`). False when no session has this id (404).

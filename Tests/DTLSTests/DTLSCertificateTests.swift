@@ -22,13 +22,15 @@ final class DTLSCertificateTests: XCTestCase {
     }
 
     func testRemoteFingerprintsCompareWithoutRegardToCase() throws {
-        let upper = try Fingerprint(sdpValue: "sha-256 AB:CD:EF:01")
-        let lower = try Fingerprint(sdpValue: "SHA-256 ab:cd:ef:01")
+        // Digests as long as their hash function's (RFC 8122 §5: 32 bytes for sha-256, 20 for sha-1).
+        let rest = String(repeating: ":00", count: 28)
+        let upper = try Fingerprint(sdpValue: "sha-256 AB:CD:EF:01" + rest)
+        let lower = try Fingerprint(sdpValue: "SHA-256 ab:cd:ef:01" + rest)
         XCTAssertEqual(lower.algorithm, "sha-256")
         XCTAssertTrue(upper.matches(lower))
-        XCTAssertFalse(upper.matches(try Fingerprint(sdpValue: "sha-256 AB:CD:EF:02")))
-        XCTAssertFalse(upper.matches(try Fingerprint(sdpValue: "sha-1 AB:CD:EF:01")), "another hash function")
-        for bad in ["sha-256", "sha-256 ABCD", "sha-256 AB:C", "sha-256 AB::CD", "sha-256 XY:00", " sha-256 AB"] {
+        XCTAssertFalse(upper.matches(try Fingerprint(sdpValue: "sha-256 AB:CD:EF:02" + rest)))
+        XCTAssertFalse(upper.matches(try Fingerprint(sdpValue: "sha-1 AB:CD:EF:01" + String(repeating: ":00", count: 16))), "another hash function")
+        for bad in ["sha-256", "sha-256 ABCD", "sha-256 AB:C", "sha-256 AB::CD", "sha-256 XY:00", " sha-256 AB", "sha-256 AB:CD:EF:01"] {
             XCTAssertThrowsError(try Fingerprint(sdpValue: bad), bad)
         }
     }

@@ -81,10 +81,12 @@ final class AnswerAndTrickleTests: XCTestCase {
         XCTAssertEqual(try TrickleFragment(parsing: "", ufrag: "x"), TrickleFragment(candidates: [], complete: false))
     }
 
-    /// An ICE restart (another ufrag) and a malformed candidate are refused with the line they are on.
+    /// An ICE restart (another ufrag: unanswerable, 422) and a malformed candidate (400) are refused with
+    /// the line they are on.
     func testTrickleRefusals() {
         XCTAssertThrowsError(try TrickleFragment(parsing: "a=mid:0\r\na=ice-ufrag:other\r\n", ufrag: "abcd")) { error in
-            XCTAssertEqual(error as? SDPError, .badAttribute(line: 2, name: "ice-ufrag", reason: "ICE restart is not supported"))
+            XCTAssertEqual(error as? SDPError, .iceRestartNotSupported(line: 2))
+            XCTAssertFalse((error as! SDPError).isMalformed)
         }
         XCTAssertThrowsError(try TrickleFragment(parsing: "a=end-of-candidates\r\na=candidate:1 1 udp\r\n", ufrag: "abcd")) { error in
             guard case .badAttribute(2, "candidate", _)? = error as? SDPError else { return XCTFail("\(error)") }

@@ -168,7 +168,7 @@ final class AnswerBuilderTests: XCTestCase {
         let text = """
             v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n\
             a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuv\r\n\
-            a=fingerprint:sha-256 AA:BB\r\n\
+            a=fingerprint:sha-256 AA:BB:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00\r\n\
             m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\na=recvonly\r\na=rtcp-mux\r\n\
             a=rtpmap:100 vp8/90000\r\na=rtpmap:101 H264/90000\r\na=rtcp-fb:* nack\r\na=rtcp-fb:* ccm fir\r\n
             """
@@ -181,7 +181,7 @@ final class AnswerBuilderTests: XCTestCase {
         XCTAssertEqual(answer.media[0].ssrcGroups, [])
         XCTAssertEqual(answer.media[0].ssrcAttributes, [SSRCAttribute(ssrc: 0x1111_1111, name: "cname", value: "screencast-cname")])
         XCTAssertEqual(video.remote.iceUfrag, "abcd", "session-level ICE credentials are used")
-        XCTAssertEqual(video.remote.fingerprints, [Fingerprint(algorithm: "sha-256", value: "AA:BB")])
+        XCTAssertEqual(video.remote.fingerprints, [Fingerprint(algorithm: "sha-256", value: "AA:BB:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00")])
     }
 
     /// The playout delay is answered with the offer's ID alone (no feedback needed), in the one-byte range,
@@ -190,7 +190,7 @@ final class AnswerBuilderTests: XCTestCase {
         func offer(_ extmaps: String) throws -> SessionDescription {
             try SessionDescription(parsing: """
                 v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n\
-                a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuv\r\na=fingerprint:sha-256 AA:BB\r\n\
+                a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuv\r\na=fingerprint:sha-256 AA:BB:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00\r\n\
                 m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\na=recvonly\r\na=rtcp-mux\r\n\
                 \(extmaps)a=rtpmap:100 VP8/90000\r\na=rtcp-fb:100 transport-cc\r\n
                 """)

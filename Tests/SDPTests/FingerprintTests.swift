@@ -14,7 +14,7 @@ final class FingerprintTests: XCTestCase {
         for bad in ["", "AB:", ":AB", "ABC", "A:BC", "AB:CG", "AB CD", "AB::CD"] {
             XCTAssertNil(Fingerprint(algorithm: "sha-256", value: bad).digest, bad)
         }
-        XCTAssertEqual(try Fingerprint(sdpValue: "SHA-384 de:AD"), Fingerprint(algorithm: "sha-384", value: "de:AD"))
+        XCTAssertEqual(try Fingerprint(sdpValue: "SHA-384 de:AD:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"), Fingerprint(algorithm: "sha-384", value: "de:AD:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"))
         assertThrowsSDPError(try Fingerprint(sdpValue: "sha-256"),
                              .badAttribute(line: 0, name: "fingerprint", reason: "expected '<hash> <hex:hex:…>'"))
         assertThrowsSDPError(try Fingerprint(sdpValue: "sha-256 xy"),

@@ -33,7 +33,7 @@ final class SDPAttributeTests: XCTestCase {
             ("a=ice-pwd:vJ3kR8mPz2LqT5nW7yH1dF0c+/", .icePwd("vJ3kR8mPz2LqT5nW7yH1dF0c+/"), "ice-pwd"),
             ("a=ice-options:trickle renomination", .iceOptions(["trickle", "renomination"]), "ice-options"),
             ("a=ice-lite", .iceLite, "ice-lite"),
-            ("a=fingerprint:sha-256 AB:cd:01", .fingerprint(Fingerprint(algorithm: "sha-256", value: "AB:cd:01")), "fingerprint"),
+            ("a=fingerprint:sha-1 AB:cd:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01", .fingerprint(Fingerprint(algorithm: "sha-1", value: "AB:cd:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01:01")), "fingerprint"),
             ("a=setup:actpass", .setup(.actpass), "setup"),
             ("a=setup:holdconn", .setup(.holdconn), "setup"),
             ("a=candidate:1 1 udp 2130706431 192.0.2.1 5000 typ host",

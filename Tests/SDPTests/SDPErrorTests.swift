@@ -33,4 +33,17 @@ final class SDPErrorTests: XCTestCase {
             "invalid local configuration: short ice-pwd",
         ])
     }
+
+    /// The trickle fragment faults are the peer's but not malformed (422); messages escape control bytes.
+    func testFragmentFaultsAndEscapedMessages() {
+        for error in [SDPError.iceRestartNotSupported(line: 1), .unknownMid(line: 2, mid: "9")] {
+            XCTAssertFalse(error.isMalformed, "\(error)")
+            XCTAssertTrue(error.isPeerError, "\(error)")
+        }
+        XCTAssertEqual(SDPError.badAttribute(line: 1, name: "candidate", reason: "bad port 5\u{0}0\u{1B}\u{7F}").description,
+                       "SDP line 1: bad a=candidate: bad port 5\\u{0}0\\u{1b}\\u{7f}")
+        XCTAssertEqual(SDPError.badLine(line: 2, text: "a\tb", reason: "x").description, "SDP line 2 (a\\tb): x")
+        XCTAssertEqual(SDPError.badAttribute(line: 0, name: "candidate", reason: "r").at(line: 4), .badAttribute(line: 4, name: "candidate", reason: "r"))
+        XCTAssertEqual(SDPError.notText.at(line: 4), .notText)
+    }
 }
