@@ -95,20 +95,9 @@ final class JanusPublishingTests: XCTestCase {
 /// on the schedule (at once, then 2 s), never stuck.
 final class SilentJanusTests: XCTestCase {
     func testASilentJanusTimesOutAndIsRetriedOnTheSchedule() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(listener, 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
-        XCTAssertEqual(listen(listener, 16), 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        let port = UInt16(bigEndian: address.sin_port)
+        let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }
+        let port = silent.port
         var limits = HTTPClient.Limits()
         limits.timeoutMillis = 500
         let options = JanusVideoRoom.Options(url: "http://127.0.0.1:\(port)/janus", room: 7)

@@ -158,19 +158,9 @@ final class WHIPPublishingTests: XCTestCase {
 /// from: the kernel completes the handshake) held SIGTERM for 8 s in a break-it trial.
 final class WHIPStopTests: XCTestCase {
     func testStopEndsAPOSTInFlight() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(listener, 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0
-                && getsockname(listener, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
-        let port = UInt16(bigEndian: address.sin_port)
+        let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }
+        let port = silent.port
         let client = try WHIPClient(endpoint: "http://127.0.0.1:\(port)/whip")
         let publisher = SFUPublisher(
             transport: WHIPTransport(client: client),
