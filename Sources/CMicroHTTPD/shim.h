@@ -84,16 +84,20 @@ static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
-/// The client's address of a connection as text (IPv4 dotted, IPv6 without brackets) into `text`
-/// (`size` ≥ 46 bytes); 0 on success, -1 when the daemon does not know it.
-static inline int cmhd_client_address(struct MHD_Connection *connection, char *text, size_t size) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (info == NULL || info->client_addr == NULL) return -1;
-    const struct sockaddr *address = info->client_addr;
+/// An IPv4 or IPv6 socket address's IP as text (dotted, or IPv6 without brackets; no port) into `text`
+/// (`size` ≥ 46 bytes, INET6_ADDRSTRLEN); 0 on success, -1 for another family (inet_ntop(3)).
+static inline int cmhd_address_text(const struct sockaddr *address, char *text, size_t size) {
+    if (address == NULL || (address->sa_family != AF_INET && address->sa_family != AF_INET6)) return -1;
     const void *raw = address->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)address)->sin6_addr
         : (const void *)&((const struct sockaddr_in *)address)->sin_addr;
-    if (address->sa_family != AF_INET && address->sa_family != AF_INET6) return -1;
     return inet_ntop(address->sa_family, raw, text, (socklen_t)size) == NULL ? -1 : 0;
+}
+
+/// The client's address of a connection as text (``cmhd_address_text``); -1 when the daemon does not know it
+/// (MHD_get_connection_info, MHD_CONNECTION_INFO_CLIENT_ADDRESS).
+static inline int cmhd_client_address(struct MHD_Connection *connection, char *text, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? -1 : cmhd_address_text(info->client_addr, text, size);
 }
 
 /// The daemon's listening socket, or -1.

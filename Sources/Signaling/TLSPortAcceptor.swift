@@ -129,22 +129,14 @@ public final class TLSPortAcceptor: @unchecked Sendable {
         }
     }
 
-    /// The peer's IP address as text (no port): the key of the per-address limit.
+    /// The peer's IP address as text (no port, `cmhd_address_text`): the key of the per-address limit.
     static func addressKey(_ peer: sockaddr_storage) -> String {
         var peer = peer
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        return withUnsafePointer(to: &peer) { pointer -> String in
-            if Int32(pointer.pointee.ss_family) == AF_INET6 {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
-                    var address = sin6.pointee.sin6_addr
-                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)).map { String(cString: $0) } ?? "?"
-                }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
-                var address = sin.pointee.sin_addr
-                return inet_ntop(AF_INET, &address, &text, socklen_t(text.count)).map { String(cString: $0) } ?? "?"
-            }
+        let converted = withUnsafePointer(to: &peer) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_text($0, &text, text.count) }
         }
+        return converted == 0 ? String(cString: text) : "?"
     }
 
     /// Waits for the first byte: a TLS handshake goes to the daemon, plain text gets its answer.
