@@ -316,14 +316,16 @@ struct ServerLoop {
         context.onEvent(.senderConnected(info))
     }
 
-    /// Ends the sender, removes the socket file if it is still ours, closes the listener.
+    /// Removes the socket file if it is still ours, closes the listener, then ends the sender. In that
+    /// order: a sender that sees its connection end reconnects at once, and must find no listener (the
+    /// kernel would otherwise complete its connect into the backlog of a server about to close).
     private mutating func tearDown() {
-        if let connection { end(connection, .serverStopped) }
         let file = context.path.string
         if let current = try? UnixSocket.fileIdentity(file), current == identity {
             _ = unlink(file)
         }
         listener.close()
+        if let connection { end(connection, .serverStopped) }
         logger.info("stopped", ["path": file])
     }
 }

@@ -203,6 +203,32 @@ final class FrameServerTests: SocketTestCase {
         XCTAssertEqual(events.ended.map(\.1), [.serverStopped])
     }
 
+    /// A sender reconnects as soon as its connection ends; when the server is stopping, that connect must
+    /// fail. Were the listener still open, the kernel would complete the connect into its backlog and the
+    /// sender would count a connection to a server that never served it (seen as one agent connect too
+    /// many after 20 call restarts). The connect is tried from the `senderEnded` handler itself, the first
+    /// moment a sender can know its connection ended.
+    func testASenderEndedByStopCannotConnectAgain() throws {
+        let path = try socketPath()
+        let reconnected = Mutex<Int32?>(nil)
+        let events = EventRecorder()
+        let server = FrameServer(
+            path: path, limits: .standard, logger: logger("server"), rawBytes: nil, readObserver: nil,
+            onEvent: { event in
+                if case .senderEnded = event { reconnected.withLock { $0 = rawConnect(path) } }
+                events.handler(event)
+            })
+        try server.start()
+        let client = rawConnect(path)
+        defer { close(client) }
+        XCTAssertTrue(events.wait(timeout: 5) { $0.connected.count == 1 })
+        server.stop()
+        XCTAssertEqual(events.ended.map(\.1), [.serverStopped])
+        let fd = try XCTUnwrap(reconnected.withLock { $0 })
+        if fd >= 0 { close(fd) }
+        XCTAssertEqual(fd, -1, "a connect made while the sender was being ended reached the stopping server")
+    }
+
     func testStartStop20TimesLeaksNoDescriptors() throws {
         let path = try socketPath()
         // Warm up (first thread, first log line, …) before counting.
