@@ -15,8 +15,8 @@ let agentUsage = """
       --record FILE          write a frame dump as well as sending to the socket (a dump that cannot be
                              written, say a full disk, ends the recording, not the sending; exit 1 at
                              the end)
-      --frames N             stop after N frames (keepalives count)
-      --duration S           stop after S seconds
+      --frames N             stop after N frames, 1-2147483647 (keepalives count)
+      --duration S           stop after S seconds, 0.001-31536000 (a year)
 
     What to capture:
       --display NAME         X display (default $DISPLAY)
@@ -44,19 +44,21 @@ let agentUsage = """
                              --quality, --subsampling and the paint-over apply to jpeg only.
 
     Rate, size and quality:
-      --fps N                at most N frames per second (default 30; fewer when less changes)
+      --fps N                at most N frames per second, 0.1-240 (default 30; fewer when less
+                             changes)
       --scale F              scale frames by F, 0.01...1 (e.g. 0.5 halves each side)
       --max-size WxH         shrink frames to fit WxH, keeping the aspect ratio (never enlarges)
       --quality Q            JPEG quality 1...100 (default 80)
       --subsampling 420|444  JPEG chroma subsampling (default 420; 444 keeps coloured text crisp)
-      --paint-over-quality Q quality of the refresh once the screen is still (default 95, sent as 4:4:4)
-      --paint-over-delay S   seconds of stillness before that refresh (default 1)
+      --paint-over-quality Q quality of the refresh once the screen is still, 1-100 (default 95, sent
+                             as 4:4:4)
+      --paint-over-delay S   seconds of stillness before that refresh, 0-3600 (default 1)
       --no-paint-over        never send that refresh
-      --keepalive S          repeat the last frame after S seconds without one (default 2)
+      --keepalive S          repeat the last frame after S seconds without one, 0.05-3600 (default 2)
       --orientation N        Buffer-Orientation to send, 0...255 (default 1: upright)
 
     Other:
-      --stats-interval S     seconds between stats lines (default 5; 0 for none)
+      --stats-interval S     seconds between stats lines, 0-86400 (default 5; 0 for none)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
       -h, --help             this text
 

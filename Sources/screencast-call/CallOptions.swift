@@ -53,15 +53,17 @@ struct CallOptions {
                                    clamped to 150-8000 kbps, following the picture size)
           --max-fps N              encode at most N new frames a second, 0.1-240 (default 30)
           --min-fps N              as the target bitrate falls, or the content proves costlier than the
-                                   target carries, the frame rate is lowered first, down to N, 0.1-max-fps
-                                   (default 5); only below that does the quantizer floor rise (text stays
-                                   sharp; /stats "rate": fpsCap, q, budgetBytes, bitsPerPixel)
+                                   target carries, the frame rate is lowered first, down to N, 0.1-240 and
+                                   at most --max-fps (default 5); only below that does the quantizer floor
+                                   rise (text stays sharp; /stats "rate": fpsCap, q, budgetBytes,
+                                   bitsPerPixel)
           --keyframe-spacing S     requested keyframes (new viewer, PLI, FIR) at most one per S seconds,
                                    0-60 (default 1; wider, up to 2 s, when a keyframe is large for the
                                    target); requests in between are coalesced (/stats "keyframeRequests")
-          --keyframe-interval S    a keyframe at least every S seconds (default: only on request)
-          --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are
-                                   refused
+          --keyframe-interval S    a keyframe at least every S seconds, 0.1-3600 (default: only on
+                                   request)
+          --cpu-used N             libvpx speed, -16 to -1 (-16 the fastest; default -6); positive values
+                                   are refused
           --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56); at low targets the rate
                                    policy raises the floor and lets libvpx use up to 63
           --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are
@@ -69,15 +71,16 @@ struct CallOptions {
           --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio)
                                    before they are encoded; a portrait picture fits it turned (default
                                    3840x2160)
-          --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH) are dropped unread
-                                   (default 7680x4320 = 33177600)
+          --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH; 1 to 16384x16384) are
+                                   dropped unread (default 7680x4320 = 33177600)
           --pattern-size WxH       test pattern size (default 1280x720)
-          --pattern-fps N          test pattern rate (default 30)
+          --pattern-fps N          test pattern rate, 0.1-240 (default 30)
           --record-ivf FILE        write every encoded frame to an IVF file (ffprobe/ffmpeg play it)
-          --stats-interval S       a stats line on stderr every S seconds, at least 0.1, or 0 for none
+          --stats-interval S       a stats line on stderr every S seconds, 0.1 to 86400, or 0 for none
                                    (default 5)
           --stats-file FILE        also write the stats as JSON to FILE at each interval and at exit
-          --watchdog S             drop an agent that completes no frame for S seconds (default 5)
+          --watchdog S             drop an agent that completes no frame for S seconds, 0.1-3600
+                                   (default 5)
           --exit-when-source-ends  exit 0 once the first agent's stream has ended (with --source file: once
                                    the file has played once) and everything is flushed
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
@@ -227,10 +230,15 @@ struct CallOptions {
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
-        statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
-        // A timer firing faster than 10 times a second would spend the process on stats lines.
-        if statsIntervalSeconds != 0, statsIntervalSeconds < 0.1 {
-            throw UsageError("--stats-interval must be 0 (none) or at least 0.1 seconds, not '\(arguments.string("stats-interval") ?? "")'")
+        // 0 turns the line off; a timer firing faster than 10 times a second would spend the process on
+        // stats lines.
+        if let text = arguments.string("stats-interval") {
+            guard let value = Double(text), value == 0 || (0.1...86_400).contains(value) else {
+                throw UsageError("--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '\(text)'")
+            }
+            statsIntervalSeconds = value
+        } else {
+            statsIntervalSeconds = 5
         }
         statsFile = arguments.string("stats-file")
         if let path = statsFile { try PathArgument.writableFile(path, option: "--stats-file") }
