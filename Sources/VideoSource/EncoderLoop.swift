@@ -28,15 +28,24 @@ final class EncoderLoop: Sendable {
     /// clock (11.1 µs), so no two frames share an RTP timestamp (receivers group packets into frames by it).
     static let minimumTimestampStepMicros: UInt64 = 12
 
-    private let hub: SourceHub
+    let hub: SourceHub
     private let sinks: SinkRegistry
     private let configuration: VideoSourceConfiguration
     private let clock: any VideoClock
-    private let logger: Logger
+    let logger: Logger
     /// The encoder's bitrate, readable from other threads (stats).
     let currentBitrate = Atomic<Int>(0)
+    /// Where each new picture this loop encodes is also offered (a ``SecondEncoding``'s hub, while one runs).
+    let tap = FrameTap()
+    /// Set for a second encoding's loop: the divisor its foreign pictures are scaled down by
+    /// (``localizeForeign(_:_:)``); nil for the main encoder.
+    let derived: DerivedScale?
 
-    init(hub: SourceHub, sinks: SinkRegistry, configuration: VideoSourceConfiguration, clock: any VideoClock, logger: Logger) {
+    init(
+        hub: SourceHub, sinks: SinkRegistry, configuration: VideoSourceConfiguration, clock: any VideoClock, logger: Logger,
+        derived: DerivedScale? = nil
+    ) {
+        self.derived = derived
         self.hub = hub
         self.sinks = sinks
         self.configuration = configuration
@@ -94,6 +103,7 @@ final class EncoderLoop: Sendable {
     /// One turn of the loop at the clock's now: picks up requests, then encodes at most one frame.
     /// Runs on the encoder thread (or, for `EncoderReplay`, on the caller's thread with a manual clock).
     func step(_ state: inout LoopState) -> Step {
+        if let derived { localizeForeign(derived, &state) }
         let requests = hub.takeRequests()
         let now = clock.nowMicros()
         if requests.keyframeRequested, !state.scheduler.requestKeyframe() { noteCoalesced(&state) }
@@ -139,6 +149,8 @@ final class EncoderLoop: Sendable {
         /// A switch or failed keyframe left a keyframe owed.
         var keyframeOwed = false
         var encodeErrors = 0
+        /// Foreign pictures a second encoding could not scale are logged rate-limited.
+        var scaleLog = LogRateLimiter()
         /// The last new picture's size and what it was downscaled to (nil: not scaled), for the log.
         var lastFit: (from: PictureSize, to: PictureSize?)?
         var fitLog = LogRateLimiter()
@@ -176,6 +188,7 @@ final class EncoderLoop: Sendable {
         if let old = state.last { hub.pool.recycle(old.picture) }
         state.last = nil
         state.last = pending.frame
+        tap.offer(pending.frame, kind: pending.kind)
         encode(pending.frame, keyframe: keyframe || state.keyframeOwed, ceiling: nil, reason: .newFrame, now: now, &state)
     }
 
