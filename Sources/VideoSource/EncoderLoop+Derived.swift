@@ -5,16 +5,29 @@ import Synchronization
 /// Where the main encoder thread hands each new picture it encodes on to a second encoding: one lock and, while
 /// a ``SecondEncoding`` runs, its hub's ``SourceHub/submitForeign(_:kind:)`` (a retain of the planes, no copy,
 /// and a wake-up). Nothing else is added to the main encoder's path.
+///
+/// It keeps the last picture offered (the one the main encoder holds as its `last` anyway), so a second
+/// encoding attached while the screen is still starts at once with it, not at the next change. The main
+/// encoder offers a new picture before it recycles the previous one, so the tap never pins a recycled buffer.
 final class FrameTap: Sendable {
-    private let target = Mutex<SourceHub?>(nil)
+    private let state = Mutex<(hub: SourceHub?, last: (frame: VideoFrame, kind: SourceKind)?)>((nil, nil))
 
-    /// Points the tap at `hub` (nil: nowhere).
-    func attach(_ hub: SourceHub?) { target.withLock { $0 = hub } }
+    /// Points the tap at `hub` (nil: nowhere) and hands it the last picture offered, if any.
+    func attach(_ hub: SourceHub?) {
+        let last = state.withLock { s in
+            s.hub = hub
+            return s.last
+        }
+        if let hub, let last { hub.submitForeign(last.frame, kind: last.kind) }
+    }
 
-    /// Offers `frame` (its planes shared copy-on-write) to the attached hub, if any.
+    /// Offers `frame` (its planes shared copy-on-write) to the attached hub, if any, and keeps it as the last.
     func offer(_ frame: VideoFrame, kind: SourceKind) {
-        guard let hub = target.withLock({ $0 }) else { return }
-        hub.submitForeign(frame, kind: kind)
+        let hub = state.withLock { s in
+            s.last = (frame, kind)
+            return s.hub
+        }
+        hub?.submitForeign(frame, kind: kind)
     }
 }
 

@@ -185,10 +185,11 @@ final class EncoderLoop: Sendable {
         }
         if newGeneration { state.keyframeOwed = true }
         state.lastGeneration = pending.generation
+        // Offered before the previous picture is recycled: the tap lets go of it first.
+        tap.offer(pending.frame, kind: pending.kind)
         if let old = state.last { hub.pool.recycle(old.picture) }
         state.last = nil
         state.last = pending.frame
-        tap.offer(pending.frame, kind: pending.kind)
         encode(pending.frame, keyframe: keyframe || state.keyframeOwed, ceiling: nil, reason: .newFrame, now: now, &state)
     }
 
