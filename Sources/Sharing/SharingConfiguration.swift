@@ -41,6 +41,8 @@ public struct SharingConfiguration: Sendable {
     /// or its time limit ends it); more are refused with 429, so one client cannot take every slot with offers
     /// it never connects (a break-it trial kept all 16 for 30 s with 16 POSTs).
     public var maxPendingPerAddress: Int = 4
+    /// The thresholds of the second encoding (``SecondEncodingPolicy``; it runs when the hub has a factory).
+    public var secondEncoding = SecondEncodingPolicy.Settings()
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,

@@ -2,7 +2,7 @@ import Dispatch
 import Media
 import ScreencastSupport
 import Synchronization
-public import VideoSource
+import VideoSource
 
 extension ViewerHub {
 
@@ -13,7 +13,8 @@ extension ViewerHub {
         let watching = state.withLock { $0.watching }
         let counts = watching.map { ($0.key, $0.value.snapshot().rtcpPackets) }
         let now = MonotonicClock.nowMicros()
-        let (decisions, silenced, resumed, cadence) = state.withLock { s -> ([BitrateFollower.Decision], [String], [String], CadenceChange?) in
+        let (decisions, silenced, resumed, encodings, retries, cadence) = state.withLock {
+            s -> ([BitrateFollower.Decision], [String], [String], EncodingWork, Set<EncodingChoice>, CadenceChange?) in
             let before = Set(s.follower.silentPeers)
             var decisions: [BitrateFollower.Decision] = []
             for (id, count) in counts where count > s.rtcpSeen[id] ?? 0 {
@@ -22,8 +23,10 @@ extension ViewerHub {
             }
             if let decision = s.follower.checkSilence(nowMicros: now, ceilingKbps: ceiling(s)) { decisions.append(decision) }
             let after = Set(s.follower.silentPeers)
-            // Also where the cadence's off-hold ends with no event.
-            return (decisions, after.subtracting(before).sorted(), before.subtracting(after).sorted(), updateCadence(&s, now))
+            // Also where the cadence's off-hold, a move's hold or the second encoder's stop hold ends with no event.
+            let encodings = updateEncodings(&s, now)
+            return (decisions, after.subtracting(before).sorted(), before.subtracting(after).sorted(), encodings,
+                    retryMoveKeyframes(&s, now), updateCadence(&s, now))
         }
         for id in silenced {
             logger.info("viewer silent: its estimate no longer sets the bitrate", [
@@ -32,6 +35,8 @@ extension ViewerHub {
         }
         for id in resumed { logger.info("viewer heard again: its estimate counts", ["peer": id]) }
         for decision in decisions { apply(decision, peer: silenced.first ?? resumed.first ?? "-") }
+        applyEncodings(encodings, peer: silenced.first ?? resumed.first ?? "-")
+        for encoding in retries { requestKeyframe(of: encoding) }
         apply(cadence, peer: silenced.first ?? resumed.first ?? "-")
     }
 
@@ -48,7 +53,7 @@ extension ViewerHub {
     ///   - source: `.remb` for the SFU's REMB (the ceiling), `.congestionControl` for our target from its TWCC feedback.
     public func consumerEstimate(_ id: String, bitsPerSecond: UInt64?, source: BitrateFollower.Source) {
         let now = MonotonicClock.nowMicros()
-        let (decision, cadence) = state.withLock { s -> (BitrateFollower.Decision?, CadenceChange?) in
+        let (decision, encodings, cadence) = state.withLock { s -> (BitrateFollower.Decision?, EncodingWork, CadenceChange?) in
             let decision: BitrateFollower.Decision?
             switch (source, bitsPerSecond) {
             case (.remb, _): decision = s.follower.setCeiling(id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s))
@@ -59,9 +64,10 @@ extension ViewerHub {
                     peer: id, bitsPerSecond: bits, ceilingKbps: ceiling(s), source: .congestionControl, nowMicros: now)
             case (.congestionControl, nil): decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
             }
-            return (decision, updateCadence(&s, now))
+            return (decision, updateEncodings(&s, now), updateCadence(&s, now))
         }
         apply(decision, peer: id)
+        applyEncodings(encodings, peer: id)
         apply(cadence, peer: id)
     }
 

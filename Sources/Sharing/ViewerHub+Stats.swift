@@ -42,9 +42,12 @@ extension ViewerHub {
             ("keyframeRequests", .number(s.keyframeRequests)),
             ("outlierKeyframeRequestsHeld", .number(s.outlierKeyframes.held)),
             ("bitrate", .object(bitrate)),
+            ("secondEncoding", secondEncodingJSON(s)),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
                 guard case .object(var fields) = snapshot.json else { return snapshot.json }
                 fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
+                // Which encoding the viewer gets: main, low, or main->low while it waits for the keyframe.
+                fields.append(("encoding", .string(s.switches[snapshot.id]?.description ?? EncodingChoice.main.rawValue)))
                 return .object(fields)
             })),
             ("ended", .array(s.recentlyEnded.map { ended in

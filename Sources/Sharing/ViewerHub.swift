@@ -4,9 +4,9 @@ public import ScreencastSupport
 public import Signaling
 import Synchronization
 public import DTLS
-public import ICE
+import ICE
 import PeerConnection
-public import RTPSession
+import RTPSession
 public import VideoSource
 
 
@@ -54,6 +54,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var bitrateChanges = 0
         /// Each watching viewer's RTCP count at the last feedback check (it rose: the viewer was heard).
         var rtcpSeen: [String: Int] = [:]
+        /// When the second encoding runs and which viewers it serves.
+        var encodings: SecondEncodingPolicy
+        /// Each viewer's gate between the two encodings (absent: on the main one, not moving).
+        var switches: [String: EncodingSwitch] = [:]
     }
 
     /// How often the viewers' feedback is checked for silence (``BitrateFollower/silenceLimitMicros``), µs.
@@ -66,18 +70,30 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     let state: Mutex<State>
     /// Checks the viewers' feedback every ``feedbackCheckIntervalMicros`` (cancelled when the call ends).
     let feedbackTimer: Mutex<(any DispatchSourceTimer)?>
+    /// Starts the second encoding (nil: none; viewers far below the others are thinned on the main one).
+    let secondEncoderFactory: SecondEncoderFactory?
+    let second = SecondEncoderSlot()
+    let secondInlet = SecondEncodingInlet()
 
+    /// - Parameters:
+    ///   - encoder: the shared main encoder.
+    ///   - secondEncoder: starts a second, lower-rate encoding for viewers far below the others (issue 12;
+    ///     ``SecondEncodingPolicy``); nil: none.
     /// - Throws: ``DTLSError`` when our DTLS certificate cannot be made.
-    public init(configuration: SharingConfiguration, encoder: any SharedEncoderControl, logger: Logger) throws(DTLSError) {
+    public init(
+        configuration: SharingConfiguration, encoder: any SharedEncoderControl, secondEncoder: SecondEncoderFactory? = nil, logger: Logger
+    ) throws(DTLSError) {
         self.configuration = configuration
         self.encoder = encoder
         self.logger = logger
+        secondEncoderFactory = secondEncoder
         peerConfiguration = PeerConnection.Configuration(
             ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
             keyframeRetryMicros: configuration.keyframeRetryMicros)
         state = Mutex(State(
             follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
-            cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros)))
+            cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros),
+            encodings: SecondEncodingPolicy(settings: configuration.secondEncoding)))
         if let fixed = configuration.fixedDroppablePeriod { encoder.setDroppableCadence(period: fixed) }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "screencast.viewers.feedback"))
         let interval = DispatchTimeInterval.microseconds(Int(Self.feedbackCheckIntervalMicros))
@@ -87,6 +103,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             timer?.setEventHandler { [weak self] in self?.checkFeedback() }
             timer?.resume()
         }
+        secondInlet.attach(self)
     }
 
     deinit { feedbackTimer.withLock { $0?.cancel() } }
@@ -171,18 +188,9 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     // MARK: VideoSink
 
-    /// One encoded VP8 frame from the shared encoder, handed to every registered peer (each packetizes it
-    /// with its own SSRC and sequence numbers, RFC 7741); the frame's bytes are shared, not copied.
-    public func consume(_ frame: EncodedFrame) {
-        let peers = state.withLock { s -> [PeerConnection] in
-            s.lastFrameSize = (frame.width, frame.height)
-            return Array(s.peers.values)
-        }
-        guard !peers.isEmpty else { return }
-        let outgoing = OutgoingVideoFrame(
-            bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros, isDroppable: frame.isDroppable)
-        for peer in peers { peer.send(outgoing) }
-    }
+    /// One encoded VP8 frame from the shared encoder, handed to every registered peer on the main encoding
+    /// (each packetizes it with its own SSRC and sequence numbers, RFC 7741); the frame's bytes are shared, not copied.
+    public func consume(_ frame: EncodedFrame) { deliver(frame, from: .main) }
 
     /// The source ended: closes every peer (DTLS close_notify, ICE closed) and refuses new sessions.
     public func finish() { closeAll(reason: "the call ended") }
@@ -190,6 +198,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// Ends every viewer; new offers are refused from now on.
     public func closeAll(reason: String) {
         feedbackTimer.withLock { $0?.cancel() }
+        second.stopNow()
         let peers = state.withLock { s -> [PeerConnection] in
             s.finished = true
             defer { s.peers = [:] }
@@ -219,34 +228,43 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .iceConnectionFailed:
             break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
         case .keyframeNeeded(let reason):
-            let admitted = state.withLock { s in
+            // To the encoding the viewer is on (or moving to); an outlier's requests of the main one are spaced.
+            let (admitted, encoding) = state.withLock { s -> (Bool, EncodingChoice) in
                 s.keyframeRequests += 1
-                return s.outlierKeyframes.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros())
+                let encoding = s.switches[id]?.keyframeSource ?? .main
+                guard encoding == .main else { return (true, encoding) }
+                return (s.outlierKeyframes.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros()), encoding)
             }
-            logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted])
-            if admitted { encoder.requestKeyframe() }
+            logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted, "encoding": encoding.rawValue])
+            if admitted { requestKeyframe(of: encoding) }
         case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
             let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
             let now = MonotonicClock.nowMicros()
-            let (decision, cadence) = state.withLock { s in
+            let (decision, encodings, cadence) = state.withLock { s in
                 let decision = s.follower.update(
                     peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source, nowMicros: now)
-                return (decision, updateCadence(&s, now))
+                let encodings = updateEncodings(&s, now)
+                return (decision, encodings, updateCadence(&s, now))
             }
             apply(decision, peer: id)
+            applyEncodings(encodings, peer: id)
             apply(cadence, peer: id)
         case .closed(let reason, let failed):
-            let (decision, cadence, left, count) = state.withLock { s -> (BitrateFollower.Decision?, CadenceChange?, PeerConnection?, Int) in
+            let (decision, encodings, cadence, left, count) = state.withLock {
+                s -> (BitrateFollower.Decision?, EncodingWork, CadenceChange?, PeerConnection?, Int) in
                 if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
+                s.switches[id] = nil
                 s.unconnected[id] = nil
                 s.rtcpSeen[id] = nil
                 s.outlierKeyframes.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
                 let decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
-                return (decision, updateCadence(&s, MonotonicClock.nowMicros()), left, s.peers.count)
+                let now = MonotonicClock.nowMicros()
+                let encodings = updateEncodings(&s, now)
+                return (decision, encodings, updateCadence(&s, now), left, s.peers.count)
             }
             if let left {
                 let logger = logger
@@ -259,6 +277,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 }
             }
             apply(decision, peer: id)
+            applyEncodings(encodings, peer: id)
             apply(cadence, peer: id)
         }
     }
