@@ -31,9 +31,13 @@ public struct PeerEstimate: Sendable, Equatable {
 /// (issue 12, "the rate policy for screens"): a viewer far below the others gets a lower-rate encoding of the
 /// same source instead of a thinned main one.
 ///
-/// - **Down**: a GCC viewer whose estimate stays below ``Settings/outlierRatio`` × the highest estimate for
+/// - **The reference** is the highest estimate, but no more than the main encoder's ceiling (`--bitrate` or
+///   the size's default): an estimate above what the main encoder ever makes says nothing of what a viewer
+///   needs to take it (else a viewer on the low encoding, sending only its own low rate, would have to reach
+///   an unreachable estimate to come back).
+/// - **Down**: a GCC viewer whose estimate stays below ``Settings/outlierRatio`` × the reference for
 ///   ``Settings/downHoldMicros`` moves to the low encoding (a viewer ramping up after it joined does not).
-/// - **Up**: a viewer on the low encoding whose estimate stays at or above ``Settings/upRatio`` × the highest
+/// - **Up**: a viewer on the low encoding whose estimate stays at or above ``Settings/upRatio`` × the reference
 ///   for ``Settings/upHoldMicros`` moves back (the gap between the two ratios is the hysteresis: no flapping
 ///   at the line); also at once when its estimate is gone.
 /// - **The encoder** starts as soon as a movable outlier exists (so it is warm when the first viewer moves)
@@ -107,13 +111,14 @@ public struct SecondEncodingPolicy: Sendable, Equatable {
     public func assignment(of peer: String) -> EncodingChoice { lowViewers.contains(peer) ? .low : .main }
 
     /// The decisions at `nowMicros` for `estimates` (every viewer and consumer with one; silent ones marked),
-    /// of which only `movable` (our viewers, not an SFU leg) may be moved, and the main encoder's picture size
-    /// (nil before the first frame: full size assumed to fit).
+    /// of which only `movable` (our viewers, not an SFU leg) may be moved, the main encoder's picture size (nil
+    /// before the first frame: full size assumed to fit) and its ceiling, kbps (nil: none).
     public mutating func update(
-        estimates: [String: PeerEstimate], movable: Set<String>, pictureSize: PictureSize?, nowMicros now: UInt64
+        estimates: [String: PeerEstimate], movable: Set<String>, pictureSize: PictureSize?, ceilingKbps: Int? = nil,
+        nowMicros now: UInt64
     ) -> [Action] {
         var actions: [Action] = []
-        let highest = estimates.values.filter { !$0.silent }.map(\.kbps).max()
+        let highest = estimates.values.filter { !$0.silent }.map(\.kbps).max().map { min($0, ceilingKbps ?? .max) }
         func isOutlier(_ e: PeerEstimate) -> Bool {
             guard let highest, e.isCongestionControl, !e.silent else { return false }
             return Double(e.kbps) < settings.outlierRatio * Double(highest)

@@ -130,7 +130,8 @@ extension ViewerHub {
         guard secondEncoderFactory != nil, !s.finished else { return EncodingWork() }
         let size = s.lastFrameSize.map { PictureSize(width: $0.width, height: $0.height) }
         var work = EncodingWork()
-        work.actions = s.encodings.update(estimates: s.follower.peerEstimates, movable: Set(s.watching.keys), pictureSize: size, nowMicros: now)
+        work.actions = s.encodings.update(
+            estimates: s.follower.peerEstimates, movable: Set(s.watching.keys), pictureSize: size, ceilingKbps: ceiling(s), nowMicros: now)
         for case .move(let peer, let to, _, _, _) in work.actions
         where s.switches[peer, default: EncodingSwitch(retryMicros: configuration.keyframeRetryMicros)].moveTo(to, nowMicros: now) {
             work.keyframes.insert(to)

@@ -84,6 +84,21 @@ final class SecondEncodingPolicyTests: XCTestCase {
         XCTAssertEqual(other.update(estimates: ["a": gcc(3000)], movable: ["a"], pictureSize: size720, nowMicros: 7_500_000), [.stop])
     }
 
+    func testAnEstimateAboveTheCeilingDoesNotKeepAViewerOnTheLowEncoding() {
+        var policy = SecondEncodingPolicy()
+        func at(_ slow: Int, _ t: UInt64) -> [SecondEncodingPolicy.Action] {
+            policy.update(estimates: ["fast": gcc(3000), "slow": gcc(slow)], movable: ["fast", "slow"], pictureSize: size720,
+                          ceilingKbps: 1500, nowMicros: t)
+        }
+        // 600 < 0.5 × min(3000, 1500): moved down; 900 is not an outlier of a 1500 kbit/s main encoder.
+        _ = at(600, 0)
+        XCTAssertEqual(at(600, 2_000_000).last, .move(peer: "slow", to: .low, reason: "estimate far below the others", kbps: 600, highestKbps: 1500))
+        _ = at(1100, 3_000_000)
+        XCTAssertEqual(at(1100, 7_000_000).last, .move(peer: "slow", to: .main, reason: "estimate near the others again", kbps: 1100, highestKbps: 1500),
+                       "1100 >= 0.7 × 1500, though far below the fast viewer's 3000")
+        XCTAssertEqual(at(900, 20_000_000).filter { if case .move = $0 { true } else { false } }, [], "900 >= 0.5 × 1500: it stays")
+    }
+
     func testREMBAndSilentViewersAreNotMoved() {
         var policy = SecondEncodingPolicy()
         let estimates = ["fast": gcc(3000), "remb": PeerEstimate(kbps: 300, isCongestionControl: false), "gone": gcc(200, silent: true)]
