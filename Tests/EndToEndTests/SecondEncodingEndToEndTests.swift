@@ -37,6 +37,20 @@ final class SecondEncodingEndToEndTests: XCTestCase {
                 "EndToEndTests.SecondEncodingEndToEndTests/testASlowChromiumGetsTheHalfSizeEncodingAtFivePlusFPSAndTheFastOneKeepsItsRate",
                 timeout: 240)
         }
+        try runSlowBesideFast(e2ee: false)
+    }
+
+    /// The same with end-to-end encryption: the second encoding's frames are encrypted as the main one's (same
+    /// key, same key index), and the slow viewer's page decrypts every one of them.
+    func testWithEndToEndEncryptionTheSecondEncodingsFramesDecryptToo() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace(
+                "EndToEndTests.SecondEncodingEndToEndTests/testWithEndToEndEncryptionTheSecondEncodingsFramesDecryptToo", timeout: 240)
+        }
+        try runSlowBesideFast(e2ee: true)
+    }
+
+    private func runSlowBesideFast(e2ee: Bool) throws {
         let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
         let agentPath = TestPaths.executable("screencast-agent")
         guard EndToEnd.requireTools([chromium, driver, tc, EndToEnd.systemPython, TestPaths.executable("screencast-call"), agentPath,
@@ -49,7 +63,17 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         // terminal flooded with output repaints too rarely to measure a frame rate).
         try server.spawn("xterm", ["-geometry", "210x55+0+0", "-e", "top", "-d", "0.1"])
 
-        let call = try CallUnderTest(["--ice-ports", "40960-41023", "--bitrate", "1500"])
+        let keys = try TemporaryDirectory(prefix: "sc-e2ee")
+        defer { keys.remove() }
+        let passphrase = "a passphrase for both encodings"
+        var e2eeArguments: [String] = [], fragment = ""
+        if e2ee {
+            XCTAssertTrue(FileManager.default.createFile(
+                atPath: keys.path("key"), contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+            e2eeArguments = ["--e2ee-key-file", keys.path("key")]
+            fragment = "#key=" + passphrase.utf8.map { String(format: "%%%02X", $0) }.joined()
+        }
+        let call = try CallUnderTest(["--ice-ports", "40960-41023", "--bitrate", "1500"] + e2eeArguments)
         defer { call.stop() }
         let agent = try ProcessRunner.start(
             agentPath, ["--display", server.display, "--socket", call.folder.path("agent.sock"), "--format", "shm", "--fps", "15",
@@ -61,7 +85,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
             return try PythonPeer(
                 EndToEnd.systemPython, "chromium_viewer.py",
-                ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "1000000", "--timeout", "\(seconds)",
+                ["--url", call.baseURL + "/" + fragment, "--profile", profile + "/profile", "--frames", "1000000", "--timeout", "\(seconds)",
                  "--mark", "\(mark)"] + (leave ? ["--leave"] : []),
                 environment: ["HOME": profile, "TMPDIR": profile])
         }
@@ -179,6 +203,16 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         // to the slow one's rate — 500 kbit/s gives 1280×720 10 fps — falls well below.)
         XCTAssertGreaterThanOrEqual(fastFPS, 0.8 * meanMainFPS, "the fast Chromium decodes the main encoder's frames")
         XCTAssertGreaterThanOrEqual(fastKbps, 0.8 * meanMainKbps, "the fast Chromium receives the main encoder's rate")
+        if e2ee {
+            // Clear or wrongly encrypted frames would count as failed or malformed, and not decode.
+            for (name, end) in [("slow", slowEnd), ("fast", fastEnd)] {
+                let counts = end["e2ee"] as? [String: Any] ?? [:]
+                print("e2e: \(name) e2ee \(counts)")
+                XCTAssertEqual(counts["state"] as? String, "decrypting", "\(name): \(counts)")
+                XCTAssertGreaterThan(counts["decrypted"] as? Int ?? 0, 100, "\(name): \(counts)")
+                XCTAssertEqual((counts["failed"] as? Int ?? -1) + (counts["malformed"] as? Int ?? -1), 0, "\(name): \(counts)")
+            }
+        }
         XCTAssertNotNil(stopped, "the second encoder stopped once the slow viewer had left")
         XCTAssertEqual(secondAfter["state"] as? String, "off")
         XCTAssertEqual(secondAfter["starts"] as? Int, 1, "started once, no flapping")
