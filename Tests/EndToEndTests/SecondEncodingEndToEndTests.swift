@@ -122,10 +122,12 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         var slowPeer: [String: Any] = [:], fastPeer: [String: Any] = [:]
         var mainFPS: [Double] = [], mainKbps: [Double] = [], mainTargets: [Int] = []
         var trace: [String] = []
+        var lastFrames = ""
         let started = Date()
         while fast.process.isRunning || slow.process.isRunning {
             Thread.sleep(forTimeInterval: 0.5)
             guard let stats = try? call.stats(), let viewers = stats["viewers"] as? [String: Any] else { continue }
+            lastFrames = "frames \(stats["frames"] ?? "-") dropped \(stats["dropped"] ?? "-") screen \(stats["screen"] ?? "-")"
             if let value = viewers["secondEncoding"] as? [String: Any], value["encoder"] is [String: Any] { second = value }
             for peer in viewers["peers"] as? [[String: Any]] ?? [] {
                 if peer["id"] as? String == slowID {
@@ -180,6 +182,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
               + "\(Int(meanMainKbps)) kbps, targets \(mainTargets.min() ?? 0)…\(mainTargets.max() ?? 0) kbps")
         let cpu = threads.map { "\($0.key) \(String(format: "%.1f", 100 * $0.value / elapsed)) %" }.sorted().joined(separator: ", ")
         print("e2e: CPU of the call's encoder threads over \(Int(elapsed)) s (of one core): \(cpu); pictures painted \(screen.painted.load(ordering: .relaxed))")
+        print("e2e: source " + lastFrames.replacingOccurrences(of: "\n", with: " "))
         print("e2e: trace " + trace.enumerated().filter { $0.offset % 4 == 0 }.map(\.element).joined(separator: "; "))
         print(log.suffix(12).map { "e2e: log " + $0 }.joined(separator: "\n"))
 
