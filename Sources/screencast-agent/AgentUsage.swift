@@ -2,10 +2,10 @@
 let agentUsage = """
     Usage: screencast-agent [options]
 
-    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420, shared memory with --format shm; Protocol/frame-wire.md)
-    to the call process's Unix socket. Only changes are sent (X DAMAGE); once the screen has been still for a
-    moment one sharper JPEG refresh follows ("paint-over"), and the last frame is repeated every --keepalive
-    seconds.
+    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420, shared memory with
+    --format shm; Protocol/frame-wire.md) to the call process's Unix socket. Only changes are sent (X
+    DAMAGE); once the screen has been still for a moment one sharper JPEG refresh follows
+    ("paint-over"), and the last frame is repeated every --keepalive seconds.
 
     Output:
       --socket PATH          the call process's socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
@@ -13,9 +13,10 @@ let agentUsage = """
                              while nobody listens; a slow reader makes frames drop, never queue.
       --output FILE          write a frame dump (.frames) instead of using the socket
       --record FILE          write a frame dump as well as sending to the socket (a dump that cannot be
-                             written, say a full disk, ends the recording, not the sending; exit 1 at the end)
-      --frames N             stop after N frames (keepalives count)
-      --duration S           stop after S seconds
+                             written, say a full disk, ends the recording, not the sending; exit 1 at
+                             the end)
+      --frames N             stop after N frames, 1-2147483647 (keepalives count)
+      --duration S           stop after S seconds, 0.001-31536000 (a year)
 
     What to capture:
       --display NAME         X display (default $DISPLAY)
@@ -23,47 +24,53 @@ let agentUsage = """
                              when it is resized, moved or redefined (xrandr --setmonitor); one that is
                              gone for 2 s ends the capture
       --region X,Y,W,H       a rectangle of the screen, in pixels; one partly outside the screen is cut
-                             to the visible part (a warning gives the new size), one wholly outside is bad
-                             usage (exit 64)
+                             to the visible part (a warning gives the new size), one wholly outside is
+                             bad usage (exit 64)
       --list-monitors        print the display's monitors ("INDEX: NAME WxH+X+Y [primary]") and exit
       --cursor on|off        draw the pointer's cursor into frames (default on)
-      --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces GetImage)
+      --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces
+                             GetImage)
 
     Format:
       --format jpeg|i420|shm frame bodies (default jpeg). jpeg: what iOS senders write and every reader
-                             accepts. i420: the raw picture (BT.601 limited-range I420, what VP8 carries;
-                             "Buffer-Format: I420", "Buffer-Color-Range: limited"),
-                             no JPEG encode here and no decode in the call, for a call on this machine only:
-                             ~3.1 MB a frame at 1080p (~93 MB/s at 30 fps); iOS-style readers accept only
-                             jpeg. shm: the BGRX picture in memory shared with the call (a memfd passed
-                             once over the socket; "Buffer-Format: BGRX-SHM"): per frame one copy into
-                             shared memory and a header on the socket; needs --socket (no --output or
-                             --record) and a call that maps it (others refuse the stream). --quality,
-                             --subsampling and the paint-over apply to jpeg only.
+                             accepts. i420: the raw picture (BT.601 limited-range I420, what VP8
+                             carries; "Buffer-Format: I420", "Buffer-Color-Range: limited"),
+                             no JPEG encode here and no decode in the call, for a call on this machine
+                             only: ~3.1 MB a frame at 1080p (~93 MB/s at 30 fps); iOS-style readers
+                             accept only jpeg. shm: the BGRX picture in memory shared with the call (a
+                             memfd passed once over the socket; "Buffer-Format: BGRX-SHM"): per frame
+                             one copy into shared memory and a header on the socket; needs --socket (no
+                             --output or --record) and a call that maps it (others refuse the stream).
+                             --quality, --subsampling and the paint-over apply to jpeg only.
 
     Rate, size and quality:
-      --fps N                at most N frames per second (default 30; fewer when less changes)
+      --fps N                at most N frames per second, 0.1-240 (default 30; fewer when less
+                             changes)
       --scale F              scale frames by F, 0.01...1 (e.g. 0.5 halves each side)
       --max-size WxH         shrink frames to fit WxH, keeping the aspect ratio (never enlarges)
       --quality Q            JPEG quality 1...100 (default 80)
       --subsampling 420|444  JPEG chroma subsampling (default 420; 444 keeps coloured text crisp)
-      --paint-over-quality Q quality of the refresh once the screen is still (default 95, sent as 4:4:4)
-      --paint-over-delay S   seconds of stillness before that refresh (default 1)
+      --paint-over-quality Q quality of the refresh once the screen is still, 1-100 (default 95, sent
+                             as 4:4:4)
+      --paint-over-delay S   seconds of stillness before that refresh, 0-3600 (default 1)
       --no-paint-over        never send that refresh
-      --keepalive S          repeat the last frame after S seconds without one (default 2)
+      --keepalive S          repeat the last frame after S seconds without one, 0.05-3600 (default 2)
       --orientation N        Buffer-Orientation to send, 0...255 (default 1: upright)
 
     Other:
-      --stats-interval S     seconds between stats lines (default 5; 0 for none)
+      --stats-interval S     seconds between stats lines, 0-86400 (default 5; 0 for none)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
       -h, --help             this text
 
-    Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=… jpeg_ms=…
-    bytes_per_frame=…"; jpeg_ms is the encode, or the I420 conversion, per frame) and a "summary" line at the end.
+    Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=…
+    jpeg_ms=… bytes_per_frame=…"; jpeg_ms is the encode, or the I420 conversion, per frame) and a
+    "summary" line at the end.
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
-    Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value, a
-    --output/--record whose folder is missing, a --socket no call could serve (its folder's parent missing, or a
-    file there that is not a socket), a --display name that does not parse, a --monitor the display
-    lacks, a --region outside the screen;
-    1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full disk).
+    Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
+    a
+    --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
+    missing, or a file there that is not a socket), a --display name that does not parse, a --monitor
+    the display lacks, a --region outside the screen;
+    1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full
+    disk).
     """

@@ -6,7 +6,8 @@ import ScreencastSupport
 /// (``CongestionSimulation``) and prints one CSV row per simulated second, for plotting (tools/bench).
 enum GCCSimCommand {
     static let usage = """
-        Usage: screencast-bench gcc-sim [--profile steps|bottleneck|loss] [--seconds S] [--start KBPS] [--record FILE]
+        Usage: screencast-bench gcc-sim [--profile steps|bottleneck|loss] [--seconds S] [--start KBPS]
+        [--record FILE]
 
         Sender-side GCC (CongestionControl) against a simulated link: a FIFO drop-tail queue, 25 ms one way,
         TWCC feedback every 100 ms, a sender that wants 3 Mbit/s. Prints CSV on stdout:

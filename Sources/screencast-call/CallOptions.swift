@@ -41,9 +41,10 @@ struct CallOptions {
     static let usage = """
         Usage: screencast-call [options]
 
-        Receives the agent's frames on a Unix socket, keeps the call's one shared video source and encodes it
-        as VP8 (libvpx, real time). When no agent is connected, --source decides what feeds the source; when
-        an agent's first picture arrives, the screen takes over, and when it leaves the source falls back.
+        Receives the agent's frames on a Unix socket, keeps the call's one shared video source and encodes
+        it as VP8 (libvpx, real time). When no agent is connected, --source decides what feeds the source;
+        when an agent's first picture arrives, the screen takes over, and when it leaves the source falls
+        back.
 
         Options:
           --socket PATH            the agent socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
@@ -54,29 +55,34 @@ struct CallOptions {
                                    clamped to 150-8000 kbps, following the picture size)
           --max-fps N              encode at most N new frames a second, 0.1-240 (default 30)
           --min-fps N              as the target bitrate falls, or the content proves costlier than the
-                                   target carries, the frame rate is lowered first, down to N, 0.1-max-fps
-                                   (default 5); only below that does the quantizer floor rise (text stays
-                                   sharp; /stats "rate": fpsCap, q, budgetBytes, bitsPerPixel)
+                                   target carries, the frame rate is lowered first, down to N, 0.1-240 and
+                                   at most --max-fps (default 5); only below that does the quantizer floor
+                                   rise (text stays sharp; /stats "rate": fpsCap, q, budgetBytes,
+                                   bitsPerPixel)
           --keyframe-spacing S     requested keyframes (new viewer, PLI, FIR) at most one per S seconds,
                                    0-60 (default 1; wider, up to 2 s, when a keyframe is large for the
                                    target); requests in between are coalesced (/stats "keyframeRequests")
-          --keyframe-interval S    a keyframe at least every S seconds (default: only on request)
-          --cpu-used N             libvpx speed, -16 (fastest) to -1 (default -6); positive values are refused
+          --keyframe-interval S    a keyframe at least every S seconds, 0.1-3600 (default: only on
+                                   request)
+          --cpu-used N             libvpx speed, -16 to -1 (-16 the fastest; default -6); positive values
+                                   are refused
           --min-q N, --max-q N     libvpx quantizer range, 0-63 (default 12 and 56); at low targets the rate
                                    policy raises the floor and lets libvpx use up to 63
-          --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are idle
-                           at start — never on a 2-core machine)
-          --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio) before
-                                   they are encoded; a portrait picture fits it turned (default 3840x2160)
-          --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH) are dropped unread
-                                   (default 7680x4320 = 33177600)
+          --encoder-threads N|auto libvpx threads, 1-16 (default auto: 1, or more only when cores are
+                                   idle at start — never on a 2-core machine)
+          --max-encode-size WxH    pictures larger than this are downscaled (keeping their aspect ratio)
+                                   before they are encoded; a portrait picture fits it turned (default
+                                   3840x2160)
+          --max-decode-pixels N    JPEGs with more pixels than this (N, or WxH; 1 to 16384x16384) are
+                                   dropped unread (default 7680x4320 = 33177600)
           --pattern-size WxH       test pattern size (default 1280x720)
-          --pattern-fps N          test pattern rate (default 30)
+          --pattern-fps N          test pattern rate, 0.1-240 (default 30)
           --record-ivf FILE        write every encoded frame to an IVF file (ffprobe/ffmpeg play it)
-          --stats-interval S       a stats line on stderr every S seconds, at least 0.1, or 0 for none
+          --stats-interval S       a stats line on stderr every S seconds, 0.1 to 86400, or 0 for none
                                    (default 5)
           --stats-file FILE        also write the stats as JSON to FILE at each interval and at exit
-          --watchdog S             drop an agent that completes no frame for S seconds (default 5)
+          --watchdog S             drop an agent that completes no frame for S seconds, 0.1-3600
+                                   (default 5)
           --exit-when-source-ends  exit 0 once the first agent's stream has ended (with --source file: once
                                    the file has played once) and everything is flushed
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
@@ -87,14 +93,15 @@ struct CallOptions {
                                    127.0.0.1:8080; [ADDR]:PORT for IPv6; port 0 picks a free one; 'off' for
                                    none). Beyond loopback only when asked: 0.0.0.0:8080
           --token T                WHEP requests need 'Authorization: Bearer T' (the page takes ?token=T)
-          --https                  serve the page, WHEP and /stats over HTTPS, with a self-signed certificate
-                                   made at start (its SHA-256 fingerprint is logged and printed)
-          --share                  share with other machines in one step: --https, --http 0.0.0.0:8443 (unless
-                                   --http is given), a fresh random token (unless --token is given); prints a
-                                   viewer link per address it listens on (IPv4 ones with 0.0.0.0; a QR code
-                                   when qrencode is installed), then a line per viewer joining and leaving
-          --ice-address ADDR       gather ICE host candidates on this local address only (repeatable; default:
-                                   every address libnice finds, which skips loopback)
+          --https                  serve the page, WHEP and /stats over HTTPS, with a self-signed
+                                   certificate made at start (its SHA-256 fingerprint is logged and printed)
+          --share                  share with other machines in one step: --https, --http 0.0.0.0:8443
+                                   (unless --http is given), a fresh random token (unless --token is given);
+                                   prints a viewer link per address it listens on (IPv4 ones with 0.0.0.0; a
+                                   QR code when qrencode is installed), then a line per viewer joining and
+                                   leaving
+          --ice-address ADDR       gather ICE host candidates on this local address only (repeatable;
+                                   default: every address libnice finds, which skips loopback)
           --remote-candidates any|private|loopback
                                    which viewers' ICE candidates are checked and sent to (default: loopback
                                    when every --ice-address is loopback, else any); others are refused
@@ -103,8 +110,8 @@ struct CallOptions {
           --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
                                    (or turns:); repeatable
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
-          --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default 150,
-                                   or --bitrate when that is lower);
+          --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default
+                                   150, or --bitrate when that is lower);
                                    the highest is --bitrate, or the default for the picture size
           --droppable-period N     keep one reference frame in N (2-6) from the start, the others
                                    non-reference, whatever the viewers' estimates (for measurements; by
@@ -120,12 +127,13 @@ struct CallOptions {
           --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
                                    format, AES-128-GCM, key = PBKDF2 of the passphrase): FILE holds the
                                    passphrase on one line and must not be accessible to group or others
-                                   (chmod 600). Viewers give it to the page as #key=PASSPHRASE or type it in.
-                                   The --record-ivf file keeps the clear frames.
+                                   (chmod 600). Viewers give it to the page as #key=PASSPHRASE or type it
+                                   in. The --record-ivf file keeps the clear frames.
           --e2ee-salt S            the key derivation's ratchet salt (default LKFrameEncryptionKey)
           --e2ee-key-index N       the first key index, 0-15 (default 0)
 
-        SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write failed).
+        SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write
+        failed).
         SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
         (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
@@ -228,10 +236,15 @@ struct CallOptions {
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
-        statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
-        // A timer firing faster than 10 times a second would spend the process on stats lines.
-        if statsIntervalSeconds != 0, statsIntervalSeconds < 0.1 {
-            throw UsageError("--stats-interval must be 0 (none) or at least 0.1 seconds, not '\(arguments.string("stats-interval") ?? "")'")
+        // 0 turns the line off; a timer firing faster than 10 times a second would spend the process on
+        // stats lines.
+        if let text = arguments.string("stats-interval") {
+            guard let value = Double(text), value == 0 || (0.1...86_400).contains(value) else {
+                throw UsageError("--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '\(text)'")
+            }
+            statsIntervalSeconds = value
+        } else {
+            statsIntervalSeconds = 5
         }
         statsFile = arguments.string("stats-file")
         if let path = statsFile { try PathArgument.writableFile(path, option: "--stats-file") }

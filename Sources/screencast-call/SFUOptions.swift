@@ -10,14 +10,15 @@ enum SFUOptions {
     static let usage = """
 
         Publishing to an SFU (one more consumer of the one encoder; local viewers are unaffected by it):
-          --whip URL               publish to a WHIP endpoint (RFC 9725: MediaMTX, LiveKit, Cloudflare, Janus
-                                   behind simple-whip-server); the offer carries every candidate (no trickle)
+          --whip URL               publish to a WHIP endpoint (RFC 9725: MediaMTX, LiveKit, Cloudflare,
+                                   Janus behind simple-whip-server); the offer carries every candidate (no
+                                   trickle)
           --whip-token T           send 'Authorization: Bearer T' to the WHIP endpoint
           --janus URL              publish into a Janus VideoRoom through the Janus HTTP API
                                    (URL like http://HOST:8088/janus); needs --janus-room
           --janus-room N           the room number
-          --janus-create-room      create the room (VP8, capped at --bitrate or 2500 kbps) when it is missing,
-                                   also after Janus restarts
+          --janus-create-room      create the room (VP8, capped at --bitrate or 2500 kbps) when it is
+                                   missing, also after Janus restarts
           --janus-display NAME     our publisher's display name (default screencast)
           --janus-pin P            the room's PIN
           --janus-secret S         the room's secret (to create it with one)

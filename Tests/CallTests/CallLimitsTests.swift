@@ -16,9 +16,9 @@ final class CallLimitsTests: CallTestCase {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
-            (["--stats-interval", "0.05"], "--stats-interval must be 0 (none) or at least 0.1 seconds, not '0.05'"),
-            (["--stats-interval", "0.0001"], "--stats-interval must be 0 (none) or at least 0.1 seconds"),
-            (["--stats-interval", "-1"], "--stats-interval must be a number"),
+            (["--stats-interval", "0.05"], "--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '0.05'"),
+            (["--stats-interval", "0.0001"], "--stats-interval must be 0 (none) or from 0.1 to 86400 seconds"),
+            (["--stats-interval", "-1"], "--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '-1'"),
             (["--max-encode-size", "8x8"], "--max-encode-size must be WxH within 16x16...16384x16384, not '8x8'"),
             (["--max-encode-size", "3840"], "--max-encode-size must be WxH"),
             (["--max-decode-pixels", "0"], "--max-decode-pixels must be a pixel count or WxH"),
