@@ -76,9 +76,13 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         }
         let call = try CallUnderTest(["--ice-ports", "40960-41023", "--bitrate", "1500"] + e2eeArguments)
         defer { call.stop() }
+        // Its log is read as it comes (a pipe nobody reads would block the agent once 64 KiB of log filled it) and
+        // its last lines are printed with the figures.
+        let agentErrors = Pipe()
+        let agentLog = PipeLines(agentErrors)
         let agent = try ProcessRunner.start(
             agentPath, ["--display", server.display, "--socket", call.folder.path("agent.sock"), "--format", "shm", "--fps", "15",
-                        "--cursor", "off", "--stats-interval", "0"], stderr: Pipe())
+                        "--cursor", "off", "--stats-interval", "0"], stderr: agentErrors)
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL); agent.waitUntilExit() } }
         XCTAssertNotNil(call.waitForLine("screen takes over", timeout: 15), "the agent's screen reached the call")
         func chromiumViewer(_ name: String, seconds: Int, mark: Int, leave: Bool = false) throws -> PythonPeer {
@@ -182,6 +186,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
               + "\(Int(meanMainKbps)) kbps, targets \(mainTargets.min() ?? 0)…\(mainTargets.max() ?? 0) kbps")
         let cpu = threads.map { "\($0.key) \(String(format: "%.1f", 100 * $0.value / elapsed)) %" }.sorted().joined(separator: ", ")
         print("e2e: CPU of the call's encoder threads over \(Int(elapsed)) s (of one core): \(cpu); pictures painted \(screen.painted.load(ordering: .relaxed))")
+        print(agentLog.all.suffix(4).map { "e2e: agent " + $0 }.joined(separator: "\n"))
         print("e2e: source " + lastFrames.replacingOccurrences(of: "\n", with: " "))
         print("e2e: trace " + trace.enumerated().filter { $0.offset % 4 == 0 }.map(\.element).joined(separator: "; "))
         print(log.suffix(12).map { "e2e: log " + $0 }.joined(separator: "\n"))
