@@ -54,6 +54,9 @@ public struct BitrateFollower: Sendable, Equatable {
     }
     private var estimates: [String: Estimate] = [:]
     private var ceilings: [String: Int] = [:]
+    /// Viewers served by the second encoding (``SecondEncodingPolicy``): their estimates set neither the main
+    /// encoder's rate nor make them outliers of it (they are not sent its frames).
+    public private(set) var servedElsewhere: Set<String> = []
     /// What was last decided (`useDefault` at the start).
     public private(set) var applied: Decision = .useDefault
 
@@ -69,21 +72,36 @@ public struct BitrateFollower: Sendable, Equatable {
 
     private var counted: [String: Estimate] { estimates.filter { !$0.value.silent } }
 
-    /// The lowest estimate that counts now, kbps (nil without estimates): GCC viewers far below the highest
-    /// and silent viewers are left out.
+    /// The lowest estimate that counts now, kbps (nil without estimates): GCC viewers far below the highest,
+    /// silent viewers and viewers served by the second encoding are left out.
     public var lowestEstimateKbps: Int? {
-        let counted = counted.values
-        guard let highest = counted.map(\.kbps).max() else { return nil }
+        let counted = counted
+        guard let highest = counted.values.map(\.kbps).max() else { return nil }
         let floor = outlierRatio * Double(highest)
-        return counted.filter { $0.source == .remb || Double($0.kbps) >= floor }.map(\.kbps).min()
+        return counted.filter { !servedElsewhere.contains($0.key) && ($0.value.source == .remb || Double($0.value.kbps) >= floor) }
+            .values.map(\.kbps).min()
     }
 
-    /// The viewers whose GCC target is too far below the others to count (their frames are thinned).
+    /// The viewers whose GCC target is too far below the others to count (their frames are thinned), except
+    /// those served by the second encoding.
     public var outliers: [String] {
         let counted = counted
         guard let highest = counted.values.map(\.kbps).max() else { return [] }
-        return counted.filter { $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest) }
-            .keys.sorted()
+        return counted.filter {
+            !servedElsewhere.contains($0.key) && $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest)
+        }.keys.sorted()
+    }
+
+    /// Every estimate known, kbps, with its kind and whether its viewer is silent (for ``SecondEncodingPolicy``).
+    public var peerEstimates: [String: PeerEstimate] {
+        estimates.mapValues { PeerEstimate(kbps: $0.kbps, isCongestionControl: $0.source == .congestionControl, silent: $0.silent) }
+    }
+
+    /// Sets the viewers served by the second encoding; the decision when that changed what counts.
+    public mutating func setServedElsewhere(_ peers: Set<String>, ceilingKbps: Int) -> Decision? {
+        guard peers != servedElsewhere else { return nil }
+        servedElsewhere = peers
+        return decide(ceilingKbps: ceilingKbps)
     }
 
     /// The highest estimate that counts now (silent viewers left out), kbps; nil without estimates.
@@ -94,8 +112,9 @@ public struct BitrateFollower: Sendable, Equatable {
     public var lowestOutlierKbps: Int? {
         let counted = counted
         guard let highest = counted.values.map(\.kbps).max() else { return nil }
-        return counted.values.filter { $0.source == .congestionControl && Double($0.kbps) < outlierRatio * Double(highest) }
-            .map(\.kbps).min()
+        return counted.filter {
+            !servedElsewhere.contains($0.key) && $0.value.source == .congestionControl && Double($0.value.kbps) < outlierRatio * Double(highest)
+        }.values.map(\.kbps).min()
     }
 
     /// The viewers with an estimate whose feedback stopped ``silenceLimitMicros`` ago or more (not counted).
@@ -158,6 +177,7 @@ public struct BitrateFollower: Sendable, Equatable {
 
     /// A viewer left (its estimate no longer counts).
     public mutating func remove(peer: String, ceilingKbps: Int) -> Decision? {
+        servedElsewhere.remove(peer)
         guard estimates.removeValue(forKey: peer) != nil else { return nil }
         return decide(ceilingKbps: ceilingKbps)
     }

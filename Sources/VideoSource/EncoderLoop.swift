@@ -28,15 +28,24 @@ final class EncoderLoop: Sendable {
     /// clock (11.1 µs), so no two frames share an RTP timestamp (receivers group packets into frames by it).
     static let minimumTimestampStepMicros: UInt64 = 12
 
-    private let hub: SourceHub
+    let hub: SourceHub
     private let sinks: SinkRegistry
-    private let configuration: VideoSourceConfiguration
+    let configuration: VideoSourceConfiguration
     private let clock: any VideoClock
-    private let logger: Logger
+    let logger: Logger
     /// The encoder's bitrate, readable from other threads (stats).
     let currentBitrate = Atomic<Int>(0)
+    /// Where each new picture this loop encodes is also offered (a ``SecondEncoding``'s hub, while one runs).
+    let tap = FrameTap()
+    /// Set for a second encoding's loop: the divisor its foreign pictures are scaled down by
+    /// (``localizeForeign(_:_:)``); nil for the main encoder.
+    let derived: DerivedScale?
 
-    init(hub: SourceHub, sinks: SinkRegistry, configuration: VideoSourceConfiguration, clock: any VideoClock, logger: Logger) {
+    init(
+        hub: SourceHub, sinks: SinkRegistry, configuration: VideoSourceConfiguration, clock: any VideoClock, logger: Logger,
+        derived: DerivedScale? = nil
+    ) {
+        self.derived = derived
         self.hub = hub
         self.sinks = sinks
         self.configuration = configuration
@@ -94,6 +103,7 @@ final class EncoderLoop: Sendable {
     /// One turn of the loop at the clock's now: picks up requests, then encodes at most one frame.
     /// Runs on the encoder thread (or, for `EncoderReplay`, on the caller's thread with a manual clock).
     func step(_ state: inout LoopState) -> Step {
+        if let derived { localizeForeign(derived, &state) }
         let requests = hub.takeRequests()
         let now = clock.nowMicros()
         if requests.keyframeRequested, !state.scheduler.requestKeyframe() { noteCoalesced(&state) }
@@ -139,6 +149,8 @@ final class EncoderLoop: Sendable {
         /// A switch or failed keyframe left a keyframe owed.
         var keyframeOwed = false
         var encodeErrors = 0
+        /// Foreign pictures a second encoding could not scale are logged rate-limited.
+        var scaleLog = LogRateLimiter()
         /// The last new picture's size and what it was downscaled to (nil: not scaled), for the log.
         var lastFit: (from: PictureSize, to: PictureSize?)?
         var fitLog = LogRateLimiter()
@@ -173,6 +185,8 @@ final class EncoderLoop: Sendable {
         }
         if newGeneration { state.keyframeOwed = true }
         state.lastGeneration = pending.generation
+        // Offered before the previous picture is recycled: the tap lets go of it first.
+        tap.offer(pending.frame, kind: pending.kind)
         if let old = state.last { hub.pool.recycle(old.picture) }
         state.last = nil
         state.last = pending.frame
@@ -340,35 +354,6 @@ final class EncoderLoop: Sendable {
         }
     }
 
-    /// The cadence asked for through the hub: N within ``droppablePeriods`` (nil or below 2: off).
-    private func applyCadence(_ change: Int?, _ state: inout LoopState) {
-        let period = change.flatMap { $0 >= Self.droppablePeriods.lowerBound ? min($0, Self.droppablePeriods.upperBound) : nil }
-        guard period != state.droppablePeriod else { return }
-        logger.info("droppable cadence", ["period": period.map(String.init) ?? "off", "from": state.droppablePeriod.map(String.init) ?? "off"])
-        state.droppablePeriod = period
-        // Off: no more non-reference frames, so libvpx may carry probabilities from frame to frame again
-        // (the first non-reference frame turned error-resilient mode on).
-        guard period == nil, let encoder = state.encoder, encoder.isErrorResilient else { return }
-        do throws(MediaError) {
-            try encoder.setErrorResilient(false)
-        } catch {
-            logger.warning("error-resilient mode stays on", ["error": error])
-        }
-    }
-
-    /// The periods the cadence takes (one reference frame in 2 … 6 new frames).
-    static let droppablePeriods = 2...6
-
-    /// The period in force: the one asked for, lowered so that reference frames alone come at
-    /// `minFramesPerSecond` or more at the current frame-rate cap, never below 2 (nil: off).
-    func effectiveDroppablePeriod(_ state: LoopState) -> Int? {
-        guard let asked = state.droppablePeriod else { return nil }
-        let fps = state.applied?.framesPerSecond ?? configuration.maxFramesPerSecond
-        let floor = Self.rateLimits(for: configuration).minFramesPerSecond
-        let keepsFloor = Int((fps / max(floor, 0.1) + 1e-9).rounded(.down))
-        return max(Self.droppablePeriods.lowerBound, min(asked, keepsFloor))
-    }
-
     /// Asks the rate policy what the current target allows and hands a changed decision to the
     /// scheduler (frame-rate cap) and the encoder (quantizer range, rate control for that frame rate).
     private func followRatePolicy(now: UInt64, _ state: inout LoopState) {
@@ -391,28 +376,6 @@ final class EncoderLoop: Sendable {
             logger.warning("rate policy refused by the encoder", ["decision": decision.description, "error": error])
         }
         state.applied = decision
-    }
-
-    /// Keyframes may take `keyframeShare` of the target: after a keyframe of `bytes`, the next requested one
-    /// waits `bytes × 8 ÷ (share × target)`, between the configured spacing and `longestKeyframeSpacing`.
-    private func spaceKeyframes(after bytes: Int, _ state: inout LoopState) {
-        let base = UInt64((configuration.keyframeMinSpacingSeconds * 1e6).rounded())
-        let kbps = Double(state.encoder?.settings.bitrateKbps ?? 1000)
-        let wanted = UInt64((Double(bytes) * 8 / (Self.keyframeShare * kbps) * 1000).rounded())
-        state.scheduler.setKeyframeSpacing(micros: max(base, min(Self.longestKeyframeSpacingMicros, wanted)))
-    }
-
-    /// The share of the target requested keyframes may take (see `spaceKeyframes`).
-    static let keyframeShare = 0.25
-    /// Requested keyframes are never spaced more than this, µs (a new viewer waits at most 2 s).
-    static let longestKeyframeSpacingMicros: UInt64 = 2_000_000
-
-    /// A keyframe request while one was pending: it adds nothing (counted, logged rate-limited).
-    private func noteCoalesced(_ state: inout LoopState) {
-        hub.stats.keyframeCoalesced()
-        if let suppressed = state.coalesceLog.admit() {
-            logger.info("keyframe request coalesced with the pending one", ["suppressed": suppressed])
-        }
     }
 
     /// Same size and byte-identical planes (memcmp; stops at the first difference).

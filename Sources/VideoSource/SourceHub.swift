@@ -25,6 +25,9 @@ final class SourceHub: Sendable {
         var bitrateChange: Int??
         var cadenceChange: Int??
         var stopping = false
+        /// A picture another encoder handed over (its planes shared with that encoder's buffers), waiting to be
+        /// scaled into one of this hub's own buffers (``SecondEncoding``). Never recycled into `pool`.
+        var foreign: (frame: VideoFrame, kind: SourceKind)?
         /// The encoder thread has been signalled and has not waited since (so one signal is enough).
         var wakePending = false
     }
@@ -92,6 +95,24 @@ final class SourceHub: Sendable {
         }
     }
 
+    /// Offers a picture whose planes another encoder still uses (``SecondEncoding``): it replaces a foreign
+    /// picture still waiting (released, not recycled: the buffer is not this hub's) and wakes the encoder
+    /// thread, which copies it into a buffer of its own pool at once (``takeForeign()``). Never blocks.
+    func submitForeign(_ frame: VideoFrame, kind: SourceKind) {
+        var replaced: (frame: VideoFrame, kind: SourceKind)?
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping else { return false }
+            replaced = s.foreign
+            s.foreign = (frame, kind)
+            return true
+        }
+        if replaced != nil { stats.dropped(.stale) }
+        if accepted { wakeEncoder() }
+    }
+
+    /// Takes the foreign picture waiting, if any (encoder thread).
+    func takeForeign() -> (frame: VideoFrame, kind: SourceKind)? { state.withLock { $0.foreign.take() } }
+
     /// Asks for a keyframe (coalesced with one not yet picked up, counted; the encoder thread spaces them).
     func requestKeyframe() {
         let coalesced = state.withLock { s -> Bool in
@@ -117,7 +138,10 @@ final class SourceHub: Sendable {
 
     /// Stops accepting frames; the encoder thread encodes what waits and ends.
     func stop() {
-        state.withLock { $0.stopping = true }
+        state.withLock {
+            $0.stopping = true
+            $0.foreign = nil
+        }
         wakeEncoder()
     }
 

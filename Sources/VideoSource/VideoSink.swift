@@ -38,6 +38,14 @@ final class SinkRegistry: Sendable {
         }
     }
 
+    /// Lets go of every sink without finishing them.
+    func removeAll() -> Int {
+        sinks.withLock { s in
+            defer { s.list = [] }
+            return s.list.count
+        }
+    }
+
     func deliver(_ frame: EncodedFrame) {
         let list = sinks.withLock { $0.list }
         for (_, sink) in list { sink.consume(frame) }

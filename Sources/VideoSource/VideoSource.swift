@@ -45,7 +45,7 @@ public final class VideoSource: Sendable {
 
     /// The configuration it was made with.
     public let configuration: VideoSourceConfiguration
-    private let clock: any VideoClock
+    let clock: any VideoClock
     private let logger: Logger
     private let hub: SourceHub
     private let sinks = SinkRegistry()
@@ -194,6 +194,9 @@ public final class VideoSource: Sendable {
     /// refinements and repeats are always reference frames. Costs every viewer some bitrate (the
     /// non-reference frames are predicted from an older picture); turn it off when no viewer needs it.
     public func setDroppableCadence(period: Int?) { hub.requestDroppableCadence(period) }
+
+    /// Where the encoder thread offers each new picture it encodes (``SecondEncoding`` attaches here).
+    var frameTap: FrameTap { loop.tap }
 
     /// The source feeding the encoder now.
     public var activeSource: SourceKind? { hub.active }

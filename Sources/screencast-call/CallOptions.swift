@@ -31,6 +31,8 @@ struct CallOptions {
     var minimumBitrateKbps: Int
     /// `--droppable-period N`: the droppable cadence kept on from the start (nil: it follows a slow viewer).
     var droppablePeriod: Int?
+    /// `--second-encoding on|off` (default on): a viewer far below the others gets a second, lower-rate encoding.
+    var secondEncoding = true
     /// `--whip` / `--janus`: the SFU leg (nil: none).
     var sfu: (any SFUTransport)?
     /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
@@ -115,6 +117,10 @@ struct CallOptions {
                                    non-reference, whatever the viewers' estimates (for measurements; by
                                    default this cadence is on only while a transport-cc viewer is far
                                    below the others, whose frames it lets the sender thin without keyframes)
+          --second-encoding on|off a transport-cc viewer far below the others (under half the highest
+                                   estimate for 2 s) gets a second, lower-rate VP8 encoding of the same
+                                   screen (half size when its rate is far below what full size needs),
+                                   started while such a viewer exists (default on)
         \(SFUOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
@@ -144,7 +150,7 @@ struct CallOptions {
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
-                "droppable-period",
+                "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
@@ -298,6 +304,11 @@ struct CallOptions {
         let givenMinimum = try arguments.int("min-bitrate", in: 1...1_000_000)
         minimumBitrateKbps = givenMinimum ?? min(150, source.bitrateKbps ?? 150)
         droppablePeriod = try arguments.int("droppable-period", in: 2...6)
+        switch arguments.string("second-encoding") {
+        case nil, "on": secondEncoding = true
+        case "off": secondEncoding = false
+        case let other?: throw UsageError("--second-encoding must be on or off, not '\(other)'")
+        }
         if let maximum = source.bitrateKbps, maximum < minimumBitrateKbps {
             throw UsageError("--min-bitrate (\(minimumBitrateKbps)) must not exceed --bitrate (\(maximum))")
         }

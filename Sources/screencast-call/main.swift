@@ -74,9 +74,11 @@ struct CallRun {
         }
         // With e2ee, SIGHUP rotates the key (of the sink made below; one arriving before it exists is logged).
         let encryption = Mutex<EncryptingSink?>(nil)
+        // The second encoding's frames are encrypted by a sink of their own, under the same key and index.
+        let lowEncryption = Mutex<EncryptingSink?>(nil)
         let rotate = options.e2ee.map { rotator($0) }
         let signals = ShutdownSignals(signals: CallSignals.handled) { number in
-            if number == SIGHUP, let rotate { return rotate(encryption.withLock { $0 }) }
+            if number == SIGHUP, let rotate { return rotate(encryption.withLock { $0 }, lowEncryption.withLock { $0 }) }
             end(number == SIGINT ? "SIGINT" : number == SIGHUP ? "SIGHUP" : "SIGTERM")
         }
         defer { withExtendedLifetime(signals) {} }
@@ -90,12 +92,23 @@ struct CallRun {
             source.addSink(ivf)
             recorder = ivf
         }
+        // Issue 12: viewers far below the others get a second, lower-rate encoding of the same pictures.
+        var secondEncoder: SecondEncoderFactory?
+        if options.secondEncoding {
+            let secondLogger = logger.named("second-encoder")
+            secondEncoder = { kbps, divisor, sink in
+                let encoding = SecondEncoding(source: source, bitrateKbps: kbps, divisor: divisor, logger: secondLogger)
+                encoding.addSink(lowEncryption.withLock { $0 } ?? sink)
+                encoding.start()
+                return encoding
+            }
+        }
         let viewers = try ViewerHub(
             configuration: SharingConfiguration(
                 ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
                 configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond,
                 fixedDroppablePeriod: options.droppablePeriod),
-            encoder: source, logger: logger.named("viewers"))
+            encoder: source, secondEncoder: secondEncoder, logger: logger.named("viewers"))
         let sfu = try options.sfu.map { transport in
             var ice = options.ice
             ice.role = .controlling
@@ -116,6 +129,8 @@ struct CallRun {
         if let e2ee {
             source.addSink(e2ee)
             encryption.withLock { $0 = e2ee }
+            let low = try startEncryption(of: viewers)
+            lowEncryption.withLock { $0 = low }
         } else {
             source.addSink(viewers)
             if let sfu { source.addSink(sfu) }
@@ -219,18 +234,30 @@ extension CallRun {
         return sink
     }
 
+    /// With `--e2ee-key-file`: the sink that encrypts the second encoding's frames for `viewers`, with the same
+    /// key and key index as the main one (rotated with it). Nil without.
+    private func startEncryption(of viewers: ViewerHub) throws -> EncryptingSink? {
+        guard let settings = options.e2ee, let passphrase else { return nil }
+        let key = try FrameKey.derive(passphrase: passphrase, salt: settings.salt)
+        return try EncryptingSink(key: key, keyIndex: settings.keyIndex, sinks: [viewers.secondEncodingSink],
+                                  encoder: viewers.secondEncodingKeyframes, logger: logger.named("e2ee-second"))
+    }
+
     /// What SIGHUP does with e2ee on: on a queue of its own (PBKDF2 takes tens of milliseconds; the signal
     /// thread stays free), read the key file again and rotate to the next key index. A refused file is
     /// logged and the current key kept: the call never falls back to clear frames.
-    private func rotator(_ settings: E2EEOptions) -> @Sendable (EncryptingSink?) -> Void {
+    private func rotator(_ settings: E2EEOptions) -> @Sendable (EncryptingSink?, EncryptingSink?) -> Void {
         let queue = DispatchQueue(label: "screencast.e2ee-rotation")
         let logger = logger.named("e2ee")
-        return { sink in
+        return { sink, lowSink in
             queue.async {
                 guard let sink else { return logger.warning("SIGHUP before encryption started: no key rotated") }
                 do {
                     let passphrase = try E2EEKeyFile(path: settings.keyFile).read()
-                    let index = try sink.rotate(to: try FrameKey.derive(passphrase: passphrase, salt: settings.salt))
+                    let key = try FrameKey.derive(passphrase: passphrase, salt: settings.salt)
+                    let index = try sink.rotate(to: key)
+                    // Rotated together, both sinks reach the same next index.
+                    if let lowSink { try lowSink.rotate(to: key) }
                     logger.info("e2ee key file read again: rotating at the next keyframe", ["key.index": index])
                 } catch {
                     logger.error("e2ee key not rotated: the current key stays", ["error": error])

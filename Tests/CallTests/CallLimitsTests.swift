@@ -12,7 +12,7 @@ final class CallLimitsTests: CallTestCase {
 
     func testLimitOptionsAndTheStatsIntervalAreChecked() throws {
         let help = try ProcessRunner.run(call, ["--help"])
-        for option in ["--max-encode-size", "--max-decode-pixels"] {
+        for option in ["--max-encode-size", "--max-decode-pixels", "--second-encoding on|off"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -31,6 +31,7 @@ final class CallLimitsTests: CallTestCase {
             (["--max-decode-pixels", "16385x1"], "--max-decode-pixels must be a pixel count or WxH"),
             (["--max-decode-pixels", "99999999999999999999999"], "--max-decode-pixels must be a pixel count or WxH"),
             (["--max-encode-size", "99999999999x99999999999"], "--max-encode-size must be WxH"),
+            (["--second-encoding", "yes"], "--second-encoding must be on or off, not 'yes'"),
         ] {
             let result = try ProcessRunner.run(call, arguments, timeout: 10)
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")

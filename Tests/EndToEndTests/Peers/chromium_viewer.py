@@ -17,6 +17,8 @@ Options:
   --profile DIR      a writable folder for Chromium's profile (HOME and TMPDIR should point there too)
   --screenshot PATH  save the page as PNG when done
   --settle S         once --frames are decoded, keep playing S seconds more before reading (default 0)
+  --mark S           also report the page's stats as they were S seconds after the start ("marked"), so a
+                     test can measure a window (frames decoded between the mark and the end)
   --save-rgba PATH   write the whole video picture as Chromium shows it (drawn on a canvas, read back) as
                      packed RGBA, 4 bytes a pixel, rows top to bottom, to PATH
   --default-playout  for measuring the low-latency settings against Chromium's defaults: before the page
@@ -122,6 +124,7 @@ def main():
     parser.add_argument("--profile", required=True)
     parser.add_argument("--screenshot")
     parser.add_argument("--settle", type=float, default=0)
+    parser.add_argument("--mark", type=float, default=0)
     parser.add_argument("--save-rgba")
     parser.add_argument("--insecure-https", action="store_true",
                         help="accept the call's self-signed HTTPS certificate (--share/--https)")
@@ -144,6 +147,8 @@ def main():
         stats = None
         while time.monotonic() - start < args.timeout:
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null")
+            if args.mark > 0 and "marked" not in result and time.monotonic() - start >= args.mark:
+                result["marked"] = stats
             if stats and stats.get("framesDecoded", 0) >= args.frames and stats.get("width"):
                 break
             time.sleep(0.2)

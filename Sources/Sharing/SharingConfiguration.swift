@@ -1,0 +1,63 @@
+public import ICE
+public import RTPSession
+public import VideoSource
+
+/// What the hub needs of the shared encoder (`VideoSource` has both).
+public protocol SharedEncoderControl: Sendable {
+    /// Asks for a keyframe (coalesced by the source).
+    func requestKeyframe()
+    /// Changes the target bitrate (nil: the configured or size-dependent default).
+    func setBitrate(kbps: Int?)
+    /// Turns the droppable cadence on with one reference frame in `period` new frames (2…6), or off (nil):
+    /// the other frames are non-reference (libvpx `VP8_EFLAG_NO_UPD_LAST | _GF | _ARF | _ENTROPY`), which a slow
+    /// viewer's sender may leave out without a keyframe.
+    func setDroppableCadence(period: Int?)
+}
+
+extension VideoSource: SharedEncoderControl {}
+
+/// How viewers are served.
+public struct SharingConfiguration: Sendable {
+    /// ICE settings for every viewer: `--ice-address`, `--stun`, `--turn`.
+    public var ice: ICEAgent.Configuration
+    /// Viewers at once; more are refused with 503.
+    public var maxViewers: Int
+    /// The lowest bitrate REMB may push the encoder to, kbps.
+    public var minimumBitrateKbps: Int
+    /// The top of the range: `--bitrate` when given; nil: the source's default for the picture size.
+    public var configuredBitrateKbps: Int?
+    /// The source's frame rate cap (for the size-dependent default).
+    public var maxFramesPerSecond: Double
+    public var pacer: PacerQueue.Configuration
+    /// How long a viewer waits for the first keyframe before asking again.
+    public var keyframeRetryMicros: UInt64
+    /// How long no slow viewer must remain before the droppable cadence goes off, µs
+    /// (``DroppableCadencePolicy/offHoldMicros``).
+    public var droppableOffHoldMicros: UInt64
+    /// A droppable cadence kept on from the start whatever the estimates (`--droppable-period`, 2…6; for
+    /// measurements); nil: it follows the outliers.
+    public var fixedDroppablePeriod: Int?
+    /// Sessions one client address may hold before they connect (each holds a viewer slot until ICE connects
+    /// or its time limit ends it); more are refused with 429, so one client cannot take every slot with offers
+    /// it never connects (a break-it trial kept all 16 for 30 s with 16 POSTs).
+    public var maxPendingPerAddress: Int = 4
+    /// The thresholds of the second encoding (``SecondEncodingPolicy``; it runs when the hub has a factory).
+    public var secondEncoding = SecondEncodingPolicy.Settings()
+
+    public init(
+        ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,
+        minimumBitrateKbps: Int = 150, configuredBitrateKbps: Int? = nil, maxFramesPerSecond: Double = 30,
+        pacer: PacerQueue.Configuration = .init(), keyframeRetryMicros: UInt64 = 1_000_000,
+        droppableOffHoldMicros: UInt64 = DroppableCadencePolicy.defaultOffHoldMicros, fixedDroppablePeriod: Int? = nil
+    ) {
+        self.ice = ice
+        self.maxViewers = maxViewers
+        self.minimumBitrateKbps = minimumBitrateKbps
+        self.configuredBitrateKbps = configuredBitrateKbps
+        self.maxFramesPerSecond = maxFramesPerSecond
+        self.pacer = pacer
+        self.keyframeRetryMicros = keyframeRetryMicros
+        self.droppableOffHoldMicros = droppableOffHoldMicros
+        self.fixedDroppablePeriod = fixedDroppablePeriod
+    }
+}

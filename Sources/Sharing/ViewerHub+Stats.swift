@@ -1,0 +1,58 @@
+import ScreencastSupport
+import Synchronization
+
+extension ViewerHub {
+    // MARK: Stats
+
+    /// Viewers connected or connecting now.
+    public var viewerCount: Int { state.withLock { $0.peers.count } }
+
+    /// The `viewers` part of `/stats`: counts, the bitrate decision, each peer, and the last peers that ended.
+    public var json: JSONValue {
+        let (peers, s) = state.withLock { s in (Array(s.peers.values), s) }
+        let snapshots = peers.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
+        let now = MonotonicClock.nowMicros()
+        let rates = state.withLock { s in
+            s.sendRates.keep(only: Set(snapshots.map(\.id)))
+            return snapshots.map { snapshot in
+                s.sendRates.kbps(id: snapshot.id, bytes: snapshot.bytesSent, ageMicros: UInt64(snapshot.ageSeconds * 1e6), nowMicros: now)
+            }
+        }
+        let applied: JSONValue
+        switch s.follower.applied {
+        case .set(let kbps): applied = .number(kbps)
+        case .useDefault: applied = .string("default")
+        }
+        let bitrate: [(String, JSONValue)] = [
+            ("applied", applied),
+            ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
+            ("silentPeers", .array(s.follower.silentPeers.map { .string($0) })),
+            ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
+            ("changes", .number(s.bitrateChanges)),
+            // GCC viewers far below the rest (thinned) and the cadence that makes their thinning clean.
+            ("outliers", .array(s.follower.outliers.map { .string($0) })),
+            ("droppablePeriod", (configuration.fixedDroppablePeriod ?? s.cadence.period).map { .number($0) } ?? .null),
+            ("cadenceChanges", .number(s.cadenceChanges)),
+        ]
+        return .object([
+            ("count", .number(snapshots.count)),
+            ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
+            ("created", .number(s.sessionsCreated)),
+            ("refused", .number(s.sessionsRefused)),
+            ("keyframeRequests", .number(s.keyframeRequests)),
+            ("outlierKeyframeRequestsHeld", .number(s.outlierKeyframes.held)),
+            ("bitrate", .object(bitrate)),
+            ("secondEncoding", secondEncodingJSON(s)),
+            ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
+                guard case .object(var fields) = snapshot.json else { return snapshot.json }
+                fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
+                // Which encoding the viewer gets: main, low, or main->low while it waits for the keyframe.
+                fields.append(("encoding", .string(s.switches[snapshot.id]?.description ?? EncodingChoice.main.rawValue)))
+                return .object(fields)
+            })),
+            ("ended", .array(s.recentlyEnded.map { ended in
+                .object([("id", .string(ended.id)), ("reason", .string(ended.reason)), ("failed", .bool(ended.failed))])
+            })),
+        ])
+    }
+}
