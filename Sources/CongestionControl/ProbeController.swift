@@ -89,10 +89,13 @@ public struct ProbeController: Sendable {
         /// For a screen sender on a real session, as the RTP session uses it: periodic probes only (they find
         /// capacity that came back: 300 kbit/s → 3 Mbit/s in about 6 s instead of AIMD's 30); no recovery probe (libwebrtc sends it only while application-limited — for a
         /// greedy sender the drop was the link's, and 85 % of the old rate into it is loss and over-use), and
-        /// no periodic probe within 5 s of an over-use (a full link has nothing to find; a probe there lifts
+        /// no periodic probe within 2.5 s of an over-use (a full link has nothing to find; a probe there lifts
         /// the estimate to the link's rate with no room for keyframes and overhead). Measured in memory
         /// (PeerConnectionTests.CongestionCallTests, a 30 kB drop-tail queue): with the defaults the 300 kbit/s
-        /// step held near 130 kbit/s; with these above 200 kbit/s.
+        /// step held near 130 kbit/s; with these above 200 kbit/s. The quiet time was 5 s until 2026-12-05:
+        /// with Chromium behind tbf (ChromiumCongestionTests), the over-use of the 300 kbit/s queue draining
+        /// after the step up to 3 Mbit/s then held the first probe until +5.7 s; at 2.5 s it came at +3.7 s
+        /// (two runs of three); probes into a full link stay 5 s apart (the periodic interval).
         public static var screenSender: Configuration {
             var configuration = Configuration()
             // No start probes either: a 3.4 kB cluster at 6 × 300 kbit/s fits a token bucket's burst (tbf
@@ -100,7 +103,7 @@ public struct ProbeController: Sendable {
             // limited screen encoder (~500 kbit/s) then never meets the over-use that would correct it.
             (configuration.firstScale, configuration.secondScale) = (1, 1)
             configuration.dropTimeoutMicros = 0
-            configuration.periodicQuietMicros = 5_000_000
+            configuration.periodicQuietMicros = 2_500_000
             // ALR probes every 5 s (libwebrtc's interval) and clusters long enough to see past a token
             // bucket's burst: their results lift the estimate of an encoder that sends 300–550 kbit/s on a
             // 3 Mbit/s link, which the AIMD increase (≤ 1.5 × acknowledged) would take a minute to find.

@@ -32,7 +32,7 @@ final class ProbingAndPacingTests: XCTestCase {
     }
 
     /// The screen sender's probing: no recovery probe after a drop (a greedy sender's drop is the link's),
-    /// and no periodic probe within 5 s of an over-use (a full link has nothing to find).
+    /// and no periodic probe within 2.5 s of an over-use (a full link has nothing to find).
     func testScreenSenderProbesNotIntoAFullLink() {
         var probes = ProbeController(configuration: .screenSender, maxBitrate: 3_000_000)
         _ = probes.start(startBitrate: 1_000_000, nowMicros: 0)
@@ -41,8 +41,8 @@ final class ProbingAndPacingTests: XCTestCase {
         XCTAssertEqual(probes.onRecoveredFromOveruse(nowMicros: 2_500_000), [], "recovery probes are off")
         probes.onOveruse(nowMicros: 4_000_000)
         XCTAssertEqual(probes.onTick(nowMicros: 5_100_000), [], "5 s after the last probe, but 1.1 s after an over-use")
-        XCTAssertEqual(probes.onTick(nowMicros: 8_999_999), [])
-        XCTAssertEqual(probes.onTick(nowMicros: 9_000_000).map(\.bitsPerSecond), [600_000], "quiet for 5 s: 2 × the estimate")
+        XCTAssertEqual(probes.onTick(nowMicros: 6_499_999), [])
+        XCTAssertEqual(probes.onTick(nowMicros: 6_500_000).map(\.bitsPerSecond), [600_000], "quiet for 2.5 s: 2 × the estimate")
     }
 
     func testDisabledPeriodicProbing() {
