@@ -17,20 +17,31 @@ public struct CaptureRect: Sendable, Equatable, Hashable, CustomStringConvertibl
         self.height = height
     }
 
-    /// Parses `X,Y,W,H` (the `--region` syntax): whole numbers, `X`,`Y` ≥ 0, `W`,`H` ≥ 1, each side at most
-    /// 32767 (X11 coordinates are 16-bit). Spaces around the numbers are not allowed.
-    /// - Returns: nil when the text does not match.
+    /// Parses the `--region` syntax: `X,Y,W,H`, or `WxH+X+Y` as X11 geometry strings, `--list-monitors` and
+    /// the logs write it (``description``). Whole numbers, `X`,`Y` ≥ 0, `W`,`H` ≥ 1, each at most 32767 (X11
+    /// coordinates are 16-bit). Spaces and signs other than the geometry's `+` are not allowed.
+    /// - Returns: nil when the text matches neither form.
     public init?(parsing text: String) {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        let numbers = parts.compactMap { part -> Int? in
-            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let numbers: [Substring]
+        if text.contains(",") {
+            numbers = text.split(separator: ",", omittingEmptySubsequences: false)
+        } else {
+            // WxH+X+Y → [X, Y, W, H]
+            let plus = text.split(separator: "+", omittingEmptySubsequences: false)
+            guard plus.count == 3 else { return nil }
+            let size = plus[0].split(separator: "x", omittingEmptySubsequences: false)
+            guard size.count == 2 else { return nil }
+            numbers = [plus[1], plus[2], size[0], size[1]]
+        }
+        guard numbers.count == 4 else { return nil }
+        let values = numbers.compactMap { part -> Int? in
+            guard !part.isEmpty, part.count <= 5, part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
             return Int(part)
         }
-        guard numbers.count == 4, numbers[0] <= 32_767, numbers[1] <= 32_767,
-            (1...32_767).contains(numbers[2]), (1...32_767).contains(numbers[3])
+        guard values.count == 4, values[0] <= 32_767, values[1] <= 32_767,
+            (1...32_767).contains(values[2]), (1...32_767).contains(values[3])
         else { return nil }
-        self.init(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
+        self.init(x: values[0], y: values[1], width: values[2], height: values[3])
     }
 
     /// True when the rectangle has no pixels.

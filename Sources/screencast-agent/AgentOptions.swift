@@ -92,7 +92,7 @@ struct AgentOptions {
         }
         if let region {
             guard let rect = CaptureRect(parsing: region) else {
-                throw UsageError("--region must be X,Y,W,H in pixels (W and H at least 1), not '\(region)'")
+                throw UsageError("--region must be X,Y,W,H or WxH+X+Y in pixels (W and H at least 1), not '\(region)'")
             }
             capture.target = .region(rect)
         }

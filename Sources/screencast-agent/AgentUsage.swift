@@ -23,9 +23,9 @@ let agentUsage = """
       --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors; followed
                              when it is resized, moved or redefined (xrandr --setmonitor); one that is
                              gone for 2 s ends the capture
-      --region X,Y,W,H       a rectangle of the screen, in pixels; one partly outside the screen is cut
-                             to the visible part (a warning gives the new size), one wholly outside is
-                             bad usage (exit 64)
+      --region X,Y,W,H       a rectangle of the screen, in pixels (or WxH+X+Y, as --list-monitors writes
+                             it); one partly outside the screen is cut to the visible part (a warning
+                             gives the new size), one wholly outside is bad usage (exit 64)
       --list-monitors        print the display's monitors ("INDEX: NAME WxH+X+Y [primary]") and exit
       --cursor on|off        draw the pointer's cursor into frames (default on)
       --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces
@@ -67,8 +67,7 @@ let agentUsage = """
     "summary" line at the end.
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
     Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
-    a
-    --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
+    a --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
     missing, or a file there that is not a socket), a --display name that does not parse, a --monitor
     the display lacks, a --region outside the screen;
     1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full

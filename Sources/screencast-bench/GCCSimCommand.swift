@@ -7,7 +7,7 @@ import ScreencastSupport
 enum GCCSimCommand {
     static let usage = """
         Usage: screencast-bench gcc-sim [--profile steps|bottleneck|loss] [--seconds S] [--start KBPS]
-        [--record FILE]
+                                        [--record FILE]
 
         Sender-side GCC (CongestionControl) against a simulated link: a FIFO drop-tail queue, 25 ms one way,
         TWCC feedback every 100 ms, a sender that wants 3 Mbit/s. Prints CSV on stdout:

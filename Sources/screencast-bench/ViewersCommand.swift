@@ -41,6 +41,13 @@ enum ViewersCommand {
         }
         let connected = viewers.filter(\.isConnected).count
         FileHandle.standardError.write(Data("viewers: \(connected) of \(count) connected\n".utf8))
+        let unanswered = viewers.filter { !$0.isConnected && errors[$0.index] == nil }.count
+        if unanswered > 0 {
+            // The usual cause on one machine: a call without --ice-address 127.0.0.1 offers no loopback candidate.
+            FileHandle.standardError.write(Data((
+                "viewers: \(unanswered) joined but never connected within 20 s (ICE or DTLS did not complete); "
+                    + "a call on this machine needs --ice-address 127.0.0.1 to offer a loopback candidate\n").utf8))
+        }
         usleep(useconds_t(seconds * 1e6))
         for viewer in viewers { viewer.leave(client: client) }
         let reports = viewers.map { viewer -> JSONValue in

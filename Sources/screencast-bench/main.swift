@@ -6,31 +6,33 @@ import ScreencastSupport
 /// numbers: `swift build -c release --product screencast-bench`). `tools/bench` runs it and the end-to-end
 /// measurements; results are medians over repeated runs with min–max.
 let usage = """
-    Usage: screencast-bench [--stage NAME]... [--repeat N] [--json] [--display D] [--content
-    NAME=DUMP]...
+    Usage: screencast-bench [--stage NAME]... [--repeat N] [--json] [--display D]
+                            [--content NAME=DUMP]...
            screencast-bench viewers --url URL [--count N] [--seconds S]    (see 'viewers --help')
            screencast-bench gcc-sim [--profile steps|bottleneck|loss]       (see 'gcc-sim --help')
 
     Stages (default: all that need no display and no dump, plus those whose inputs are given):
-      parse-1080p FrameWire decoder over a stream of 1920x1080-sized messages (GB/s), socket-style reads
-      parse-tiny FrameWire decoder over a stream of 200-byte messages (messages/s)
-      jpeg-decode JPEG → I420 at 1920x1080 and 3840x2160 (synthetic q80 4:2:0), and each --content dump
-      jpeg-encode BGRX → JPEG q80 4:2:0 and 4:4:4 (the agent's path) and I420 → JPEG, synthetic pictures
-      rotation I420 rotation by 90° and 180° with libyuv at 1920x1080 and 3840x2160
-      range BT.601 full → limited range in place (the call's conversion after a JPEG decode) at
+      parse-1080p   FrameWire decoder over a stream of 1920x1080-sized messages (GB/s), socket-style
+                    reads
+      parse-tiny    FrameWire decoder over a stream of 200-byte messages (messages/s)
+      jpeg-decode   JPEG → I420 at 1920x1080 and 3840x2160 (synthetic q80 4:2:0), and each --content
+                    dump
+      jpeg-encode   BGRX → JPEG q80 4:2:0 and 4:4:4 (the agent's path) and I420 → JPEG, synthetic
+                    pictures
+      rotation      I420 rotation by 90° and 180° with libyuv at 1920x1080 and 3840x2160
+      range         BT.601 full → limited range in place (the call's conversion after a JPEG decode) at
                     1920x1080 and 3840x2160, with the alternatives: a Swift table loop, libyuv
                     ARGBPolynomial
       vp8-unchanged VP8 re-encode of an unchanged picture (the call's idle repeat), both sizes
       vp8           VP8 encode (the call's settings) of each --content dump, frame by frame
-      damage Buffer-Damage at 1080p, interleaved: whole-slot BGRX → I420 against copy + convert of the
-      damage
-                    (typing, window, scroll, whole), and the agent's whole 8 MB slot write against the
-                    damage only (ms)
-      frame-crypto E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key
-      derivation shm-capture MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that
-      screen ratecontrol what the call's encoder loop emits (new frames, refinements, repeats,
-      keyframes) against
-                    targets of 2000, 1000, 500 and 300 kbps, each --content dump (default:
+      damage        Buffer-Damage at 1080p, interleaved: whole-slot BGRX → I420 against copy + convert
+                    of the damage (typing, window, scroll, whole), and the agent's whole 8 MB slot
+                    write against the damage only (ms)
+      frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key
+                    derivation
+      shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
+      ratecontrol   what the call's encoder loop emits (new frames, refinements, repeats, keyframes)
+                    against targets of 2000, 1000, 500 and 300 kbps, each --content dump (default:
                     Tests/Fixtures' terminal-scroll, window-drag, static-desktop) looped in virtual
                     time; prints a table
 

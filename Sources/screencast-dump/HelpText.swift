@@ -80,9 +80,8 @@ enum HelpText {
 
         --json: one JSON document on stdout:
           {"frames":[FRAME,…],"end":"eof"|"truncated"|"error","error":null|ERROR}
-          FRAME:
-          {"offset":O,"contentLength":N,"bufferWidth":W,"bufferHeight":H,"orientation":V,"rotation":R,
-                  "format":F,"jpegWidth":JW,"jpegHeight":JH}
+          FRAME: {"offset":O,"contentLength":N,"bufferWidth":W,"bufferHeight":H,"orientation":V,
+                  "rotation":R,"format":F,"jpegWidth":JW,"jpegHeight":JH}
             offset        byte offset of the frame's status line (empty lines before it belong to no frame)
             orientation   Buffer-Orientation (0 when absent or out of range); rotation: 0, 90, 180 or 270,
                           the clockwise turn it asks for (8 → 90, 3 → 180, 6 → 270, else 0)
@@ -93,22 +92,23 @@ enum HelpText {
                           the dump: no jpegWidth/jpegHeight, no decodeError, but "memory": [GENERATION,
                           SLOT, VERSION])
             jpegWidth/jpegHeight: the JPEG's own size. A body that does not decode as a JPEG (one that
-            decodes
-                          only with a libjpeg warning, such as a premature end, counts as not decoding) has
-                          "decodeError":"MESSAGE" instead, and decoding goes on with the next frame.
+                          decodes only with a libjpeg warning, such as a premature end, counts as not
+                          decoding) has "decodeError":"MESSAGE" instead, and decoding goes on with the
+                          next frame.
             optional, after those, only when the frame carries them (screencast-agent writes both):
             "timestamp":T Buffer-Timestamp, capture time in CLOCK_MONOTONIC µs (exact unsigned 64-bit)
             "sequence":S  Buffer-Sequence, the sender's frame counter (exact unsigned 64-bit)
-            "capture":{"Capture-Display":…} the Capture-* fields given (what the agent captures;
-            frame-wire.md §2.7) "damage":[[X,Y,W,H],…] Buffer-Damage, what changed since the frame before
-            ([] for none; §2.9);
+            "capture":{"Capture-Display":…}  the Capture-* fields given (what the agent captures;
+                                             frame-wire.md §2.7)
+            "damage":[[X,Y,W,H],…]  Buffer-Damage, what changed since the frame before ([] for none; §2.9);
                           a malformed one is "damageFault":KIND instead (syntax, outsideBuffer, …)
           ERROR: {"kind":K,"message":M,"offset":B}
             kind          badStatusLine, badHeaderLine, missingHeader, badHeaderValue, conflictingHeaders,
                           headerTooLarge, bodyTooLarge or bodyLengthMismatch (an I420 body of the wrong
                           size)
-            message what is wrong, ending with where it was detected: "(detected at byte N, offset N-1)"
-            offset the byte offset (from 0, like a frame's offset) at which the fault was detected
+            message       what is wrong, ending with where it was detected: "(detected at byte N, offset
+                          N-1)"
+            offset        the byte offset (from 0, like a frame's offset) at which the fault was detected
 
         \(logLevelOption)
 
@@ -120,8 +120,7 @@ enum HelpText {
     static var replay: String {
         """
         Usage: screencast-dump replay FILE [--socket PATH] [--fps N | --as-fast-as-possible] [--loop]
-        [--wait S]
-                                           [--log-level LEVEL]
+                                          [--wait S] [--log-level LEVEL]
 
         Send the dump to a reader (the call process, or screencast-dump record) as a sender would: the
         frames byte for byte, then a faulty or truncated tail as is (a dump that breaks the wire format is
@@ -199,9 +198,8 @@ enum HelpText {
         body ("Buffer-Format: I420") is written as DIR/NNNNNN.yuv instead, exactly as sent: planar BT.601
         I420 of Buffer-Width x Buffer-Height in the range its Buffer-Color-Range says (limited from
         screencast-agent: view it with e.g. ffmpeg -f rawvideo -pix_fmt yuv420p -s WxH -i 000000.yuv
-        000000.png; full, or no
-        Buffer-Color-Range: -pix_fmt yuvj420p). DIR and missing parents are made. The summary on stderr says
-        "wrote N bodies" and how the stream ended.
+        000000.png; full, or no Buffer-Color-Range: -pix_fmt yuvj420p). DIR and missing parents are made.
+        The summary on stderr says "wrote N bodies" and how the stream ended.
 
         --force   write into a folder that already holds files (same-named files are replaced, others are
                   left). Without it such a folder is refused, so the bodies of two runs never mix.

@@ -85,7 +85,13 @@ final class CaptureSchedulerTests: XCTestCase {
 final class CaptureOptionTests: XCTestCase {
     func testRegionParsing() {
         XCTAssertEqual(CaptureRect(parsing: "10,20,300,200"), CaptureRect(x: 10, y: 20, width: 300, height: 200))
-        for bad in ["", "1,2,3", "1,2,3,4,5", "1,2,0,4", "-1,2,3,4", "1, 2,3,4", "a,b,c,d", "1,2,3,99999", "1,,3,4"] {
+        // The X11 geometry form, as --list-monitors and the logs print it, round-trips through description.
+        XCTAssertEqual(CaptureRect(parsing: "300x200+10+20"), CaptureRect(x: 10, y: 20, width: 300, height: 200))
+        let rect = CaptureRect(x: 0, y: 1080, width: 1920, height: 1080)
+        XCTAssertEqual(CaptureRect(parsing: rect.description), rect)
+        for bad in ["", "1,2,3", "1,2,3,4,5", "1,2,0,4", "-1,2,3,4", "1, 2,3,4", "a,b,c,d", "1,2,3,99999", "1,,3,4",
+                    "300x200", "300x200+10", "300x200+10+20+5", "300x200-10+20", "300x0+1+2", "x200+1+2", "300x200+1+",
+                    "300X200+1+2", "3x2x1+1+2", "300x200+1+99999", "000000000000000000300x200+1+2"] {
             XCTAssertNil(CaptureRect(parsing: bad), bad)
         }
     }
