@@ -46,6 +46,14 @@ enum CallStats {
     ///       monitor HDMI-1 1280x720+1920+0 at up to 30 fps
     ///     viewers: 2 connected of 16 allowed; 1 ended recently
     ///       viewer 3f2a9c1e from 192.0.2.7:50312: connected, 1790 kbps, RTT 3 ms; end-to-end encrypted, key index 0
+    /// `ADDRESS:PORT` as a person reads it: an IPv6 address in brackets (`[fd00::2]:37824`, RFC 3986 §3.2.2),
+    /// anything else unchanged.
+    static func bracketedIPv6(_ endpoint: String) -> String {
+        guard !endpoint.hasPrefix("["), endpoint.filter({ $0 == ":" }).count > 1,
+              let colon = endpoint.lastIndex(of: ":") else { return endpoint }
+        return "[\(endpoint[..<colon])]\(endpoint[colon...])"
+    }
+
     static func text(_ stats: JSONValue) -> String {
         guard case .object(let top) = stats else { return "no stats\n" }
         let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
@@ -89,7 +97,7 @@ enum CallStats {
         if case .array(let peers)? = viewers["peers"] {
             for case .object(let pairs) in peers {
                 let peer = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
-                let remote = string(object(peer["pair"])["remote"]) ?? "-"
+                let remote = Self.bracketedIPv6(string(object(peer["pair"])["remote"]) ?? "-")
                 lines.append("  viewer \(string(peer["id"])?.prefix(8) ?? "?") from \(remote): \(string(peer["state"]) ?? "?"), "
                     + String(format: "%.0f kbps", number(peer["kbps"]) ?? 0)
                     + (number(peer["rttMs"]).map { String(format: ", RTT %.0f ms", $0) } ?? ""))

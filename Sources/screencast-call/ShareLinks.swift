@@ -59,8 +59,10 @@ enum ShareLinks {
     /// host, token included), the fingerprint, and what the browser will say.
     static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
         let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
-        var lines = ["", "  Sharing beyond this machine. Viewer link\(hosts.count == 1 ? "" : "s") (anyone with a link can watch):"]
-        if hosts.isEmpty { lines.append("    (no address besides loopback: \(scheme)://127.0.0.1:\(port)\(query))") }
+        var lines = hosts.isEmpty
+            ? ["", "  Sharing on this machine only (no address besides loopback). Viewer link:",
+               "    \(scheme)://127.0.0.1:\(port)\(query)"]
+            : ["", "  Sharing beyond this machine. Viewer link\(hosts.count == 1 ? "" : "s") (anyone with a link can watch):"]
         for host in hosts { lines.append("    \(scheme)://\(host):\(port)\(query)") }
         let statsQuery = "/stats?format=text" + (token.map { "&token=\(SignalingServer.percentEncoded($0))" } ?? "")
         lines.append("  Stats (who is watching, bitrate): \(scheme)://\(hosts.first ?? "127.0.0.1"):\(port)\(statsQuery)")
