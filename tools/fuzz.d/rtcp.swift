@@ -161,7 +161,7 @@ private func checkOutcome(
         guard let sentBytes = sent[original.sequenceNumber], let sentPacket = try? RTPPacket(parsing: sentBytes) else {
             violated("retransmitted sequence number \(original.sequenceNumber) was never sent")
         }
-        check(original.payload == sentPacket.payload && original.timestamp == sentPacket.timestamp,
+        check(sameBytes(original.payload, sentPacket.payload) && original.timestamp == sentPacket.timestamp,
               "retransmission of \(original.sequenceNumber) differs from what was sent")
     }
     check(after.rtcpIgnored >= before.rtcpIgnored && after.keyframeRequests >= before.keyframeRequests, "a counter went down")
