@@ -58,10 +58,10 @@ public struct LocalMediaParameters: Sendable, Equatable {
 
     /// Refuses parameters that would make an invalid description.
     func validate() throws(SDPError) {
-        guard (4...256).contains(iceUfrag.count), iceUfrag.allSatisfy(\.isICEChar) else {
+        guard (4...256).contains(iceUfrag.count), iceUfrag.utf8.allSatisfy(\.isICEByte) else {
             throw .invalidConfiguration("ice-ufrag must be 4–256 characters of ALPHA / DIGIT / + /")
         }
-        guard (22...256).contains(icePwd.count), icePwd.allSatisfy(\.isICEChar) else {
+        guard (22...256).contains(icePwd.count), icePwd.utf8.allSatisfy(\.isICEByte) else {
             throw .invalidConfiguration("ice-pwd must be 22–256 characters of ALPHA / DIGIT / + /")
         }
         guard fingerprint.digest != nil, !fingerprint.algorithm.isEmpty, !fingerprint.algorithm.contains(" ") else {
@@ -74,7 +74,7 @@ public struct LocalMediaParameters: Sendable, Equatable {
                 throw .invalidConfiguration("msid stream and track ids must be non-empty tokens")
             }
         }
-        guard iceOptions.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isTokenChar) }) else {
+        guard iceOptions.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(\.isTokenByte) }) else {
             throw .invalidConfiguration("ice-options must be tokens")
         }
     }

@@ -41,7 +41,7 @@ public enum SDPAttribute: Sendable, Equatable {
             name = text
             value = nil
         }
-        guard !name.isEmpty, name.allSatisfy(\.isTokenChar) else {
+        guard !name.isEmpty, name.utf8.allSatisfy(\.isTokenByte) else {
             throw .badLine(line: line, text: "a=" + text, reason: "attribute name is not a token")
         }
         func required() throws(SDPError) -> String {
@@ -54,12 +54,12 @@ public enum SDPAttribute: Sendable, Equatable {
         case "rtcp-fb": self = .rtcpFeedback(try RTCPFeedbackAttribute(value: required(), line: line))
         case "mid":
             let mid = try required()
-            guard mid.allSatisfy(\.isTokenChar) else { throw .badAttribute(line: line, name: "mid", reason: "not a token") }
+            guard mid.utf8.allSatisfy(\.isTokenByte) else { throw .badAttribute(line: line, name: "mid", reason: "not a token") }
             self = .mid(mid)
         case "group": self = .group(try SDPGroup(value: required(), line: line))
         case "ice-ufrag", "ice-pwd":
             let text = try required()
-            guard text.allSatisfy(\.isICEChar) else {
+            guard text.utf8.allSatisfy(\.isICEByte) else {
                 throw .badAttribute(line: line, name: String(name), reason: "characters outside ALPHA / DIGIT / + /")
             }
             self = name == "ice-ufrag" ? .iceUfrag(text) : .icePwd(text)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Reads session descriptions (RFC 8866 §5, §9 grammar) strictly enough to refuse what is not SDP and
 /// leniently where real peers differ: lines may end CRLF or LF (§5 allows LF), blank lines are skipped,
 /// and attributes it does not know are kept as written.
@@ -22,18 +24,31 @@ public struct SDPParser: Sendable {
     /// Parses a description given as text.
     public func parse(_ text: String) throws(SDPError) -> SessionDescription {
         guard text.utf8.count <= maxBytes else { throw .tooLarge(bytes: text.utf8.count, limit: maxBytes) }
-        guard !text.utf8.contains(0) else { throw .notText }
+        let utf8 = Array(text.utf8)
         var state = State()
-        var number = 0
-        // Split on bytes: in Swift "\r\n" is one Character, so a Character split would miss it.
-        for rawLine in Array(text.utf8).split(separator: 0x0A, omittingEmptySubsequences: false) {
-            number += 1
-            var bytes = rawLine
-            if bytes.last == 0x0D { bytes = bytes.dropLast() }
-            if bytes.isEmpty { continue }
-            let line = Substring(String(decoding: bytes, as: UTF8.self))
-            guard !bytes.contains(0x0D) else { throw .badLine(line: number, text: String(line), reason: "bare CR") }
-            try state.consume(line, number: number)
+        // Split on bytes: in Swift "\r\n" is one Character, so a Character split would miss it. The scans
+        // are memchr: a byte loop costs a comparison per byte, which dominated parsing under the fuzzer's
+        // instrumentation.
+        try utf8.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) throws(SDPError) in
+            guard let base = all.baseAddress else { return }
+            guard memchr(base, 0, all.count) == nil else { throw .notText }
+            var number = 0
+            var start = 0
+            while start <= all.count {
+                let left = all.count - start
+                let newline = left == 0 ? nil : memchr(base + start, 0x0A, left)
+                let end = newline.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? all.count
+                number += 1
+                var bytes = UnsafeBufferPointer(rebasing: all[start..<end])
+                start = end + 1
+                if bytes.last == 0x0D { bytes = UnsafeBufferPointer(rebasing: bytes.dropLast()) }
+                if bytes.isEmpty { continue }
+                let line = Substring(String(decoding: bytes, as: UTF8.self))
+                guard memchr(bytes.baseAddress!, 0x0D, bytes.count) == nil else {
+                    throw .badLine(line: number, text: String(line), reason: "bare CR")
+                }
+                try state.consume(line, number: number)
+            }
         }
         return try state.finish()
     }
@@ -70,7 +85,7 @@ public struct SDPParser: Sendable {
             case "o":
                 guard origin == nil else { throw .unexpectedLine(line: number, text: String(line)) }
                 let fields = value.split(separator: " ")
-                guard fields.count == 6, fields[1].allSatisfy(\.isASCIIDigit), fields[2].allSatisfy(\.isASCIIDigit) else {
+                guard fields.count == 6, fields[1].utf8.allSatisfy(\.isASCIIDigitByte), fields[2].utf8.allSatisfy(\.isASCIIDigitByte) else {
                     throw .badLine(line: number, text: String(line), reason: "expected o=<user> <id> <version> IN <IP4|IP6> <address>")
                 }
                 origin = .init(username: String(fields[0]), sessionID: String(fields[1]), sessionVersion: String(fields[2]),
@@ -87,7 +102,7 @@ public struct SDPParser: Sendable {
                 session.bandwidths.append(String(value))
             case "t":
                 let fields = value.split(separator: " ")
-                guard fields.count == 2, fields.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else {
+                guard fields.count == 2, fields.allSatisfy({ $0.utf8.allSatisfy(\.isASCIIDigitByte) }) else {
                     throw .badLine(line: number, text: String(line), reason: "expected t=<start> <stop>")
                 }
                 if !sawTiming { session.timing = [] }
@@ -183,9 +198,9 @@ public struct SDPParser: Sendable {
             func bad(_ reason: String) -> SDPError { .badLine(line: number, text: String(line), reason: reason) }
             let fields = value.split(separator: " ")
             guard fields.count >= 4 else { throw bad("expected m=<media> <port> <proto> <format> …") }
-            guard fields[0].allSatisfy(\.isTokenChar) else { throw bad("media type is not a token") }
+            guard fields[0].utf8.allSatisfy(\.isTokenByte) else { throw bad("media type is not a token") }
             let portParts = fields[1].split(separator: "/", omittingEmptySubsequences: false)
-            guard (1...2).contains(portParts.count), portParts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+            guard (1...2).contains(portParts.count), portParts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(\.isASCIIDigitByte) }),
                   let port = UInt16(portParts[0])
             else { throw bad("bad port \(fields[1])") }
             var section = MediaDescription(kind: String(fields[0]), port: port, proto: String(fields[2]),
@@ -194,7 +209,7 @@ public struct SDPParser: Sendable {
                 guard let count = UInt16(portParts[1]) else { throw bad("bad port count \(fields[1])") }
                 section.portCount = count
             }
-            guard section.proto.allSatisfy({ $0.isTokenChar || $0 == "/" }) else { throw bad("bad profile") }
+            guard section.proto.utf8.allSatisfy({ $0.isTokenByte || $0 == 0x2F }) else { throw bad("bad profile") }
             if section.isRTP {
                 for format in section.formats {
                     guard let payloadType = UInt8(format), payloadType <= 127 else { throw bad("bad payload type \(format)") }

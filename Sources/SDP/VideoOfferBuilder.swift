@@ -26,7 +26,7 @@ public enum VideoOfferBuilder {
         guard (96...127).contains(vp8PayloadType), rtxPayloadType.map({ (96...127).contains($0) && $0 != vp8PayloadType }) ?? true else {
             throw .invalidConfiguration("payload types must be distinct and within 96…127")
         }
-        guard !mid.isEmpty, mid.allSatisfy(\.isTokenChar) else { throw .invalidConfiguration("mid must be a token") }
+        guard !mid.isEmpty, mid.utf8.allSatisfy(\.isTokenByte) else { throw .invalidConfiguration("mid must be a token") }
         guard transportWideCCExtensionID.map({ (1...14).contains($0) }) ?? true else {
             throw .invalidConfiguration("the transport-wide-cc extension ID must be within 1…14")
         }

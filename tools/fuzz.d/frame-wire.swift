@@ -1,11 +1,14 @@
-// Fuzz target: the FrameWire decoder (Protocol/frame-wire.md) in every chunking.
+// Fuzz target: the FrameWire decoder (Protocol/frame-wire.md) in any chunking.
 //
 // Input: [mode] [k chunk sizes] [stream…]
 //   mode bits 0–2: k, how many chunk-size bytes follow (0: the whole stream at once); each gives a chunk of
 //                  1–256 bytes, used in turn;
 //   mode bit 3:    small limits (64-byte header block, 512-byte body, 64 pixels), else the standard ones;
-//   mode bits 4–6: the header-phase read size for the read(_:emit:) path (1, 2, 3, 7, 64, 512, 4096, 16 KiB).
-// Properties: every chunking — feed(_:emit:) in the chosen chunks and read(_:emit:) with reads cut to them —
+//   mode bits 4–6: the header-phase read size for the read(_:emit:) path (1, 2, 3, 7, 64, 512, 4096, 16 KiB);
+//   mode bit 7:    the path compared with the reference: 0 feed(_:emit:) in the chosen chunks, 1 read(_:emit:)
+//                  with reads cut to them (one path an input, as each pass costs as much as the reference:
+//                  libFuzzer flips the bit, so both paths meet every stream).
+// Properties: every chunking — feed(_:emit:) in the chosen chunks or read(_:emit:) with reads cut to them —
 // gives the same frames and the same end as feeding it all at once; the stream ends in exactly one end
 // event (eof, truncated or a typed error), last; nextReadSize is never 0 before the end, and a body read asks
 // for exactly the missing body bytes; each frame keeps the limits and its Content-Length; bytes are never
@@ -44,7 +47,15 @@ func fuzzOne(_ bytes: [UInt8]) {
     whole.finish { reference.record($0) }
     checkOutcome(reference, decoder: whole, limits: limits, streamCount: stream.count)
 
-    // feed(_:emit:) in the chosen chunks.
+    if mode & 0x80 == 0 {
+        feedInChunks(stream, chunks: chunks, limits: limits, reference: reference)
+    } else {
+        readInChunks(stream, chunks: chunks, limits: limits, headerReadSize: headerReadSize, reference: reference)
+    }
+}
+
+/// feed(_:emit:) in the chosen chunks.
+private func feedInChunks(_ stream: [UInt8], chunks: [Int], limits: FrameWireLimits, reference: Outcome) {
     var fed = Outcome()
     var chunked = FrameDecoder(limits: limits)
     var offset = 0
@@ -58,12 +69,14 @@ func fuzzOne(_ bytes: [UInt8]) {
     }
     chunked.finish { fed.record($0) }
     check(fed == reference, "feed in chunks \(chunks) gave \(fed.frames.count) frames, \(String(describing: fed.end)); all at once \(reference.frames.count), \(String(describing: reference.end))")
+}
 
-    // read(_:emit:), the socket path: each read is cut to the next chunk size; 0 bytes is EOF.
+/// read(_:emit:), the socket path: each read is cut to the next chunk size; 0 bytes is EOF.
+private func readInChunks(_ stream: [UInt8], chunks: [Int], limits: FrameWireLimits, headerReadSize: Int, reference: Outcome) {
     var read = Outcome()
     var reader = FrameDecoder(limits: limits, headerReadSize: headerReadSize)
-    offset = 0
-    turn = 0
+    var offset = 0
+    var turn = 0
     var reads = 0
     while !reader.isFinished {
         let asked = reader.nextReadSize

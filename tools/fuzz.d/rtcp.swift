@@ -5,7 +5,7 @@
 // Input: [mode] then records [length u16] [milliseconds since the last u8] [compound bytes…]
 //   mode bit 0: RTX negotiated; bit 1: NACK negotiated; bit 2: duplicate retransmissions above 2 % loss;
 //   bits 3–4: the sender's SSRC is 0x3a5e91c7 (the seeds' media SSRC), 0x7b1f002d, 0 or 0xffffffff.
-// Before each record the sender packetizes one frame (history to NACK).
+// Before each record (at most 64) the sender packetizes one frame of 200–2199 bytes (history to NACK).
 // Properties: parsing ends in packets or a typed RTPError; parsed packets serialise without error and
 // parse back to the same packets (a REMB bitrate rounded to what its 18-bit mantissa holds); handling never traps, retransmits only packets it sent (the originals, or
 // RTX packets that unwrap to them), at most two copies per NACKed sequence number, asks for a keyframe only
@@ -17,29 +17,46 @@ import RTP
 private let ssrcs: [UInt32] = [0x3A5E_91C7, 0x7B1F_002D, 0, 0xFFFF_FFFF]
 private let rtxSSRC: UInt32 = 0x0BAD_CAFE
 
+/// Records read at most per input: a call's RTCP over that many report intervals (each record sends a frame
+/// first, the bulk of an input's cost, so an input as long as -max_len allows would be hundreds of frames).
+private let maxRecords = 64
+
+/// The started sender of each configuration (mode bits 0–4), built on first use: RTPSenderChain is a value
+/// type, so every input works on its own copy and nothing carries over.
+nonisolated(unsafe) private var startedSenders = [RTPSenderChain?](repeating: nil, count: 32)
+private let startMicros: UInt64 = 1_000_000
+
+private func startedSender(_ mode: UInt8) -> RTPSenderChain {
+    let variant = Int(mode & 0x1F)
+    if let sender = startedSenders[variant] { return sender }
+    var feedback = RTPSenderChain.Configuration.Feedback.all
+    feedback.nack = mode & 2 != 0
+    let configuration = RTPSenderChain.Configuration(
+        ssrc: ssrcs[Int(mode >> 3) & 3], payloadType: 96, rtx: mode & 1 != 0 ? .init(ssrc: rtxSSRC, payloadType: 97) : nil, cname: "fuzz",
+        initialSequenceNumber: 1230, historyPackets: 64, historyBytes: 64 * 1200, feedback: feedback,
+        duplicateRetransmissionsAboveLoss: mode & 4 != 0 ? 0.02 : nil)
+    guard var sender = try? RTPSenderChain(configuration: configuration) else { violated("a valid sender configuration was refused") }
+    _ = sender.start(nowMicros: startMicros, sendsMedia: true)
+    startedSenders[variant] = sender
+    return sender
+}
+
 func fuzzOne(_ bytes: [UInt8]) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     let ssrc = ssrcs[Int(mode >> 3) & 3]
-    var feedback = RTPSenderChain.Configuration.Feedback.all
-    feedback.nack = mode & 2 != 0
-    let configuration = RTPSenderChain.Configuration(
-        ssrc: ssrc, payloadType: 96, rtx: mode & 1 != 0 ? .init(ssrc: rtxSSRC, payloadType: 97) : nil, cname: "fuzz",
-        initialSequenceNumber: 1230, historyPackets: 64, historyBytes: 64 * 1200, feedback: feedback,
-        duplicateRetransmissionsAboveLoss: mode & 4 != 0 ? 0.02 : nil)
-    guard var sender = try? RTPSenderChain(configuration: configuration) else { violated("a valid sender configuration was refused") }
-    var now: UInt64 = 1_000_000
-    _ = sender.start(nowMicros: now, sendsMedia: true)
+    var sender = startedSender(mode)
+    var now = startMicros
 
     var sent: [UInt16: [UInt8]] = [:]
     var frame = 0
-    while !input.isAtEnd {
+    while !input.isAtEnd, frame < maxRecords {
         let length = Int(input.u16()) % 1501
         now += UInt64(input.byte()) * 1000
         let compound = Array(input.take(length))
 
         frame += 1
-        let size = 200 + (frame * 977) % 3000
+        let size = 200 + (frame * 977) % 2000  // 1 or 2 packets
         let outgoing = OutgoingVideoFrame(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: frame), count: size), isKeyframe: frame == 1, captureMicros: now)
         guard (try? sender.send(outgoing, nowMicros: now)) != nil else { violated("sending a \(size)-byte frame failed") }
         // Everything the pacer holds goes out (from 10 s later, over as many releases as its burst needs),
@@ -144,7 +161,7 @@ private func checkOutcome(
         guard let sentBytes = sent[original.sequenceNumber], let sentPacket = try? RTPPacket(parsing: sentBytes) else {
             violated("retransmitted sequence number \(original.sequenceNumber) was never sent")
         }
-        check(original.payload == sentPacket.payload && original.timestamp == sentPacket.timestamp,
+        check(sameBytes(original.payload, sentPacket.payload) && original.timestamp == sentPacket.timestamp,
               "retransmission of \(original.sequenceNumber) differs from what was sent")
     }
     check(after.rtcpIgnored >= before.rtcpIgnored && after.keyframeRequests >= before.keyframeRequests, "a counter went down")

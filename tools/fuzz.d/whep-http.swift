@@ -186,8 +186,12 @@ private func percentDecoded(_ text: Substring, plus: Bool) -> String {
 extension Character {
     /// RFC 9110 §5.6.2 tchar.
     fileprivate var isTokenCharacter: Bool {
-        guard isASCII, let value = asciiValue, value > 0x20, value < 0x7F else { return false }
-        return !"\"(),/:;<=>?@[\\]{}".contains(self)
+        guard utf8.count == 1, let value = asciiValue else { return false }
+        switch value {
+        case 0x22, 0x28, 0x29, 0x2C, 0x2F, 0x3A...0x40, 0x5B...0x5D, 0x7B, 0x7D: return false  // "(),/:;<=>?@[\]{}
+        case 0x21...0x7E: return true
+        default: return false
+        }
     }
 }
 
