@@ -192,7 +192,8 @@ final class ServerCore: Sendable {
         guard let pointer = state.pointee else {
             let arguments = Self.values(connection, .GET_ARGUMENT_KIND)
             var addressText = [CChar](repeating: 0, count: 64)
-            let clientAddress = cmhd_client_address(connection, &addressText, addressText.count) == 0 ? String(cString: addressText) : nil
+            let clientAddress = cmhd_client_address(connection, &addressText, addressText.count) == 0
+                ? String(decoding: addressText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
             let request = HTTPRequest(
                 method: String(cString: method), path: String(cString: url),
                 query: Dictionary(arguments.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),

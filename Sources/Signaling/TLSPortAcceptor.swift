@@ -136,7 +136,8 @@ public final class TLSPortAcceptor: @unchecked Sendable {
         let converted = withUnsafePointer(to: &peer) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_text($0, &text, text.count) }
         }
-        return converted == 0 ? String(cString: text) : "?"
+        guard converted == 0 else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Waits for the first byte: a TLS handshake goes to the daemon, plain text gets its answer.

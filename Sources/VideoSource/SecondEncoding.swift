@@ -1,5 +1,5 @@
 import Dispatch
-public import Media
+import Media
 public import ScreencastSupport
 import Synchronization
 

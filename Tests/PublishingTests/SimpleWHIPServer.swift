@@ -47,7 +47,7 @@ final class SimpleWHIPServer {
 
     /// Starts the server and waits (at most 15 s) until it is connected to Janus and its REST API listens.
     func start() throws {
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let output = try FileHandle(forWritingTo: log)
         let process = Process()
         process.executableURL = Self.node

@@ -18,23 +18,23 @@ final class DroppableCadencePolicyTests: XCTestCase {
 
     func testOnWithAnOutlierOffAfterTheHold() {
         var policy = DroppableCadencePolicy(offHoldMicros: 5_000_000)
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 0), "no outlier: stays off")
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 0), Int??.none, "no outlier: stays off")
         XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: 500, nowMicros: 1_000_000), .some(4))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: 520, nowMicros: 1_100_000), "still 4")
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: 520, nowMicros: 1_100_000), Int??.none, "still 4")
         XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: 300, nowMicros: 1_200_000), .some(6))
         XCTAssertEqual(policy.period, 6)
         // The outlier rises above half the highest: the cadence holds 5 s, in case it falls back.
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 2_000_000))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 6_999_999))
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 2_000_000), Int??.none)
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 6_999_999), Int??.none)
         XCTAssertEqual(policy.period, 6)
         XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 7_000_000), .some(nil))
         XCTAssertNil(policy.period)
         // An outlier back within the hold restarts it.
         XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: 900, nowMicros: 8_000_000), .some(3))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 9_000_000))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: 900, nowMicros: 13_000_000))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 14_000_000))
-        XCTAssertNil(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 18_999_999), "5 s from 14 s")
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 9_000_000), Int??.none)
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: 900, nowMicros: 13_000_000), Int??.none)
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 14_000_000), Int??.none)
+        XCTAssertEqual(policy.update(highestKbps: 2000, lowestOutlierKbps: nil, nowMicros: 18_999_999), Int??.none, "5 s from 14 s")
         // No estimate left at all (every viewer gone): off at once.
         XCTAssertEqual(policy.update(highestKbps: nil, lowestOutlierKbps: nil, nowMicros: 18_999_999), .some(nil))
     }
@@ -45,9 +45,9 @@ final class DroppableCadencePolicyTests: XCTestCase {
         var follower = BitrateFollower(minimumKbps: 100)
         var policy = DroppableCadencePolicy(offHoldMicros: 0)
         _ = follower.update(peer: "fast", bitsPerSecond: 2_000_000, ceilingKbps: 3000, source: .congestionControl, nowMicros: 0)
-        XCTAssertNil(policy.update(follower, nowMicros: 0))
+        XCTAssertEqual(policy.update(follower, nowMicros: 0), Int??.none)
         _ = follower.update(peer: "remb", bitsPerSecond: 300_000, ceilingKbps: 3000, source: .remb, nowMicros: 0)
-        XCTAssertNil(policy.update(follower, nowMicros: 0), "a REMB viewer is never thinned: it lowers the encoder instead")
+        XCTAssertEqual(policy.update(follower, nowMicros: 0), Int??.none, "a REMB viewer is never thinned: it lowers the encoder instead")
         _ = follower.remove(peer: "remb", ceilingKbps: 3000)
         _ = follower.update(peer: "slow", bitsPerSecond: 450_000, ceilingKbps: 3000, source: .congestionControl, nowMicros: 0)
         XCTAssertEqual(follower.highestEstimateKbps, 2000)

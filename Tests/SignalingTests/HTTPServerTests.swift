@@ -211,21 +211,28 @@ final class HTTPServerTests: XCTestCase {
     func testConcurrentPosts() throws {
         try start(sessions: FakeSessions(delay: .seconds(1)))
         let results = Mutex<[Int]>([])
+        let failures = Mutex<[String]>([])
         let group = DispatchGroup()
         let started = ContinuousClock.now
         for _ in 0..<20 {
             group.enter()
             Thread.detachNewThread { [port] in
-                let status = (try? RawHTTPClient.request(
-                    port: port, method: "POST", path: "/whep", headers: [("Content-Type", "application/sdp")],
-                    body: Array(Offers.vp8.utf8), timeout: 10))?.status ?? -1
+                var status = -1
+                do {
+                    status = try RawHTTPClient.request(
+                        port: port, method: "POST", path: "/whep", headers: [("Content-Type", "application/sdp")],
+                        body: Array(Offers.vp8.utf8), timeout: 10).status
+                } catch {
+                    failures.withLock { $0.append("\(error) after \(ContinuousClock.now - started)") }
+                }
                 results.withLock { $0.append(status) }
                 group.leave()
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 15), .success)
         let elapsed = ContinuousClock.now - started
-        XCTAssertEqual(results.withLock { $0 }, Array(repeating: 201, count: 20))
+        // A CI run once saw 16 of 20 fail at once (-1, the error then unrecorded): say why if it recurs.
+        XCTAssertEqual(results.withLock { $0 }, Array(repeating: 201, count: 20), "failures: \(failures.withLock { $0 })")
         XCTAssertEqual(sessions.liveSessions.count, 20)
         XCTAssertLessThan(elapsed, .seconds(5), "requests ran in parallel (thread per connection)")
         // While a slow POST runs, other requests are answered at once.
