@@ -84,7 +84,10 @@ public final class HTTPServer: Sendable {
         let address = try endpoint.resolve()
         let core = ServerCore(router: router, logger: logger)
         let logSink = LogSinkStorage(core: core)
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
+        // poll(), not select(): with select libmicrohttpd refuses to start once its listening socket or its
+        // inter-thread channel is descriptor 1024 or above (FD_SETSIZE), and closes every accepted connection
+        // that is — a call that holds many descriptors (viewers, sockets, files) would stop serving HTTP.
+        var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
             | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         // HTTPS: our own listening socket looks at each connection's first byte, so that plain HTTP sent to
