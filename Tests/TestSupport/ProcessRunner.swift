@@ -64,6 +64,9 @@ final class DrainedPipe: @unchecked Sendable {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
+            // Closed here, not left to the handle's deinit: a test process runs hundreds of these, and the
+            // descriptors piled up past 1024 (FD_SETSIZE) within one CI run.
+            try? handle.close()
             done.signal()
         }
     }
