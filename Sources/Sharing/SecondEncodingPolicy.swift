@@ -56,17 +56,30 @@ public struct PeerEstimate: Sendable, Equatable {
 public struct SecondEncodingPolicy: Sendable, Equatable {
     /// The thresholds.
     public struct Settings: Sendable, Equatable {
+        /// A viewer whose estimate is below this × the reference (the highest estimate, capped at the main
+        /// encoder's ceiling) is far below the others.
         public var outlierRatio = 0.5
+        /// A viewer on the second encoding at or above this × the reference may move back.
         public var upRatio = 0.7
+        /// How long a viewer stays far below before it moves down, µs.
         public var downHoldMicros: UInt64 = 2_000_000
+        /// How long a viewer stays above ``upRatio`` before it moves back, µs.
         public var upHoldMicros: UInt64 = 4_000_000
+        /// How long the second encoder runs on with nobody needing it, µs.
         public var stopHoldMicros: UInt64 = 5_000_000
+        /// The second encoder's target, × the lowest estimate among its viewers.
         public var rateShare = 0.85
+        /// The second encoder's lowest target, kbps.
         public var minimumKbps = 100
+        /// Relative change of the target below which no new rate is asked for (0.05 = 5 %).
         public var minimumChange = 0.05
+        /// What one pixel of a frame is assumed to cost, bits, when judging the frame rate a size would get.
         public var bitsPerPixel = 0.05
+        /// Half width and height when full size would get fewer frames per second than this at the target.
         public var halfBelowFramesPerSecond = 12.0
+        /// Full size again when it would get more frames per second than this.
         public var fullAboveFramesPerSecond = 20.0
+        /// Never halve below this width, pixels.
         public var minimumHalfWidth = 320
 
         public init() {}
