@@ -145,7 +145,8 @@ public final class ICEAgent: Sendable {
     /// - Throws: ``ICEError/gatheringFailed(reason:)`` when no local candidate could be made.
     public func gatherCandidates() throws(ICEError) -> [ICECandidate] { try core.gather() }
 
-    /// Our `a=ice-ufrag` / `a=ice-pwd`: made with the agent, new after each ``restart()``.
+    /// Our `a=ice-ufrag` / `a=ice-pwd` (8 and 24 characters of ALPHA / DIGIT): made with the agent, new after
+    /// each ``restart()``.
     public var localCredentials: Credentials { core.localCredentials }
 
     /// Restarts ICE on the stream (RFC 8445 §9; RFC 8839 §4.4.1.1.1: new `ice-ufrag` / `ice-pwd`), through

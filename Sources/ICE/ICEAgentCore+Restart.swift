@@ -21,8 +21,9 @@ extension ICEAgentCore {
         guard nice_agent_restart_stream(handle.agent, streamID) != 0 else {
             throw .restartFailed(reason: "nice_agent_restart_stream refused")
         }
-        guard let fresh = Self.readCredentials(handle.agent, streamID) else {
-            throw .restartFailed(reason: "nice_agent_get_local_credentials failed after the restart")
+        // libnice made new credentials of its own alphabet; ours replace them (ICECredentials.swift says why).
+        guard let fresh = ICEAgent.Credentials.replace(on: handle.agent, streamID: streamID) else {
+            throw .restartFailed(reason: "nice_agent_set_local_credentials failed after the restart")
         }
         credentials.withLock { $0 = fresh }
         let actual = Self.state(UInt32(nice_agent_get_component_state(handle.agent, streamID, 1).rawValue))

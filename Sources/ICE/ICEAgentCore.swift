@@ -167,8 +167,8 @@ final class ICEAgentCore: Sendable {
                 agent, streamID, 1, address, UInt32(server.address.port), server.username, server.credential, type
             ) != 0 else { throw .invalidConfiguration("libnice refused TURN server \(server)") }
         }
-        guard let credentials = readCredentials(agent, streamID) else {
-            throw .agentFailure("nice_agent_get_local_credentials failed")
+        guard let credentials = ICEAgent.Credentials.replace(on: agent, streamID: streamID) else {
+            throw .agentFailure("nice_agent_set_local_credentials or nice_agent_get_local_credentials failed")
         }
 
         let core = ICEAgentCore(

@@ -23,8 +23,9 @@ final class ICERestartTests: XCTestCase {
         for (new, old) in [(offerer.credentials, before.0), (answerer.credentials, before.1)] {
             XCTAssertNotEqual(new.ufrag, old.ufrag)
             XCTAssertNotEqual(new.password, old.password)
-            XCTAssertGreaterThanOrEqual(new.ufrag.utf8.count, 4)
-            XCTAssertGreaterThanOrEqual(new.password.utf8.count, 22)
+            XCTAssertEqual(new.ufrag.utf8.count, 8)
+            XCTAssertEqual(new.password.utf8.count, 24)
+            XCTAssertTrue((new.ufrag + new.password).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }, "\(new)")
         }
         XCTAssertEqual(pair.offerer.localCredentials, offerer.credentials)
         XCTAssertEqual(offerer.candidates.map(\.port), pair.offererCandidates.map(\.port), "same sockets")
