@@ -3,8 +3,9 @@
 /// ``TrendlineEstimator`` → ``OveruseDetector``; then ``AIMDRateControl`` moves the rate.
 ///
 /// Per feedback:
-/// - over-using: decrease to 0.85 × the acknowledged rate, at most once per RTT (sooner if the
-///   acknowledged rate fell below half the estimate); with no acknowledged rate yet, halve every 200 ms;
+/// - over-using: decrease to 0.85 × the acknowledged rate (or what a probe in this feedback found the path
+///   delivering, when more), at most once per RTT (sooner if that rate fell below half the estimate); with no
+///   acknowledged rate yet, halve every 200 ms;
 /// - otherwise a probe result, when there is one, sets the rate (if higher); else the AIMD step.
 /// A feedback more than ``streamTimeoutMicros`` (2 s) after the last restarts grouping and the trendline.
 struct DelayBasedEstimator: Sendable {
@@ -38,8 +39,11 @@ struct DelayBasedEstimator: Sendable {
 
     mutating func setRoundTrip(micros: Int64) { rateControl.roundTripMicros = micros }
 
+    /// - Parameter overuseThroughputFloor: when over-using, the decrease is taken from at least this rate
+    ///   (bits/s): what the path delivered during a probe in this feedback (``ProbeDeliveryRate``), nil otherwise.
     mutating func onFeedback(
-        _ feedback: TransportPacketsFeedback, acknowledgedBitsPerSecond: Double?, probeBitsPerSecond: Double?
+        _ feedback: TransportPacketsFeedback, acknowledgedBitsPerSecond: Double?, probeBitsPerSecond: Double?,
+        overuseThroughputFloor: Double? = nil
     ) -> Result {
         let now = feedback.feedbackTimeMicros
         let received = feedback.receivedByArrival
@@ -66,7 +70,8 @@ struct DelayBasedEstimator: Sendable {
 
         var result = Result()
         if detector.usage == .overusing {
-            if let acknowledged = acknowledgedBitsPerSecond {
+            if let measured = acknowledgedBitsPerSecond {
+                let acknowledged = max(measured, overuseThroughputFloor ?? 0)
                 if rateControl.timeToReduceFurther(nowMicros: now, acknowledgedBitsPerSecond: acknowledged) {
                     rateControl.update(usage: .overusing, acknowledgedBitsPerSecond: acknowledged, nowMicros: now)
                     result.updated = true

@@ -131,6 +131,9 @@ public struct ProbeController: Sendable {
     /// Whether the sender sends below its target (set by its owner before each call): with
     /// ``Configuration/burstRobust`` its clusters are then long and marked ``ProbeCluster/measuresPastBurst``.
     public var applicationLimited = false
+    /// Whether the last clusters asked for measure past a token bucket's burst (a further cluster of the same
+    /// chain does too).
+    private var chainMeasuresPastBurst = false
     /// Probes asked for while the ALR detector said application-limited (ALR probes, and periodic ones then).
     public private(set) var alrProbes = 0
 
@@ -158,7 +161,8 @@ public struct ProbeController: Sendable {
     public mutating func onEstimate(_ bitsPerSecond: Double, nowMicros: Int64) -> [ProbeCluster] {
         var clusters: [ProbeCluster] = []
         if case .waitingForResult(let threshold?) = phase, bitsPerSecond > threshold {
-            clusters = probe([configuration.furtherScale * bitsPerSecond], nowMicros: nowMicros, further: true)
+            clusters = probe([configuration.furtherScale * bitsPerSecond], nowMicros: nowMicros, further: true,
+                             continuingChain: true)
         }
         if bitsPerSecond < configuration.dropThreshold * estimate {
             lastDropMicros = nowMicros
@@ -203,8 +207,14 @@ public struct ProbeController: Sendable {
 
     public mutating func setMaxBitrate(_ bitsPerSecond: Double) { maxBitrate = bitsPerSecond }
 
-    private mutating func probe(_ rates: [Double], nowMicros: Int64, further: Bool) -> [ProbeCluster] {
-        let pastBurst = configuration.burstRobust && applicationLimited
+    /// Clusters at `rates`. A further cluster (`continuingChain`) measures past the burst when its chain's
+    /// last one did, whatever the owner says now: the owner's application-limited view reads an acknowledged
+    /// rate the chain's own padding has just inflated (2.8 Mbit/s acknowledged for an encoder sending 500
+    /// kbit/s, Chromium behind tbf), and a short cluster in the chain reads the token bucket's burst, not
+    /// the link — its result was then capped at the target and the chain stopped at ~1.5 Mbit/s on a 3 Mbit/s
+    /// link (measured, 2026-12-05).
+    private mutating func probe(_ rates: [Double], nowMicros: Int64, further: Bool, continuingChain: Bool = false) -> [ProbeCluster] {
+        let pastBurst = configuration.burstRobust && (applicationLimited || (continuingChain && chainMeasuresPastBurst))
         var further = further
         var clusters: [ProbeCluster] = []
         for rate in rates {
@@ -222,6 +232,7 @@ public struct ProbeController: Sendable {
             nextID += 1
         }
         guard let highest = clusters.last else { return [] }
+        chainMeasuresPastBurst = pastBurst
         lastProbeMicros = nowMicros
         phase = .waitingForResult(minToProbeFurther: further ? configuration.furtherThreshold * Double(highest.bitsPerSecond) : nil)
         return clusters

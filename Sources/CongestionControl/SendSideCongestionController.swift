@@ -184,7 +184,10 @@ public struct SendSideCongestionController: Sendable {
         }
 
         let previousTarget = targetBitsPerSecond
-        let delay = delayBased.onFeedback(packets, acknowledgedBitsPerSecond: acknowledged.bitsPerSecond, probeBitsPerSecond: probe)
+        // An over-use while a probe is in the path is the probe's: it ran into the link, and the decrease is
+        // taken from what the link delivered then, not from an application-limited sender's own rate.
+        let delay = delayBased.onFeedback(packets, acknowledgedBitsPerSecond: acknowledged.bitsPerSecond, probeBitsPerSecond: probe,
+                                          overuseThroughputFloor: ProbeDeliveryRate.bitsPerSecond(received))
         if delay.probe {
             lossBased.set(delay.bitrate)
             acknowledged.expectFastRateChange()

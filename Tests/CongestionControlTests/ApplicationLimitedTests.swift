@@ -48,6 +48,33 @@ final class ApplicationLimitedTests: XCTestCase {
         XCTAssertEqual(ApplicationLimitedDetector(targetBitsPerSecond: 0).level, 0, "no target, no budget")
     }
 
+    /// A further cluster continues its chain as a burst-robust one even when the owner no longer says
+    /// application-limited: the chain's own padding inflated the acknowledged rate the owner reads (Chromium
+    /// behind tbf: 2.8 Mbit/s acknowledged for a 500 kbit/s encoder), and a short cluster there reads the
+    /// token bucket's burst — its result was capped and the chain stopped near 1.5 Mbit/s on a 3 Mbit/s link.
+    func testAFurtherClusterOfABurstRobustChainIsBurstRobustToo() {
+        var probes = ProbeController(configuration: .screenSender, maxBitrate: 5_000_000)
+        _ = probes.start(startBitrate: 300_000, nowMicros: 0)
+        XCTAssertEqual(probes.onEstimate(400_000, nowMicros: 1_000_000), [])
+        probes.applicationLimited = true
+        let first = probes.onTick(nowMicros: 7_000_000, applicationLimitedSince: 1_000_000)
+        XCTAssertEqual(first.map(\.bitsPerSecond), [800_000])
+        XCTAssertEqual(first.map(\.measuresPastBurst), [true])
+        // The owner's view flips: the probe's padding counted as acknowledged bytes.
+        probes.applicationLimited = false
+        let further = probes.onEstimate(780_000, nowMicros: 7_500_000)
+        XCTAssertEqual(further.map(\.bitsPerSecond), [1_560_000])
+        XCTAssertEqual(further.map(\.measuresPastBurst), [true], "the chain stays burst-robust")
+        XCTAssertEqual(further.map(\.minBytes), [78_000], "400 ms at 1.56 Mbit/s")
+        let next = probes.onEstimate(1_500_000, nowMicros: 8_000_000)
+        XCTAssertEqual(next.map(\.measuresPastBurst), [true])
+        // A new chain (a periodic probe) follows the owner again: short while not application-limited.
+        XCTAssertEqual(probes.onEstimate(2_900_000, nowMicros: 8_500_000).map(\.bitsPerSecond), [5_000_000])
+        XCTAssertEqual(probes.onEstimate(3_000_000, nowMicros: 9_000_000), [], "capped at the max: the chain ends")
+        let periodic = probes.onTick(nowMicros: 14_000_000)
+        XCTAssertEqual(periodic.map(\.measuresPastBurst), [false])
+    }
+
     func testALRProbesEveryFiveSecondsIgnoringTheOveruseQuiet() {
         var probes = ProbeController(configuration: .screenSender, maxBitrate: 3_000_000)
         probes.applicationLimited = true
