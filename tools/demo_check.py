@@ -66,6 +66,7 @@ def main():
                  "--disable-features=WebRtcHideLocalIpsWithMdns", "--autoplay-policy=no-user-gesture-required",
                  "--log-level=3", f"--user-data-dir={profile}", f"--window-size={width},{height + 160}"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's console, printed on a failure
     if args.insecure_https:
         options.add_argument("--ignore-certificate-errors")
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -91,6 +92,18 @@ def main():
                 break
             time.sleep(0.5)
         driver.save_screenshot(args.screenshot)
+        if not seen:
+            # What the page says of itself, for a failure that otherwise shows only "no frame".
+            status = driver.execute_script(
+                "const s = document.getElementById('status'); return s ? s.dataset.state + ': ' + s.textContent : null")
+            print(f"demo-check: the page's status: {status}; title {driver.title!r}; url {driver.current_url}", file=sys.stderr)
+            text = driver.execute_script("return document.body ? document.body.innerText : ''") or ""
+            print(f"demo-check: the page's text: {' '.join(text.split())[:400]!r}", file=sys.stderr)
+            try:
+                for entry in driver.get_log("browser")[-10:]:
+                    print(f"demo-check: console: {entry.get('level')} {entry.get('message')}", file=sys.stderr)
+            except Exception as error:  # the log may be unavailable; the status line above still says something
+                print(f"demo-check: console log unavailable: {error}", file=sys.stderr)
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)

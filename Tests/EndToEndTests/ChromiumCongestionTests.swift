@@ -187,6 +187,11 @@ final class ChromiumCongestionTests: XCTestCase {
             "\(String(format: "%.1f", $0.t)):\($0.target)/\($0.acknowledged.map(String.init) ?? "-")"
         }.joined(separator: " "))
         print("e2e: congestion view \(seen ?? [:])")
+        // The rest of the peer's entry (ICE, SRTP, RTCP counters) and the call's warnings: when the feedback
+        // stops (the target then falls on the 3-s timeout), they say which side went quiet.
+        print("e2e: the peer's last entry \((lastPeer ?? [:]).filter { $0.key != "congestion" })")
+        let warnings = call.log.split(separator: "\n").filter { $0.contains("warn") || $0.contains("error") }
+        print("e2e: the call's warnings (\(warnings.count), the last 30):" + warnings.suffix(30).map { "\ne2e:   " + $0 }.joined())
         if peersSeen.count > 1 {
             print("e2e: the page connected \(peersSeen.count) times; each peer's last entry: \(peersSeen.map(\.last))")
         }
