@@ -25,8 +25,11 @@ final class JanusHarness {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             return XCTFail("\(binary) is missing: run tools/setup (Debian janus)", file: file, line: line)
         }
-        let network = "ip link set lo up && ip link add sfu0 type veth peer name sfu1 && ip addr add 127.0.0.2/32 dev sfu0"
-            + " && ip link set sfu0 up && ip link set sfu1 up"
+        // No IPv6 on the veth: link-local addresses appearing after DAD, a second or two in, are a network change
+        // that makes Chromium abort a page load in flight (ERR_NETWORK_CHANGED, seen in tools/demo-check).
+        let network = "ip link set lo up && ip link add sfu0 type veth peer name sfu1"
+            + " && for e in sfu0 sfu1; do { echo 1 >/proc/sys/net/ipv6/conf/$e/disable_ipv6; } 2>/dev/null || true; done"
+            + " && ip addr add 127.0.0.2/32 dev sfu0 && ip link set sfu0 up && ip link set sfu1 up"
         let result = try ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/unshare"),
             ["-n", "sh", "-c", "\(network) && \(insideVariable)=1 exec \"$0\" \"$1\"", CommandLine.arguments[0], test], timeout: timeout)
