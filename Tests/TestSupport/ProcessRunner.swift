@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs a command to completion (with a time limit) and captures its output, for black-box CLI tests.
 public struct ProcessResult {
@@ -29,9 +30,13 @@ public enum ProcessRunner {
         // Drain both pipes concurrently so a chatty process never blocks on a full pipe.
         let outData = DrainedPipe(out)
         let errData = DrainedPipe(err)
-        let timedOut = wait(for: process, timeout: timeout)
-        return ProcessResult(status: process.terminationStatus, stdout: outData.finish(), stderr: errData.finish(),
-                             timedOut: timedOut)
+        var status = awaitExit(process, until: Date().addingTimeInterval(timeout))
+        let timedOut = status == nil
+        if timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            status = awaitExit(process, until: .distantFuture)
+        }
+        return ProcessResult(status: status ?? -1, stdout: outData.finish(), stderr: errData.finish(), timedOut: timedOut)
     }
 
     /// SIGTERM, then ``wait(for:timeout:)`` (SIGKILL after `grace` seconds). Returns true when it was killed.
@@ -45,12 +50,55 @@ public enum ProcessRunner {
     /// Waits for `process` to exit; kills it after `timeout` seconds. Returns true when it was killed.
     @discardableResult
     public static func wait(for process: Process, timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        guard process.isRunning else { return false }
+        guard awaitExit(process, until: Date().addingTimeInterval(timeout)) == nil else { return false }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = awaitExit(process, until: .distantFuture)
         return true
+    }
+
+    /// The exit status of a process that has ended (``awaitExit(_:until:)`` returned for it): Foundation's, or
+    /// the one read here when Foundation missed the exit.
+    public static func status(of process: Process) -> Int32 {
+        awaitExit(process, until: .distantPast) ?? -1
+    }
+
+    /// How long a child may be a zombie that Foundation has not reaped before it is reaped here, seconds.
+    static let missedExitGrace = 1.0
+    /// Statuses of children reaped here, by pid.
+    private static let reaped = Mutex<[Int32: Int32]>([:])
+
+    /// Waits until `process` has exited and returns its status (the exit code, or the signal that ended it),
+    /// or nil when it still runs at `deadline`. Foundation's `Process` on Linux has missed a child's exit here
+    /// (`nft`, twice: `isRunning` stayed true for a zombie and `waitUntilExit()` never returned, hanging a test
+    /// until its 180-s limit), so the child is watched directly too: a zombie Foundation has not reaped within
+    /// ``missedExitGrace`` is reaped with `waitpid` and its status kept.
+    static func awaitExit(_ process: Process, until deadline: Date) -> Int32? {
+        let pid = process.processIdentifier
+        var zombieSince: Date?
+        while true {
+            if !process.isRunning { return process.terminationStatus }
+            if let status = reaped.withLock({ $0[pid] }) { return status }
+            if isZombie(pid) {
+                let since = zombieSince ?? Date()
+                zombieSince = since
+                var raw: Int32 = 0
+                if Date().timeIntervalSince(since) >= missedExitGrace, waitpid(pid, &raw, WNOHANG) == pid {
+                    // wait(2)'s encoding: the low 7 bits are the signal (0: exited), bits 8–15 the exit code.
+                    let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
+                    reaped.withLock { $0[pid] = status }
+                    return status
+                }
+            }
+            if Date() >= deadline { return nil }
+            usleep(5_000)
+        }
+    }
+
+    /// Whether `/proc/PID/stat` says the process is a zombie (state `Z`, after the parenthesised command).
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "Z"
     }
 }
 
