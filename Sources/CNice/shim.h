@@ -72,4 +72,26 @@ static inline gboolean cnice_get_bool(NiceAgent *agent, const char *name) {
 
 static inline void cnice_unref(NiceAgent *agent) { g_object_unref(agent); }
 
+// MARK: Sending with the reason of a failure.
+
+/// One datagram through nice_agent_send_messages_nonblocking (what nice_agent_send does, with the GError kept):
+/// returns `length` when it was sent, 0 when the socket would block, -1 on an error, whose message is then
+/// copied to `reason` (at most `reason_size` bytes, NUL-terminated).
+static inline gint cnice_send(NiceAgent *agent, guint stream_id, guint component_id, const void *bytes, gsize length,
+                              char *reason, gsize reason_size) {
+    GOutputVector vector = {bytes, length};
+    NiceOutputMessage message = {&vector, 1};
+    GError *error = NULL;
+    gint sent = nice_agent_send_messages_nonblocking(agent, stream_id, component_id, &message, 1, NULL, &error);
+    if (sent == 1) return (gint)length;
+    if (error != NULL) {
+        gint code = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) ? 0 : -1;
+        if (reason != NULL && reason_size > 0) g_strlcpy(reason, error->message, reason_size);
+        g_error_free(error);
+        return code;
+    }
+    if (reason != NULL && reason_size > 0) g_strlcpy(reason, "nothing sent", reason_size);
+    return 0;
+}
+
 #endif

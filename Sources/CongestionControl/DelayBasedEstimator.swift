@@ -39,6 +39,17 @@ struct DelayBasedEstimator: Sendable {
 
     mutating func setRoundTrip(micros: Int64) { rateControl.roundTripMicros = micros }
 
+    /// A probe ran into the link and caused the over-use this feedback handled: its measurement, less the
+    /// over-use back-off (``AIMDRateControl/beta``), becomes the estimate when higher. `measured` is the
+    /// lower of the probe's result and what the link delivered during it (``ProbeDeliveryRate``), bits/s.
+    /// Returns whether the estimate rose.
+    mutating func acceptProbeThatOverused(measured: Double, nowMicros: Int64) -> Bool {
+        let backedOff = AIMDRateControl.beta * measured
+        guard detector.usage == .overusing, backedOff > bitrate else { return false }
+        rateControl.setEstimate(backedOff, nowMicros: nowMicros, fromProbe: true)
+        return true
+    }
+
     /// - Parameter overuseThroughputFloor: when over-using, the decrease is taken from at least this rate
     ///   (bits/s): what the path delivered during a probe in this feedback (``ProbeDeliveryRate``), nil otherwise.
     mutating func onFeedback(

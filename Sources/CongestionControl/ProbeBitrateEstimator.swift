@@ -43,6 +43,8 @@ struct ProbeBitrateEstimator: Sendable {
     private var pending: Double?
     /// Whether the pending result is of a cluster that ``ProbeCluster/measuresPastBurst``.
     private(set) var pendingMeasuredPastBurst = false
+    /// The rate the pending result's cluster was sent at (``ProbeCluster/bitsPerSecond``).
+    private(set) var pendingClusterBitsPerSecond = 0
 
     /// Adds one received result of `cluster`; returns the cluster's rate when it now has enough.
     @discardableResult
@@ -86,6 +88,7 @@ struct ProbeBitrateEstimator: Sendable {
         if receiveRate < Self.minRatioForUnsaturatedLink * sendRate { rate = Self.targetUtilization * receiveRate }
         pending = rate
         pendingMeasuredPastBurst = cluster.measuresPastBurst
+        pendingClusterBitsPerSecond = cluster.bitsPerSecond
         return rate
     }
 

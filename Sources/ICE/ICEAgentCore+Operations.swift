@@ -155,12 +155,29 @@ extension ICEAgentCore {
         return outcome
     }
 
-    /// `nice_agent_send`, counted. Called with `sender` held.
+    /// `nice_agent_send_messages_nonblocking` (`cnice_send`), counted. A refusal is logged with libnice's
+    /// reason (at most one line per 5 s after a burst of 3, the rest counted in the next). Called with
+    /// `sender` held.
     func transmit(_ datagram: [UInt8], on handle: NiceAgentHandle) -> Bool {
-        let result = datagram.withUnsafeBytes { bytes in
-            nice_agent_send(handle.agent, streamID, 1, UInt32(bytes.count), bytes.baseAddress?.assumingMemoryBound(to: gchar.self))
+        // The reason's buffer on the stack: nothing allocated per datagram.
+        let failure: String? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { reason in
+            reason[0] = 0
+            let result = datagram.withUnsafeBytes { bytes in
+                cnice_send(handle.agent, streamID, 1, bytes.baseAddress, gsize(bytes.count), reason.baseAddress, gsize(reason.count))
+            }
+            guard result != Int32(datagram.count) else { return nil }
+            let text = String(cString: reason.baseAddress!)
+            return result == 0 ? "would block: \(text)" : text
         }
-        guard result == Int32(datagram.count) else { return false }
+        if let failure {
+            if let suppressed = sendFailureLog.withLock({ $0.admit() }) {
+                logger.warning("datagram not sent", [
+                    "bytes": datagram.count, "reason": failure, "state": shared.withLock { $0.libniceState.rawValue },
+                    "suppressed": suppressed,
+                ])
+            }
+            return false
+        }
         stats.withLock { stats in
             stats.datagramsSent += 1
             stats.bytesSent += datagram.count

@@ -33,6 +33,8 @@ final class NiceAgentHandle: @unchecked Sendable {
 final class ICEAgentCore: Sendable {
     let configuration: ICEAgent.Configuration
     let logger: Logger
+    /// Paces the warning for datagrams libnice refused (``transmit(_:on:)``).
+    let sendFailureLog = Mutex(LogRateLimiter())
     /// Our `ice-ufrag` / `ice-pwd`: libnice's, renewed by each ICE restart.
     let credentials: Mutex<ICEAgent.Credentials>
     let loop: GLibMainLoop

@@ -37,9 +37,19 @@ final class ChromiumCongestionTests: XCTestCase {
         XCTAssertNil(report["error"] as? String)
         XCTAssertNotNil(congestionSeen, "Chromium negotiated transport-wide CC: the peer has a congestion view")
         XCTAssertGreaterThan(samples.last?.t ?? 0, 34, "the profile ran to its end")
+        // Settled below 1 Mbit/s from 5 s on. An ALR probe at 2 × an application-limited estimate of ~580
+        // kbit/s sends 1.15 Mbit/s for 400 ms, too little above the link to spend tbf's 15 kB burst (at 150
+        // kbit/s over it that takes 0.8 s), so its result reads its own send rate and lifts the target for one
+        // sample before the over-use it causes brings it down (1160 and 1161 kbit/s seen, 2026-12-05; libwebrtc's
+        // 15 ms probes read a burst the same way). Such an excursion lasts one sample and stays under 1.2 × the
+        // link; the median is below the link.
         let oneMegabit = samples.filter { (5..<12).contains($0.t) }.map(\.target)
         XCTAssertFalse(oneMegabit.isEmpty)
-        XCTAssertLessThan(oneMegabit.max() ?? .max, 1000, "below 1 Mbit/s from 5 s on")
+        XCTAssertLessThan(oneMegabit.sorted()[oneMegabit.count / 2], 1000, "settled below 1 Mbit/s from 5 s on: \(oneMegabit)")
+        XCTAssertLessThan(oneMegabit.max() ?? .max, 1200, "no probe lifts it past 1.2 × the link: \(oneMegabit)")
+        for (earlier, later) in zip(oneMegabit, oneMegabit.dropFirst()) {
+            XCTAssertFalse(earlier >= 1000 && later >= 1000, "above the link for one sample at most: \(oneMegabit)")
+        }
         // Settled: the median of the last 2 s at 300 kbit/s (an ALR probe's result may lift one sample above the
         // link for a moment before over-use brings it down: 341 kbit/s seen once, 2026-12-02).
         let low = samples.filter { (22..<24).contains($0.t) }.map(\.target)
