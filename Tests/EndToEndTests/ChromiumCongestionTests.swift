@@ -64,8 +64,12 @@ final class ChromiumCongestionTests: XCTestCase {
         // The issue's bar, 70 % of the 3 Mbit/s link within 10 s of the step up, was met in 5 of 7 runs under
         // load (2026-12-02; the misses: a 2-s pause in Chromium's feedback after the first probe, a probe read
         // at half its rate, then 5 s to the next); 2026-12-05, with the 2.5 s probe quiet time and probe chains
-        // kept burst-robust, in 2 of 3 at load 1–2 (BENCHMARKS "the step profile"). Printed, not yet
-        // asserted: issue 12 stays open for it.
+        // kept burst-robust, in 2 of 3 at load 1–2; with an over-use during a probe decreased from what the link
+        // delivered and the last cluster's result read with its over-use, in 6 of 6 (at +3.1 to +6.2 s; BENCHMARKS
+        // "the step profile"). Printed, not asserted until CI has shown it holds under load.
+        // Asserted: half the link (1.5 Mbit/s, five times the link before) within 10 s — met in every run since the
+        // probe chain's last cluster is read with its over-use (2026-12-05), where the 70 % bar below was met in 6 of 6.
+        XCTAssertGreaterThanOrEqual(up.max() ?? 0, 1500, "half of the 3 Mbit/s link within 10 s of the step up: \(up)")
         let reached = samples.filter { (24..<34).contains($0.t) && $0.target >= 2100 }.first
         print("e2e: step up: highest target \(Int(up.max() ?? 0)) kbit/s within 10 s; 2100 kbit/s " + (reached.map { "at +\(String(format: "%.1f", $0.t - 24)) s" } ?? "not reached"))
         let high = samples.filter { $0.t >= 34 }.map(\.target)
