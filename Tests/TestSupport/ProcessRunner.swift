@@ -95,10 +95,19 @@ public enum ProcessRunner {
     }
 
     /// Whether `/proc/PID/stat` says the process is a zombie (state `Z`, after the parenthesised command).
+    /// Read with open(2)/read(2) into a stack buffer: Foundation's `String(contentsOfFile:)` leaked its 4 KiB
+    /// buffer on a /proc file (LeakSanitizer, the CI rehearsal's ASan step).
     static func isZombie(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "Z"
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return false }
+            let text = UnsafeBufferPointer(rebasing: buffer[..<count])
+            guard let close = text.lastIndex(of: UInt8(ascii: ")")) else { return false }
+            return text[(close + 1)...].first { $0 != UInt8(ascii: " ") } == UInt8(ascii: "Z")
+        }
     }
 }
 
