@@ -16,9 +16,10 @@ enum ProbeDeliveryRate {
     static let minSpanMicros: Int64 = 10_000
 
     /// Bits per second delivered from the first probe packet's arrival on in `received` (ordered by arrival,
-    /// ``TransportPacketsFeedback/receivedByArrival``), or nil when no probe packet is there or fewer than
-    /// ``minPackets`` packets over less than ``minSpanMicros`` follow it. The first packet's bytes are not
-    /// counted (they arrived at the start of the span, not during it).
+    /// ``TransportPacketsFeedback/receivedByArrival``), or nil when no probe packet is there, when fewer than
+    /// ``minPackets`` packets arrived from it on (itself included), or when their arrivals span less than
+    /// ``minSpanMicros``. The first packet's bytes are not counted (they arrived at the start of the span,
+    /// not during it).
     static func bitsPerSecond(_ received: [PacketResult]) -> Double? {
         guard let first = received.firstIndex(where: { $0.sent.probeClusterID != nil }),
               let start = received[first].arrivalMicros else { return nil }
