@@ -19,9 +19,9 @@ import ScreencastSupport
 ///   refuses sends for a millisecond or two between a pair's success and READY).
 /// - Received datagrams (everything but STUN) go to `onDatagram`, events to `onEvent`, both on the agent's
 ///   own GLib thread, in order, one at a time. They must not block: that thread also runs the checks.
-/// - Consent freshness (RFC 7675): libnice sends a consent check every ~5 s and fails the component when
-///   none is answered for a while; a FAILED that lasts ``Configuration/failedGracePeriod`` becomes
-///   ``Event/expired(_:)``, the owner's cue to tear the peer down. A silent peer expires in about 15 s.
+/// - A FAILED that lasts ``Configuration/failedGracePeriod`` becomes ``Event/expired(_:)``, the owner's cue to
+///   tear the peer down. Consent freshness (RFC 7675) is the peer connection's (`ConsentFreshness`) unless
+///   ``Configuration/consentFreshness`` turns libnice's on (then a silent peer expires in about 15 s).
 /// - ``close()`` (or the last reference going away) stops the thread and frees the sockets; it is
 ///   idempotent, and may be called from a callback.
 ///
@@ -159,10 +159,11 @@ public final class ICEAgent: Sendable {
     /// reach READY within ``Configuration/connectTimeLimit`` expires the peer (``Expiry/connectionLost``).
     /// Either side may restart: the answerer calls it too when the peer's ufrag changed.
     ///
-    /// Restart a component that is FAILED, or one whose path still works: libnice 0.1.21 keeps the old
-    /// selected pair's consent timer across a restart, and when that timer lapses before the new pair is
-    /// selected libnice aborts the process on a FAILED → CONNECTED transition it asserts against. A READY
-    /// component whose path just died must be left to fail first (the SFU leg restarts on FAILED only).
+    /// With libnice's consent freshness on (``Configuration/consentFreshness``, off by default), restart a
+    /// component that is FAILED, or one whose path still works: libnice 0.1.21 keeps the old selected pair's
+    /// consent timer across a restart, and when that timer lapses before the new pair is selected libnice
+    /// aborts the process on a FAILED → CONNECTED transition it asserts against. With it off no such timer
+    /// is armed (keepalives are binding indications), and any component may be restarted.
     ///
     /// - Throws: ``ICEError/restartFailed(reason:)`` when the agent had expired or libnice refused,
     ///   ``ICEError/closed``.

@@ -34,11 +34,13 @@ extension ICEAgent {
         /// peer-reflexive check can bring a component back to READY), so a FAILED state only expires the
         /// peer when it lasts this long.
         public var failedGracePeriod: Duration
-        /// RFC 7675 consent freshness: a peer that stops answering our consent checks is failed by libnice
-        /// (10 s after its last answer; checks go every 4–6 s), then expired after ``failedGracePeriod``.
-        /// libnice counts time in which this process itself did not run (SIGSTOP, a starved host): a stall
-        /// over 4 s can lapse the consent of peers that would answer at once, and a lapsed pair never
-        /// becomes READY again (libnice keeps consent lost), so such peers are ended too.
+        /// libnice's own RFC 7675 consent freshness (off by default: the peer connection keeps consent itself,
+        /// `ConsentFreshness`, from the peer's authenticated SRTCP and DTLS). When on, a peer that stops
+        /// answering libnice's consent checks (every 4–6 s) is failed 10 s after its last answer (Debian 12's
+        /// libnice 0.1.21; RFC 7675 says 30 s), then expired after ``failedGracePeriod``, and the pair never
+        /// becomes READY again. Two checks tail-dropped behind our own media on a congested link, or a stop
+        /// of this process over 4 s (libnice counts time it did not run), lapse it. When off, libnice sends
+        /// STUN binding indications every 25 s as keepalives (RFC 8445 §11) and never fails a working pair.
         public var consentFreshness: Bool
         /// Datagrams kept while the agent is not READY yet (further ones are dropped).
         public var sendQueueLimit: Int
@@ -64,7 +66,7 @@ extension ICEAgent {
             role: Role, localAddresses: [String] = [], stunServer: ICEServerAddress? = nil,
             turnServers: [TURNServer] = [], relayOnly: Bool = false, portRange: ClosedRange<UInt16>? = nil,
             gatheringTimeLimit: Duration = .seconds(3), connectTimeLimit: Duration = .seconds(30),
-            failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = true, sendQueueLimit: Int = 256,
+            failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = false, sendQueueLimit: Int = 256,
             remoteCandidatePolicy: RemoteCandidatePolicy? = nil, remoteCandidateLimit: Int = 32,
             checkPacingMilliseconds: UInt32 = 50, checkLimit: UInt32 = 64
         ) {

@@ -18,6 +18,10 @@ extension PeerConnection {
         public var senderReportIntervalMicros: UInt64
         /// A DTLS handshake not done this long after the answer ends the peer, µs.
         public var dtlsHandshakeTimeoutMicros: UInt64
+        /// Consent to send lapses after this long without an authenticated datagram from the peer, µs (RFC 7675
+        /// §5.1's 30 s; ``ConsentFreshness``); a lapse that lasts ``ICEAgent/Configuration/failedGracePeriod``
+        /// more ends the peer.
+        public var consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros
         /// The wall clock for Sender Reports' NTP timestamps (injected in tests).
         public var wallClock: any WallClock
         /// An offerer (``PeerConnection/Offerer``) offers transport-wide CC (``PeerOffer/transportWideCCExtensionID``
@@ -62,11 +66,20 @@ extension PeerConnection {
         case estimatedBitrate(UInt64)
         /// The congestion controller's new target for this peer (transport-wide CC), bits per second.
         case targetBitrate(UInt64)
-        /// ICE failed while connected (checks or RFC 7675 consent lost). The peer lives on until ICE expires
-        /// (``ICEAgent/Configuration/failedGracePeriod``): an offerer may restart ICE meanwhile
+        /// ICE failed while connected (its checks failed, or RFC 7675 consent lapsed: nothing authenticated
+        /// from the peer for ``Configuration/consentLimitMicros``, and nothing is sent meanwhile). The peer
+        /// lives on for ``ICEAgent/Configuration/failedGracePeriod``: an offerer may restart ICE meanwhile
         /// (``PeerConnection/restartICE()``).
         case iceConnectionFailed
         /// The peer is gone; nothing follows.
         case closed(reason: String, failed: Bool)
+    }
+}
+
+extension PeerConnection.Configuration {
+    /// ``ICEAgent/Configuration/failedGracePeriod`` in µs: how long a lapsed consent waits for renewal or a restart.
+    var consentGraceMicros: UInt64 {
+        let parts = ice.failedGracePeriod.components
+        return UInt64(max(0, parts.seconds)) * 1_000_000 + UInt64(max(0, parts.attoseconds) / 1_000_000_000_000)
     }
 }

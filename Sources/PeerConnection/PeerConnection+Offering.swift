@@ -74,7 +74,8 @@ extension PeerConnection {
                 let (negotiated, sender) = try plan.accept(answer: text)
                 let machine = try PeerConnectionStateMachine(
                     id: id, negotiated: negotiated, certificate: configuration.certificate, sender: sender,
-                    dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros, logger: logger,
+                    dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros,
+                consentLimitMicros: configuration.consentLimitMicros, consentGraceMicros: configuration.consentGraceMicros, logger: logger,
                     nowMicros: MonotonicClock.nowMicros())
                 let peer = PeerConnection(
                     answer: text, negotiated: negotiated, local: plan.local, machine: machine, agent: agent,

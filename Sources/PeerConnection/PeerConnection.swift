@@ -101,7 +101,8 @@ public final class PeerConnection: @unchecked Sendable {
                 offer: offer, ice: agent.localCredentials, candidates: candidates, configuration: configuration, using: &random)
             let machine = try PeerConnectionStateMachine(
                 id: id, negotiated: plan.negotiated, certificate: configuration.certificate, sender: plan.sender,
-                dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros, logger: logger,
+                dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros,
+                consentLimitMicros: configuration.consentLimitMicros, consentGraceMicros: configuration.consentGraceMicros, logger: logger,
                 nowMicros: MonotonicClock.nowMicros())
             let peer = PeerConnection(
                 answer: plan.answer, negotiated: plan.negotiated, local: plan.local, machine: machine, agent: agent,

@@ -17,9 +17,14 @@ public import SRTP
 ///   datagram ─ RFC 7983 ─▶ DTLS ─▶ DTLSEndpoint        │   SRTP keyed from the DTLS export (RFC 5764 §4.2)
 ///                        └▶ RTCP ─▶ SRTCP unprotect ─▶ RTPSenderChain.receiveRTCP (NACK/RTX, PLI, REMB, …)
 ///   frame ─▶ RTPSenderChain.send ─▶ pacer ─▶ release ─▶ SRTP protect ─▶ datagrams
-///   timer ─▶ DTLS retransmission / handshake limit, pacer, Sender Reports, lobby
-///   ended (closed or failed) ◀── close · ICE expired · DTLS failure or close_notify · RTCP BYE
+///   timer ─▶ DTLS retransmission / handshake limit, pacer, Sender Reports, lobby, consent
+///   ended (closed or failed) ◀── close · ICE expired · consent expired · DTLS failure or close_notify · RTCP BYE
 /// ```
+///
+/// Consent to send (RFC 7675) is kept here (``ConsentFreshness``): renewed by authenticated SRTCP and DTLS
+/// from the peer and by ICE checks that succeed; after 30 s without one nothing more is sent
+/// (``PeerConnection/Event/iceConnectionFailed`` tells the owner, who may restart ICE), and after the grace
+/// period the peer ends.
 ///
 /// Nothing unauthenticated from the network ends it: a datagram of no known kind (RFC 7983 §7), RTP (a
 /// viewer sends none), DTLS records that cannot be genuine or fail OpenSSL's authentication, SRTCP that
@@ -53,6 +58,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
         public var dropped = DroppedDatagrams()
         /// Our own SRTP/SRTCP protect failures (the peer's packets that fail are in ``dropped``).
         public var srtpErrors = 0
+        /// Datagrams and frames not sent because consent had lapsed (RFC 7675 §5.1).
+        public var heldByConsent = 0
         /// Datagrams handed to the owner to send, and their bytes (SRTP, SRTCP and DTLS).
         public var datagramsOut = 0
         public var bytesOut = 0
@@ -79,6 +86,10 @@ public struct PeerConnectionStateMachine: ~Copyable {
     public private(set) var connectedMicros: UInt64?
     /// ICE restarts and their hold on media (DTLS and SRTP stay as they are).
     public private(set) var restartGate = ICERestartGate()
+    /// Consent to send (RFC 7675), from the moment DTLS finished; nil before.
+    public private(set) var consent: ConsentFreshness?
+    private let consentLimitMicros: UInt64
+    private let consentGraceMicros: UInt64
     private let dtls: DTLSEndpoint
     private var rtp: RTPSenderChain
     private var phase: Phase = .connecting
@@ -89,12 +100,16 @@ public struct PeerConnectionStateMachine: ~Copyable {
     ///   - certificate: our DTLS identity.
     ///   - sender: the sender chain's configuration (SSRCs, random starting points, pacing, timers).
     ///   - dtlsHandshakeTimeoutMicros: a handshake not done this long after ``start(nowMicros:)`` fails.
+    ///   - consentLimitMicros: consent lapses after this long without an authenticated datagram (RFC 7675 §5.1).
+    ///   - consentGraceMicros: a lapse this long ends the peer (the owner's time to restart ICE).
     ///   - nowMicros: now, monotonic µs (the connection's age counts from here).
     /// - Throws: ``PeerConnectionError/dtls(_:)`` when OpenSSL cannot be set up,
     ///   ``PeerConnectionError/invalidConfiguration(_:)`` for a sender the chain refuses.
     public init(
         id: String, negotiated: NegotiatedVideo, certificate: DTLSCertificate, sender: RTPSenderChain.Configuration,
-        dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000, logger: Logger, nowMicros now: UInt64
+        dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000,
+        consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros, consentGraceMicros: UInt64 = 5_000_000,
+        logger: Logger, nowMicros now: UInt64
     ) throws(PeerConnectionError) {
         var dtlsConfiguration = DTLSConfiguration(negotiated: negotiated, certificate: certificate)
         dtlsConfiguration.handshakeTimeoutMicros = dtlsHandshakeTimeoutMicros
@@ -108,6 +123,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
         createdMicros = now
         self.dtls = dtls
         self.rtp = rtp
+        self.consentLimitMicros = consentLimitMicros
+        self.consentGraceMicros = consentGraceMicros
     }
 
     /// Where the connection is.
@@ -163,7 +180,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
             counters.dtlsDatagrams += 1
             let passed = dtls.statistics.recordsPassed
             if stepDTLS(&output, now, { dtls throws(DTLSError) in try dtls.receive(datagram, nowMicros: now) }) {
-                if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 }
+                if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 } else { renewConsent(&output, now) }
                 checkDTLS(&output, now)
             }
         case .rtcp:
@@ -180,9 +197,12 @@ public struct PeerConnectionStateMachine: ~Copyable {
     /// An encoded frame for the peer: dropped unless connected (and, in the chain, until the lobby's keyframe).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) -> Output {
         var output = Output()
-        guard case .connected = phase, negotiated.direction == .sendonly, restartGate.admits(keyframe: frame.isKeyframe) else {
-            return output
+        guard case .connected = phase, negotiated.direction == .sendonly else { return output }
+        guard consent?.phase == .fresh else {
+            counters.heldByConsent += 1
+            return finish(output, now)
         }
+        guard restartGate.admits(keyframe: frame.isKeyframe) else { return finish(output, now) }
         do {
             let outcome = try rtp.send(frame, nowMicros: now)
             if let wait = outcome.firstKeyframeWaitMicros {
@@ -221,9 +241,13 @@ public struct PeerConnectionStateMachine: ~Copyable {
             iceState = state
             logger.debug("ice state", ["peer": id, "state": state.rawValue])
             if state == .failed, was != .failed, case .connected = phase { output.events.append(.iceConnectionFailed) }
-            if state == .ready { restartPathUp(&output, now) }
+            if state == .ready {
+                renewConsent(&output, now)
+                restartPathUp(&output, now)
+            }
         case .selectedPairChanged(let pair):
             selectedPair = pair
+            renewConsent(&output, now)
             restartPathUp(&output, now)
             logger.info("ice pair selected", [
                 "peer": id, "local": "\(pair.local.address):\(pair.local.port)",
@@ -241,6 +265,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
     public mutating func iceRestarted(nowMicros now: UInt64) -> Output {
         guard !isEnded else { return Output() }
         restartGate.restarted()
+        consent?.restarted(nowMicros: now)
         logger.info("ice restart", ["peer": id, "restart": restartGate.restarts, "ice": iceState.rawValue])
         return finish(Output(), now)
     }
@@ -295,6 +320,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
             }
             phase = .connected(sender: sender, receiver: receiver)
             connectedMicros = now
+            consent = ConsentFreshness(limitMicros: consentLimitMicros, graceMicros: consentGraceMicros, nowMicros: now)
             logger.info("peer connected", [
                 "peer": id, "srtp": keys.profile.description, "after.ms": (now - createdMicros) / 1000,
                 "pair": selectedPair.map { "\($0.remote.address):\($0.remote.port)" } ?? "-",
@@ -323,6 +349,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
             counters.dropped.countSRTCP(error)
             return
         }
+        renewConsent(&output, now)  // authenticated: only the peer holds its SRTCP key
         let packets: [RTCPPacket]
         do {
             packets = try RTCPPacket.parseCompound(packet)
@@ -387,14 +414,48 @@ public struct PeerConnectionStateMachine: ~Copyable {
         output.events.append(.closed(reason: reason, failed: failed))
     }
 
-    /// Every event ends here: what the pacer allows leaves, and the next deadline is set.
+    /// The peer proved it is there: a lapsed consent comes back, and media resumes with a keyframe on a
+    /// congestion controller started afresh (``RTPSenderChain/routeChanged(nowMicros:)``: the outage drove
+    /// its target to the floor).
+    private mutating func renewConsent(_ output: inout Output, _ now: UInt64) {
+        guard case .connected = phase, consent?.renewed(nowMicros: now) == .renewed else { return }
+        logger.info("consent renewed", ["peer": id])
+        output.events.append(.keyframeNeeded(reason: "consent renewed"))
+        apply(rtp.routeChanged(nowMicros: now), &output, now)
+    }
+
+    /// Counts the peer's silence: a lapse stops sending and tells the owner; an expiry ends the peer.
+    private mutating func checkConsent(_ output: inout Output, _ now: UInt64) {
+        guard case .connected = phase, var consent else { return }
+        let change = consent.advance(nowMicros: now)
+        self.consent = consent
+        let silence = "\(consent.silentMicros / 1_000_000) s"
+        switch change {
+        case .lapsed:
+            logger.warning("consent lapsed: nothing sent until the peer is heard", ["peer": id, "silent": silence])
+            output.events.append(.iceConnectionFailed)
+        case .expired:
+            end("consent expired (RFC 7675): nothing authenticated from the peer for \(silence)", failed: true, &output)
+        case .none, .renewed: break
+        }
+    }
+
+    /// Every event ends here: consent is checked, what the pacer allows leaves (nothing while consent has
+    /// lapsed, RFC 7675 §5.1), and the next deadline is set.
     private mutating func finish(_ output: Output, _ now: UInt64) -> Output {
         var output = output
-        if !isEnded { pump(&output, now) }
+        checkConsent(&output, now)
+        if let consent, consent.phase != .fresh {
+            counters.heldByConsent += output.datagrams.count
+            output.datagrams.removeAll()
+        } else if !isEnded {
+            pump(&output, now)
+        }
         counters.datagramsOut += output.datagrams.count
         for datagram in output.datagrams { counters.bytesOut += datagram.count }
         if !isEnded {
-            output.deadlineMicros = RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now))
+            output.deadlineMicros = RTPSenderChain.earlier(
+                RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)), consent?.deadlineMicros)
         }
         return output
     }

@@ -1,11 +1,13 @@
 public import RTP
 
 /// Our RTCP Sender Reports and what the receiver reports back (RFC 3550 §6.4): an SR + SDES CNAME every
-/// ``interval`` once media flows, and from the report blocks about our SSRC (in RR or SR packets) the
-/// round-trip time, the loss and the jitter.
+/// ``interval`` once media flows (an empty RR + SDES before, and from a peer that only receives: RFC 3550
+/// §6.4.2, every participant reports; the other end's consent freshness counts on it), and from the report
+/// blocks about our SSRC (in RR or SR packets) the round-trip time, the loss and the jitter.
 ///
 /// ```
-///   timer ── every interval, once media was sent ──▶ SR (NTP now ↔ RTP now, packet/octet counts) + SDES
+///   timer ── every interval ──▶ SR (NTP now ↔ RTP now, packet/octet counts) + SDES; RR (no blocks) + SDES
+///                               while no media was sent
 ///   RR/SR report block for our SSRC ──▶ RTT = A − LSR − DLSR (when it answers one of our SRs), loss, jitter
 ///                                      └─▶ context.link (read by the NACK responder after it)
 /// ```
@@ -16,6 +18,8 @@ public struct SenderReports: RTPSenderFeature {
     public struct Statistics: Sendable, Equatable {
         /// Sender Reports built.
         public var senderReportsSent = 0
+        /// Receiver Reports built (no media sent yet, or none to send).
+        public var receiverReportsSent = 0
         /// Report blocks about our SSRC received.
         public var receiverReports = 0
         /// The last report's round-trip time, fraction lost (0…1) and cumulative loss.
@@ -54,14 +58,30 @@ public struct SenderReports: RTPSenderFeature {
 
     public var nextDeadlineMicros: UInt64? { nextReportMicros }
 
-    /// When a report is due: the next one is scheduled, and one is built if media was sent.
+    /// When a report is due: the next one is scheduled, and an SR is built if media was sent, else an RR.
     public mutating func handleTimer(context: inout TimerContext) {
         guard let due = nextReportMicros, context.nowMicros >= due else { return }
         nextReportMicros = context.nowMicros &+ intervalMicros
-        guard context.stream.hasSentMedia, let report = try? senderReport(
-            nowMicros: context.nowMicros, ntp: context.ntp, stream: context.stream)
-        else { return }
-        context.outcome.rtcp.append(report)
+        let report = context.stream.hasSentMedia
+            ? try? senderReport(nowMicros: context.nowMicros, ntp: context.ntp, stream: context.stream)
+            : try? receiverReport()
+        if let report { context.outcome.rtcp.append(report) }
+    }
+
+    /// A compound RTCP packet (RFC 3550 §6.1) for a participant that has sent no media: an RR with no
+    /// report blocks (RC = 0, §6.4.2), then SDES with our CNAME.
+    /// - Throws: ``RTPSessionError/invalidConfiguration(_:)`` for a CNAME RTCP cannot carry (over 255 bytes).
+    public mutating func receiverReport() throws(RTPSessionError) -> [UInt8] {
+        let compound: [UInt8]
+        do {
+            compound = try RTCPPacket.serializeCompound([
+                .receiverReport(RTCPReceiverReport(ssrc: ssrc)), .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname)),
+            ])
+        } catch {
+            throw .invalidConfiguration("CNAME: \(error)")
+        }
+        statistics.receiverReportsSent += 1
+        return compound
     }
 
     /// A compound RTCP packet (RFC 3550 §6.1): our Sender Report for `now` (monotonic µs, mapped onto RTP

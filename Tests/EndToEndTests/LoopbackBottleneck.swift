@@ -22,15 +22,13 @@ struct LoopbackBottleneck {
         try Self.run("qdisc add dev lo parent 1:10 handle 10: tbf rate \(rate) burst \(burst) latency 100ms")
     }
 
-    /// Steers the call's media (UDP from its ICE ports 40960–41023) into the bottleneck, so feedback and HTTP stay fast.
-    /// Its STUN (first payload byte 0 or 1, RFC 7983 §7; at IP offset 28, no IP options on lo) stays out too:
-    /// libnice fails a pair whose RFC 7675 consent checks go unanswered for 10 s, and does not send on it
-    /// again ("Consent to send has been revoked by the peer"), so two checks tail-dropped behind our media at
-    /// 300 kbit/s ended the viewer (2 of 17 runs, 2026-12-05). That is a finding of its own (the closing note
-    /// of the session); these tests are about the congestion controller.
+    /// Steers everything the call sends over UDP from its ICE ports (40960–41023) into the bottleneck — media,
+    /// RTCP, DTLS and STUN alike, as a real bottleneck does — so the viewer's feedback and HTTP stay fast.
+    /// (Until 2026-12-05 STUN was kept out: libnice's consent then failed a pair whose checks went unanswered
+    /// for 10 s and never sent on it again, and two checks tail-dropped behind our media at 300 kbit/s ended
+    /// the viewer in 2 of 17 runs. Consent is now the call's own, renewed by the viewer's SRTCP.)
     func shapeCallMedia() throws {
-        try Self.run("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport 40960 0xffc0 match u8 0x00 0xfe at 28 flowid 1:20")
-        try Self.run("filter add dev lo parent 1: protocol ip prio 2 u32 match ip protocol 17 0xff match ip sport 40960 0xffc0 flowid 1:10")
+        try Self.run("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport 40960 0xffc0 flowid 1:10")
     }
 
     /// A new rate (and burst) for the bottleneck, from now on.

@@ -116,8 +116,8 @@ final class ICEAgentTests: XCTestCase {
 
     /// RFC 7675: the peer goes silent (its agent is closed, as when a browser tab dies); libnice's consent
     /// checks go unanswered, the component fails, and after the grace period the peer expires.
-    /// Uses the default configuration, so it takes about 15 s: libnice's consent timeout (~10 s) and the
-    /// default 5 s grace.
+    /// With libnice's consent freshness on (``ICETestPair``), it takes about 15 s: libnice's consent timeout
+    /// (~10 s) and the default 5 s grace.
     func testSilentPeerIsDroppedByConsentFreshness() throws {
         let pair = try ICETestPair()
         defer { pair.close() }
@@ -356,15 +356,21 @@ final class ICETestPair: Sendable {
     let offererCandidates: [ICECandidate]
     let answererCandidates: [ICECandidate]
 
-    init(failedGracePeriod: Duration = .seconds(5),
+    /// `consentFreshness`: libnice's own RFC 7675 checks, on here (the tests of dead paths rely on libnice
+    /// failing the component; the peer connection keeps consent itself and turns them off).
+    init(failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = true,
          answererEvent: (@Sendable (ICEAgent.Event) -> Void)? = nil) throws {
         let logger = Logger(component: "ice", threshold: ProcessInfo.processInfo.environment["ICE_DEBUG"] == nil ? .warning : .debug)
         offerer = try ICEAgent(
-            configuration: .init(role: .controlling, localAddresses: ["127.0.0.1"], failedGracePeriod: failedGracePeriod),
+            configuration: .init(
+                role: .controlling, localAddresses: ["127.0.0.1"], failedGracePeriod: failedGracePeriod,
+                consentFreshness: consentFreshness),
             logger: logger.named("ice.offerer"), onEvent: offererLog.record, onDatagram: offererLog.receive)
         let answererLog = answererLog
         answerer = try ICEAgent(
-            configuration: .init(role: .controlled, localAddresses: ["127.0.0.1"], failedGracePeriod: failedGracePeriod),
+            configuration: .init(
+                role: .controlled, localAddresses: ["127.0.0.1"], failedGracePeriod: failedGracePeriod,
+                consentFreshness: consentFreshness),
             logger: logger.named("ice.answerer"), onEvent: answererEvent ?? answererLog.record,
             onDatagram: answererLog.receive)
         offererCandidates = try offerer.gatherCandidates()

@@ -66,7 +66,7 @@ final class ICEConfigurationTests: XCTestCase {
         XCTAssertEqual(defaults.gatheringTimeLimit, .seconds(3))
         XCTAssertEqual(defaults.connectTimeLimit, .seconds(30))
         XCTAssertEqual(defaults.failedGracePeriod, .seconds(5))
-        XCTAssertTrue(defaults.consentFreshness)
+        XCTAssertFalse(defaults.consentFreshness, "consent is the peer connection's (ConsentFreshness)")
         XCTAssertEqual(defaults.sendQueueLimit, 256)
         XCTAssertEqual(defaults.localAddresses, [])
     }

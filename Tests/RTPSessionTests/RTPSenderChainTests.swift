@@ -115,7 +115,7 @@ final class RTPSenderChainTests: XCTestCase {
     }
 
     /// The timer: the lobby asks again every second until a keyframe comes; Sender Reports every second once
-    /// media was sent; the deadline is the earliest of them.
+    /// media was sent (an empty Receiver Report before); the deadline is the earliest of them.
     func testTimerRetriesTheKeyframeAndSendsSenderReports() throws {
         var chain = try RTPSenderChain(configuration: configuration())
         XCTAssertNil(chain.nextDeadlineMicros(nowMicros: 0))
@@ -124,7 +124,11 @@ final class RTPSenderChainTests: XCTestCase {
         let ntp = NTPTimestamp(seconds: 3_900_000_000, fraction: 0)
         let first = chain.handleTimer(nowMicros: 1_000_000, ntp: ntp)
         XCTAssertEqual(first.keyframeRequest, .stillWaiting)
-        XCTAssertEqual(first.rtcp, [], "no media yet: no SR")
+        XCTAssertEqual(first.rtcp.count, 1, "no media yet: an empty RR + SDES, no SR")
+        let firstPackets = try RTCPPacket.parseCompound(try XCTUnwrap(first.rtcp.first))
+        guard case .receiverReport(let rr)? = firstPackets.first else { return XCTFail("\(firstPackets)") }
+        XCTAssertEqual(rr.reports, [])
+        XCTAssertEqual(firstPackets.count, 2)
         _ = try chain.send(keyframe(), nowMicros: 1_500_000)
         XCTAssertEqual(chain.nextDeadlineMicros(nowMicros: 1_500_000), 1_500_000, "the pacer has packets now")
         _ = try drain(&chain, from: 1_500_000)

@@ -54,12 +54,22 @@ final class SenderReportsTests: XCTestCase {
             return context.outcome.rtcp
         }
         XCTAssertEqual(tick(1_400_000, sentMedia()).count, 0, "not due yet")
-        XCTAssertEqual(tick(1_500_000, OutgoingVideoStream.Statistics()).count, 0, "no media yet")
+        // No media yet: an RR with no report blocks (RC = 0) and SDES CNAME, byte for byte (RFC 3550 §6.4.2, §6.5).
+        let empty = tick(1_500_000, OutgoingVideoStream.Statistics())
+        XCTAssertEqual(empty.count, 1, "no media yet: a Receiver Report")
+        let ssrc = reports.ssrc, cname = Array(reports.cname.utf8)
+        let sdesLength = (4 + 2 + cname.count + 4) / 4 * 4  // SSRC, type + length, the name, at least one null, padded
+        let expected: [UInt8] = [0x80, 201, 0, 1] + bigEndian(ssrc)
+            + [0x81, 202] + [UInt8((sdesLength / 4) >> 8), UInt8((sdesLength / 4) & 0xFF)] + bigEndian(ssrc)
+            + [1, UInt8(cname.count)] + cname + [UInt8](repeating: 0, count: sdesLength - 6 - cname.count)
+        XCTAssertEqual(empty.first, expected)
+        XCTAssertEqual(reports.statistics.receiverReportsSent, 1)
         XCTAssertEqual(reports.nextDeadlineMicros, 2_000_000)
         XCTAssertEqual(tick(2_000_100, sentMedia()).count, 1)
         XCTAssertEqual(reports.nextDeadlineMicros, 2_500_100, "from when it ran")
         XCTAssertEqual(tick(2_500_100, sentMedia()).count, 1)
         XCTAssertEqual(reports.statistics.senderReportsSent, 2)
+        XCTAssertEqual(reports.statistics.receiverReportsSent, 1, "none once media flows")
         reports.stop()
         XCTAssertNil(reports.nextDeadlineMicros)
         XCTAssertEqual(tick(9_000_000, sentMedia()).count, 0)
@@ -106,4 +116,8 @@ final class SenderReportsTests: XCTestCase {
         XCTAssertEqual(context.link.fractionLost, 0.5)
         XCTAssertEqual(reports.statistics.cumulativeLost, 3)
     }
+}
+
+private func bigEndian(_ value: UInt32) -> [UInt8] {
+    [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
 }
