@@ -68,21 +68,21 @@ public struct RTPSenderChain: Sendable {
     }
 
     public let configuration: Configuration
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
     public private(set) var lobby: KeyframeLobby
     public private(set) var stream: OutgoingVideoStream
     /// Nil when NACK was not negotiated (NACKs are then ignored).
-    public private(set) var nack: NACKResponder?
+    public internal(set) var nack: NACKResponder?
     public private(set) var reports: SenderReports
     public private(set) var keyframes: KeyframeRequests
     public private(set) var remb: REMBReader
     public private(set) var latency = SendLatency()
-    public private(set) var pacer: PacerQueue
+    public internal(set) var pacer: PacerQueue
     /// Transport-wide congestion control (numbering, feedback, GCC) when negotiated.
     public private(set) var congestion: TransportWideCongestionControl?
     /// Paces the congestion controller's probe clusters at their own rate (media first, RTX padding when no
     /// media waits: none without RTX); idle without congestion control.
-    public private(set) var probing = PacerBudget(configuration: .init(burstMicros: 1_000), targetBitsPerSecond: 1)
+    public internal(set) var probing = PacerBudget(configuration: .init(burstMicros: 1_000), targetBitsPerSecond: 1)
     /// A probe cluster not sent to its minimum this long after it was asked for is dropped, µs (the
     /// controller stops waiting for its result after as long).
     public static let probeTimeoutMicros: Int64 = 1_000_000
@@ -304,55 +304,8 @@ public struct RTPSenderChain: Sendable {
         return out
     }
 
-    /// Sends the active probe clusters' packets due by `now`: media from the pacer ahead of its turn, else RTX
-    /// padding (``probePadding(for:)``); a cluster that cannot be completed
-    /// within ``probeTimeoutMicros`` is dropped.
-    private mutating func releaseProbe(nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]) {
-        let time = Int64(clamping: now)
-        while let cluster = probing.activeProbeCluster {
-            if time - cluster.createdMicros > Self.probeTimeoutMicros {
-                probing.cancelActiveProbe()
-                statistics.probeClustersExpired += 1
-                continue
-            }
-            guard probing.nextSendMicros(atMicros: time) <= time else { return }
-            let packet: PacerQueue.Packet
-            if let queued = pacer.releaseNext() {
-                packet = queued
-            } else if let padding = probePadding(for: cluster) {
-                packet = PacerQueue.Packet(rtp: padding, kind: .retransmission)
-                statistics.probePaddingPackets += 1
-                statistics.probePaddingBytes += packet.size
-            } else {
-                return  // nothing to send yet: the cluster waits for media or expires
-            }
-            let id = probing.onPacketSent(sizeBytes: packet.size, atMicros: time)
-            if probing.activeProbeClusterID != id { statistics.probeClustersSent += 1 }
-            emit(packet, probeClusterID: id, nowMicros: now, reserving: trailer, into: &out)
-        }
-    }
-
-    /// The largest share of a cluster (its minimum bytes over its minimum packets) sent as RTX padding-only
-    /// packets; above it, RTX copies of recent packets (about 1.2 kB each).
-    public static let smallProbeShareBytes = 255
-
-    /// Padding for `cluster` when no media waits. A low-rate cluster (a periodic probe at 2 × 150 kbit/s
-    /// needs 5 packets and 560 bytes) gets padding-only packets of its share, as libwebrtc sizes its padding
-    /// to the probe: five 1.2 kB copies would queue 160 ms in a 300 kbit/s link and be read as over-use.
-    private mutating func probePadding(for cluster: ProbeCluster) -> RTPPacket? {
-        let share = cluster.minBytes / max(cluster.minPackets, 1)
-        if share <= Self.smallProbeShareBytes { return nack?.paddingPacket(bytes: max(share, 32)) }
-        return nack?.redundantPacket()
-    }
-
-    /// Whether ``probePadding(for:)`` can give a packet now.
-    private func canPad(_ cluster: ProbeCluster) -> Bool {
-        cluster.minBytes / max(cluster.minPackets, 1) <= Self.smallProbeShareBytes
-            ? nack?.canSendPadding == true : nack?.canSendRedundant == true
-    }
-
     /// Numbers, serializes and measures one packet leaving now.
-    private mutating func emit(
+    mutating func emit(
         _ packet: PacerQueue.Packet, probeClusterID: Int?, nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]
     ) {
         var packet = packet
@@ -427,14 +380,6 @@ public struct RTPSenderChain: Sendable {
         // While a probe cluster is under way it paces everything (the media pacer waits for it).
         let sending = probing.activeProbeCluster != nil ? probeDeadlineMicros(nowMicros: now) : pacer.nextSendMicros(nowMicros: now)
         return RTPSenderChain.earlier(RTPSenderChain.earlier(sending, lobby.nextRequestMicros), features)
-    }
-
-    /// With an active probe cluster: its next packet's time when there is something to send, else its expiry.
-    private func probeDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        guard let cluster = probing.activeProbeCluster else { return nil }
-        let expiry = UInt64(max(0, cluster.createdMicros + Self.probeTimeoutMicros + 1))
-        guard !pacer.isEmpty || canPad(cluster) else { return expiry }
-        return min(UInt64(max(0, probing.nextSendMicros(atMicros: Int64(clamping: now)))), expiry)
     }
 
     /// The earlier of two optional times, without an array (this runs on every pacer tick).
