@@ -35,6 +35,10 @@ extension PeerConnection {
         public var sendsDropped: Int
         public var ageSeconds: Double
         public var connectMillis: Double?
+        /// Consent to send (RFC 7675, ``ConsentFreshness``) once connected: its phase, the silence counted
+        /// since the peer was last heard (µs), how often it lapsed, and what it held back meanwhile.
+        public var consent: ConsentFreshness?
+        public var heldByConsent: Int
 
         /// The machine's view now, with what the ICE agent made of the datagrams it was given (handed to
         /// the socket or queued, their bytes, dropped).
@@ -61,6 +65,8 @@ extension PeerConnection {
             self.sendsDropped = sendsDropped
             ageSeconds = Double(now - machine.createdMicros) / 1_000_000
             connectMillis = machine.connectedMicros.map { Double($0 - machine.createdMicros) / 1000 }
+            consent = machine.consent
+            heldByConsent = counters.heldByConsent
         }
 
         /// The peer's entry in `/stats`.
@@ -83,6 +89,12 @@ extension PeerConnection {
                 ("state", .string(state.rawValue)),
                 ("endReason", endReason.map { .string($0) } ?? .null),
                 ("ice", .string(iceState.rawValue)),
+                ("consent", consent.map { consent in
+                    .object([
+                        ("state", .string(consent.phase.rawValue)), ("silentMs", .number(Int(consent.silentMicros / 1000))),
+                        ("lapses", .number(consent.lapses)), ("held", .number(heldByConsent)),
+                    ])
+                } ?? .null),
                 ("pair", pair),
                 ("dtls", .string(dtlsRole == .server ? "server" : "client")),
                 ("srtp", srtpProfile.map { .string($0.description) } ?? .null),

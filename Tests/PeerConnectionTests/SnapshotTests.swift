@@ -5,9 +5,9 @@ import XCTest
 
 /// What `/stats` shows of a peer (``PeerConnection/Snapshot``), from a call run in memory.
 final class SnapshotTests: XCTestCase {
-    /// The keys `/stats` has always had, in order (the viewer page, tools/bench and the tests read them).
+    /// The keys `/stats` has, in order (the viewer page, tools/bench and the tests read them; `consent` is new).
     static let keys = [
-        "id", "state", "endReason", "ice", "pair", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
+        "id", "state", "endReason", "ice", "consent", "pair", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
         "packetsLost", "jitterMs", "nacks", "nackedPackets", "retransmitted", "retransmitSkipped", "retransmitDuplicates", "rtx", "plis",
         "firs", "rembs", "rembKbps", "keyframeRequests", "framesSent", "keyframesSent", "packetsSent", "bytesSent", "senderReports",
         "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "droppedDatagrams", "dtlsCipher",
@@ -53,6 +53,14 @@ final class SnapshotTests: XCTestCase {
         guard case .int(let passed)? = field(json, "dtlsRecordsPassed") else { return XCTFail("no DTLS records") }
         XCTAssertGreaterThan(passed, 3, "the viewer's flights")
         XCTAssertEqual(field(json, "pair"), .null, "no ICE in memory")
+        // The viewer reports every 500 ms: at most that much silence counted, never lapsed.
+        guard case .object(let consent)? = field(json, "consent") else { return XCTFail("no consent") }
+        XCTAssertEqual(consent.map(\.0), ["state", "silentMs", "lapses", "held"])
+        XCTAssertEqual(consent[0].1, .string("fresh"))
+        guard case .int(let silent) = consent[1].1 else { return XCTFail("\(consent)") }
+        XCTAssertLessThanOrEqual(silent, 500)
+        XCTAssertEqual(consent[2].1, .int(0))
+        XCTAssertEqual(consent[3].1, .int(0))
         XCTAssertEqual(field(json, "endReason"), .null)
         guard case .object(let latency)? = field(json, "captureToSentMs") else { return XCTFail("no latency") }
         XCTAssertEqual(latency.first?.0, "frames")
@@ -67,6 +75,9 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(field(json, "state"), .string("closed"))
         XCTAssertEqual(field(json, "endReason"), .string("the call ended"))
         XCTAssertEqual(field(json, "pacerQueue"), .int(0))
+        let connecting = try InMemoryCall()
+        XCTAssertEqual(field(PeerConnection.Snapshot(connecting.machine, datagramsSent: 0, bytesSent: 0, sendsDropped: 0, nowMicros: 1_000_000).json, "consent"),
+                       .null, "no consent before DTLS is done")
     }
 }
 
