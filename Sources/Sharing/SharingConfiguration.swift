@@ -1,4 +1,5 @@
 public import ICE
+public import PeerConnection
 public import RTPSession
 public import VideoSource
 
@@ -43,6 +44,9 @@ public struct SharingConfiguration: Sendable {
     public var maxPendingPerAddress: Int = 4
     /// The thresholds of the second encoding (``SecondEncodingPolicy``; it runs when the hub has a factory).
     public var secondEncoding = SecondEncodingPolicy.Settings()
+    /// A viewer not heard (no authenticated RTCP or DTLS) this long gets nothing more, µs (RFC 7675 consent,
+    /// ``PeerConnection/Configuration/consentLimitMicros``; `--consent-timeout`).
+    public var consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,

@@ -87,9 +87,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         self.encoder = encoder
         self.logger = logger
         secondEncoderFactory = secondEncoder
-        peerConfiguration = PeerConnection.Configuration(
+        var peers = PeerConnection.Configuration(
             ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
             keyframeRetryMicros: configuration.keyframeRetryMicros)
+        peers.consentLimitMicros = configuration.consentLimitMicros
+        peerConfiguration = peers
         state = Mutex(State(
             follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
             cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros),

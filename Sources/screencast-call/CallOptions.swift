@@ -2,6 +2,7 @@ import FrameCrypto
 import FrameSocket
 import Glibc
 import Media
+import PeerConnection
 import ScreencastSupport
 import Signaling
 import VideoSource
@@ -28,6 +29,8 @@ struct CallOptions {
     var share: Bool
     var ice: ICEAgent.Configuration
     var maxViewers: Int
+    /// `--consent-timeout`: seconds without an authenticated packet from a peer before its consent lapses.
+    var consentTimeoutSeconds: Int
     var minimumBitrateKbps: Int
     /// `--droppable-period N`: the droppable cadence kept on from the start (nil: it follows a slow viewer).
     var droppablePeriod: Int?
@@ -110,6 +113,10 @@ struct CallOptions {
           --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
                                    (or turns:); repeatable
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
+          --consent-timeout S      a viewer (or the SFU) not heard for S seconds (no RTCP or DTLS that
+                                   authenticates) gets nothing more (RFC 7675 consent), and is dropped 5 s
+                                   later, 2-300 (default 30, as RFC 7675 says); the call's own stops (SIGSTOP)
+                                   are not counted
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default
                                    150, or --bitrate when that is lower);
                                    the highest is --bitrate, or the default for the picture size
@@ -149,7 +156,7 @@ struct CallOptions {
             options: Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "min-bitrate",
+                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
@@ -300,6 +307,7 @@ struct CallOptions {
         }
         self.ice = ice
         maxViewers = try arguments.int("max-viewers", in: 1...256) ?? 16
+        consentTimeoutSeconds = try arguments.int("consent-timeout", in: 2...300) ?? Int(ConsentFreshness.rfc7675LimitMicros / 1_000_000)
         // The default floor (150) gives way to a lower --bitrate; a --min-bitrate given above it is an error.
         let givenMinimum = try arguments.int("min-bitrate", in: 1...1_000_000)
         minimumBitrateKbps = givenMinimum ?? min(150, source.bitrateKbps ?? 150)

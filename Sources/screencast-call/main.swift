@@ -103,17 +103,19 @@ struct CallRun {
                 return encoding
             }
         }
+        var sharing = SharingConfiguration(
+            ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
+            configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond,
+            fixedDroppablePeriod: options.droppablePeriod)
+        sharing.consentLimitMicros = UInt64(options.consentTimeoutSeconds) * 1_000_000
         let viewers = try ViewerHub(
-            configuration: SharingConfiguration(
-                ice: options.ice, maxViewers: options.maxViewers, minimumBitrateKbps: options.minimumBitrateKbps,
-                configuredBitrateKbps: options.source.bitrateKbps, maxFramesPerSecond: options.source.maxFramesPerSecond,
-                fixedDroppablePeriod: options.droppablePeriod),
-            encoder: source, secondEncoder: secondEncoder, logger: logger.named("viewers"))
+            configuration: sharing, encoder: source, secondEncoder: secondEncoder, logger: logger.named("viewers"))
         let sfu = try options.sfu.map { transport in
             var ice = options.ice
             ice.role = .controlling
             var configuration = PeerConnection.Configuration(ice: ice, certificate: try DTLSCertificate.shared())
             configuration.offersTransportWideCC = true
+            configuration.consentLimitMicros = UInt64(options.consentTimeoutSeconds) * 1_000_000
             return SFUPublisher(
                 transport: transport, configuration: configuration,
                 logger: logger.named("sfu"),

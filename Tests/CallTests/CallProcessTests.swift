@@ -11,7 +11,7 @@ final class CallProcessTests: CallTestCase {
         let call = TestPaths.executable("screencast-call")
         let help = try ProcessRunner.run(call, ["--help"])
         XCTAssertEqual(help.status, 0)
-        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends", "--remote-candidates"] {
+        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends", "--remote-candidates", "--consent-timeout"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -29,6 +29,8 @@ final class CallProcessTests: CallTestCase {
             // 192.0.2.1 (RFC 5737 TEST-NET-1) is on no interface: bind(2) says so, before libnice would gather nothing.
             (["--ice-address", "192.0.2.1"], "--ice-address 192.0.2.1 is not an address of this machine (Cannot assign requested address)"),
             (["--min-bitrate", "200", "--bitrate", "100"], "--min-bitrate (200) must not exceed --bitrate (100)"),
+            (["--consent-timeout", "1"], "--consent-timeout must be a whole number from 2 to 300, not '1'"),
+            (["--consent-timeout", "301"], "--consent-timeout must be a whole number from 2 to 300, not '301'"),
             (["extra"], "unexpected argument 'extra'"),
         ] {
             let result = try ProcessRunner.run(call, arguments)

@@ -5,7 +5,7 @@ import XCTest
 
 /// A browser that vanishes without `pagehide` (SIGKILLed: no WHEP DELETE, no DTLS close_notify, no RTCP
 /// BYE) stops holding the shared encoder's bitrate once its feedback has been silent for
-/// `BitrateFollower.defaultSilenceLimitMicros` (3 s), long before its consent (RFC 7675) lapses and the viewer is lost (35 s).
+/// `BitrateFollower.defaultSilenceLimitMicros` (3 s), long before its consent (RFC 7675) lapses and the viewer is lost (15 s with `--consent-timeout 10`).
 final class ChromiumGoneTests: XCTestCase {
     func testAVanishedBrowserStopsHoldingTheBitrateAfterThreeSecondsOfSilence() throws {
         guard EndToEnd.isInsideNamespace else {
@@ -14,7 +14,7 @@ final class ChromiumGoneTests: XCTestCase {
         }
         let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
         guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
-        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "1280x720"])
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "1280x720", "--consent-timeout", "10"])
         defer { call.stop() }
         let profile = call.folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
@@ -35,8 +35,9 @@ final class ChromiumGoneTests: XCTestCase {
         let released = call.waitForLine("bitrate back to the default", timeout: 15)
         let releasedAfter = Date().timeIntervalSince(start)
         let afterRelease = try call.viewers()
-        // Consent (RFC 7675) lapses 30 s after the last authenticated RTCP, and the peer ends 5 s later.
-        let lost = call.waitForLine("viewer lost", timeout: 40)
+        // Consent (RFC 7675) lapses 10 s after the last authenticated RTCP (`--consent-timeout 10`), and the
+        // peer ends 5 s later.
+        let lost = call.waitForLine("viewer lost", timeout: 20)
         let lostAfter = Date().timeIntervalSince(start)
         print("e2e: browser killed; bitrate released after \(String(format: "%.1f", releasedAfter)) s, viewer lost after "
               + "\(String(format: "%.1f", lostAfter)) s; bitrate while held \(held["bitrate"] ?? "-"), after \(afterRelease["bitrate"] ?? "-")")
