@@ -310,7 +310,7 @@ final class ChaosTests: XCTestCase {
         let seen = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first)
         print("e2e: stopped viewer lost after \(lost.map { String(format: "%.1f", $0) } ?? "-") s; the other: \(seen)")
         XCTAssertLessThan(try XCTUnwrap(lost, "the stopped viewer was never lost:\n\(call.log.suffix(3000))"), 17)
-        XCTAssertGreaterThan(lost ?? 0, 13.5, "lost before its consent could lapse")
+        XCTAssertGreaterThan(lost ?? 0, 13, "lost before its consent could lapse (aiortc reports every 0.5-1.5 s)")
         XCTAssertTrue(call.log.contains("consent lapsed"), call.log.suffix(3000).description)
         XCTAssertEqual(afterLoss["count"] as? Int, 1, "\(afterLoss)")
         XCTAssertNil(seen["error"] as? String)

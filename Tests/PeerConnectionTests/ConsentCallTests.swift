@@ -54,6 +54,30 @@ final class ConsentCallTests: XCTestCase {
         XCTAssertEqual(call.machine.counters.datagramsOut, outAtLapse, "not even a close_notify")
     }
 
+    /// Only what the viewer alone can make renews consent: forged SRTCP (a right-looking header, a wrong tag),
+    /// garbage, STUN and a DTLS record that fails authentication, from the viewer's address every 100 ms,
+    /// renew nothing — consent lapses at 30 s as if nothing came.
+    func testForgedDatagramsRenewNothing() throws {
+        let call = try InMemoryCall()
+        try call.run(until: call.now + 2_000_000)
+        call.link.lossToSender = 1
+        let silentFrom = call.now
+        var forgedSRTCP: [UInt8] = [0x80, 200, 0, 6] + [UInt8](repeating: 0x11, count: 24) + [0x80, 0, 0, 1] + [UInt8](repeating: 0xAB, count: 16)
+        forgedSRTCP[1] = 200
+        let forged: [[UInt8]] = [
+            forgedSRTCP, [0x00, 0x01, 0x00, 0x00] + [UInt8](repeating: 0, count: 16), [0x17, 0xFE, 0xFD, 0, 1] + [UInt8](repeating: 0x42, count: 40),
+            [0xC8, 1, 2, 3],
+        ]
+        while call.now < silentFrom + 31_000_000 {
+            for datagram in forged { call.carry(call.machine.receive(datagram, nowMicros: call.now, wallClock: InMemoryCall.ntp(call.now))) }
+            try call.run(until: call.now + 100_000)
+        }
+        let lapse = try XCTUnwrap(call.events.first { $0.event == .iceConnectionFailed }?.micros, "consent never lapsed")
+        XCTAssertLessThanOrEqual(lapse, silentFrom + 30_100_000)
+        XCTAssertGreaterThan(call.machine.counters.dropped.total, 1_000, "each forged datagram counted and dropped")
+        XCTAssertEqual(call.machine.consent?.phase, .lapsed)
+    }
+
     /// The viewer is heard again during the grace: consent is renewed, a keyframe is asked for, and the
     /// viewer decodes again, the keyframe first.
     func testAViewerHeardAgainGetsMediaBackWithAKeyframe() throws {

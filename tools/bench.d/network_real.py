@@ -69,6 +69,7 @@ CALL_PORTS = (40960, 41023)  # --ice-ports; the filter matches sport 40960/0xffc
 HTTP = "127.0.0.1:8080"  # the namespace is ours: nothing else listens there
 STEPS = [("1mbit", 1000), ("300kbit", 300), ("3mbit", 3000)]
 BURST, LATENCY = "15kb", "100ms"
+SCROLLER_COLUMNS, SCROLLER_ROWS = 90, 28  # 9x15 cells: 810x420 px
 
 # Receiver (and sender, for chrome) counters from getStats; arguments[0]/[1] are expressions for the peers.
 STATS_JS = """
@@ -303,10 +304,14 @@ def inside(args):
     connection = xdisplay.Display(xvfb.display)
     connection.intern_atom("WM_STATE")
     connection.close()
-    scene = xscene.Scene(xvfb, "scrolling")
+    # A terminal window scrolling one text line every 33 ms (810x420 px, a third of the screen) beside two still
+    # ones: enough to fill 3 Mbit/s at a useful frame rate; a full-screen scroll at 720p held both senders near 1 fps.
+    scene = xscene.Scene(xvfb, "static")
+    scene._xterm("%dx%d+%d+%d" % (SCROLLER_COLUMNS, SCROLLER_ROWS, 360, 200), "scroller", xscene.SCROLLER, "0.033")
     result = {"profile": {"steps": [{"fromSecond": i * args.step_seconds, "kbps": k} for i, (_, k) in enumerate(STEPS)],
                           "endSecond": 3 * args.step_seconds, "tbf": {"burst": BURST, "latency": LATENCY},
-                          "screen": "%dx%d Xvfb, xterm scrolling a line every 33 ms" % (WIDTH, HEIGHT)},
+                          "screen": "%dx%d Xvfb: two still xterms and a %dx%d-cell xterm scrolling a line every 33 ms" % (
+                              WIDTH, HEIGHT, SCROLLER_COLUMNS, SCROLLER_ROWS)},
               "machine": {"cores": os.cpu_count(), "loadAverageAtStart": procs.load_average()}, "legs": {}}
     failed = False
     try:
