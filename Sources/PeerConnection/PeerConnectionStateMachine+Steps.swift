@@ -149,13 +149,12 @@ extension PeerConnectionStateMachine {
         guard case .connected = phase, var consent else { return }
         let change = consent.advance(nowMicros: now)
         self.consent = consent
-        let silence = "\(consent.silentMicros / 1_000_000) s"
         switch change {
         case .lapsed:
-            logger.warning("consent lapsed: nothing sent until the peer is heard", ["peer": id, "silent": silence])
+            logger.warning("consent lapsed: nothing sent until the peer is heard", ["peer": id, "silent.s": consent.silentMicros / 1_000_000])
             output.events.append(.iceConnectionFailed)
         case .expired:
-            end("consent expired (RFC 7675): nothing authenticated from the peer for \(silence)", failed: true, &output)
+            end("consent expired (RFC 7675): nothing authenticated from the peer for \(consent.silentMicros / 1_000_000) s", failed: true, &output)
         case .none, .renewed: break
         }
     }
