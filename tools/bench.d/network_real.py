@@ -3,11 +3,11 @@
 
   tools/bench.d/network_real.py --out DIR [--step-seconds 20] [--legs ours,chrome]
 
-Run as root (or as a user allowed unprivileged user namespaces). The script re-runs itself inside a network
-namespace of its own with only loopback up (`unshare --net`, or `unshare --user --map-root-user --net` when not
-root), so no packet leaves the machine. There it starts a private 1280x720 Xvfb showing a full-screen xterm
-that scrolls one text line every 33 ms (tools/bench.d/xscene.py, scene "scrolling"), and runs two legs one
-after the other on the same profile:
+Run as root (tested so). The script re-runs itself inside a network namespace of its own with only loopback
+up (`unshare --net`; not root: `unshare --user --map-root-user --net`, untested), so no packet leaves the
+machine. There it starts a private 1280x720 Xvfb with two still xterms and a 90x28-cell xterm (810x420 px)
+scrolling one text line every 33 ms (tools/bench.d/xscene.py's clients), and runs two legs one after the other
+on the same profile (about 2 min 10 s in all):
 
   ours    screencast-agent (--fps 30) on that display → .build/debug/screencast-call (--ice-address 127.0.0.1
           --ice-ports 40960-41023, defaults otherwise) → one headless Chromium on the call's viewer page. The
@@ -28,15 +28,19 @@ at t = 20 s the link becomes 300 kbit/s, at t = 40 s 3 Mbit/s, and the leg ends 
 scales this). Every 0.5 s a row is taken.
 
 Written into --out:
-  network-real.json  {"profile", "machine" (cores, load average, busy cores per leg), "legs": {"ours"|"chrome":
+  network-real.json  {"profile", "machine" (cores, load average), "build" (the call binary's time, git HEAD),
+                     "legs": {"ours"|"chrome":
                      {"rows": [{"t" s since the first decoded frame, "capacityKbps", "estimateKbps",
                      "acknowledgedKbps" (ours), "sentKbps" (chrome: PC1 outbound-rtp, payload + headers),
                      "receivedKbps" (the receiver's inbound-rtp video, payload + headers), "pairReceivedKbps"
                      (everything on the receiver's candidate pair: padding, RTX, RTCP too), "fps", "framesDecoded",
-                     "width", "limitation" (chrome: qualityLimitationReason)}], "steps": adaptation seconds per
-                     step by tools/bench.d/network.py's rule (down: until estimate <= new capacity; up: until
+                     "framesEncoded" (ours: the call's encoder; chrome: PC1's outbound-rtp), "captureFps" (chrome:
+                     media-source), "width", "limitation" (chrome: qualityLimitationReason)}], "steps":
+                     adaptation seconds per step by tools/bench.d/network.py's rule (down: until estimate <= new capacity; up: until
                      estimate >= 70 % of it; null: never), "phases": per capacity, over its last half: estimate
-                     min/median, received median, fps median}}}; every rate in kbit/s, every time in seconds.
+                     min/median, received median, decoded and encoded fps from the counters}, "note", "busyCores",
+                     "error"}}; every rate in kbit/s, every time in seconds. Chromium's getStats leaves
+                     availableOutgoingBitrate out of some snapshots: those rows have estimateKbps null.
   network-real.png   capacity, both estimates and both received rates (kbit/s) against t, and both fps.
   *.log              the call's, the agent's and chromedriver's output.
 Prints one summary line per leg. Exits 1 when a leg failed (its "error" says why; the other leg still runs).
@@ -51,7 +55,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -85,7 +88,8 @@ const read = async (pc) => {
         framesDecoded: s.framesDecoded || 0, fps: s.framesPerSecond || 0, width: s.frameWidth || null });
     if (s.type === "outbound-rtp" && s.kind === "video")
       Object.assign(out, { t: s.timestamp, txBytes: s.bytesSent + (s.headerBytesSent || 0),
-        width: s.frameWidth || null, limitation: s.qualityLimitationReason || null });
+        width: s.frameWidth || null, limitation: s.qualityLimitationReason || null, framesEncoded: s.framesEncoded || 0 });
+    if (s.type === "media-source" && s.kind === "video") out.captureFps = s.framesPerSecond ?? null;
   });
   if (pair) {
     const local = report.get(pair.localCandidateId);
@@ -162,13 +166,14 @@ def profile_run(leg, driver, shape, our_target, step_seconds):
                "pairReceivedKbps": kbps(receiver, previous[1], "pairRxBytes"),
                "fps": (receiver or {}).get("fps"), "framesDecoded": (receiver or {}).get("framesDecoded")}
         if leg == "ours":
-            target, acknowledged = our_target()
-            row.update(estimateKbps=target, acknowledgedKbps=acknowledged, width=(receiver or {}).get("width"))
+            target, acknowledged, encoded = our_target()
+            row.update(estimateKbps=target, acknowledgedKbps=acknowledged, framesEncoded=encoded, width=(receiver or {}).get("width"))
         else:
             available = (sender or {}).get("available")
             row.update(estimateKbps=None if available is None else round(available / 1000, 1),
                        sentKbps=kbps(sender, previous[0], "txBytes"), width=(sender or {}).get("width"),
-                       limitation=(sender or {}).get("limitation"))
+                       limitation=(sender or {}).get("limitation"), framesEncoded=(sender or {}).get("framesEncoded"),
+                       captureFps=(sender or {}).get("captureFps"))
         rows.append(row)
         previous, tick = (sender, receiver), tick + 1
     return rows
@@ -189,11 +194,12 @@ def leg_ours(out, display, step_seconds):
 
     def our_target():
         try:
-            peers = stats()["viewers"].get("peers") or []
+            now = stats()
+            peers = now["viewers"].get("peers") or []
             congestion = (peers[0].get("congestion") or {}) if peers else {}
-            return congestion.get("targetKbps"), congestion.get("acknowledgedKbps")
+            return congestion.get("targetKbps"), congestion.get("acknowledgedKbps"), now["frames"]["encoded"]
         except (OSError, ValueError, KeyError):
-            return None, None
+            return None, None, None
 
     def shape(_):
         tc("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport %d 0xffc0 flowid 1:10"
@@ -251,11 +257,23 @@ def summarise(rows, step_seconds):
     phases = []
     for index, (_, capacity) in enumerate(STEPS):
         half = [r for r in rows if (index + 0.5) * step_seconds <= r["t"] < (index + 1) * step_seconds]
-        median = lambda key: statistics.median(v) if (v := [r[key] for r in half if r.get(key) is not None]) else None  # noqa: E731
         estimates = [r["estimateKbps"] for r in half if r["estimateKbps"] is not None]
-        phases.append({"capacityKbps": capacity, "estimateMin": min(estimates, default=None), "estimateMedian": median("estimateKbps"),
-                       "receivedMedian": median("receivedKbps"), "fpsMedian": median("fps")})
+        phases.append({"capacityKbps": capacity, "estimateMin": min(estimates, default=None),
+                       "estimateMedian": median(half, "estimateKbps"), "receivedMedian": median(half, "receivedKbps"),
+                       "decodedFps": per_second(half, "framesDecoded"), "encodedFps": per_second(half, "framesEncoded")})
     return steps, phases
+
+
+def median(rows, key):
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def per_second(rows, key):
+    """How fast the counter `key` rose from the first row to the last."""
+    if len(rows) < 2 or rows[0].get(key) is None or rows[-1].get(key) is None:
+        return None
+    return (rows[-1][key] - rows[0][key]) / (rows[-1]["t"] - rows[0]["t"])
 
 
 def plot(legs, png, title):
@@ -305,14 +323,15 @@ def inside(args):
     connection.intern_atom("WM_STATE")
     connection.close()
     # A terminal window scrolling one text line every 33 ms (810x420 px, a third of the screen) beside two still
-    # ones: enough to fill 3 Mbit/s at a useful frame rate; a full-screen scroll at 720p held both senders near 1 fps.
+    # ones. Still costly: both senders run at 1-3 fps at 1 Mbit/s (a full-screen scroll held both near 1 fps even
+    # at 3 Mbit/s in a trial).
     scene = xscene.Scene(xvfb, "static")
     scene._xterm("%dx%d+%d+%d" % (SCROLLER_COLUMNS, SCROLLER_ROWS, 360, 200), "scroller", xscene.SCROLLER, "0.033")
     result = {"profile": {"steps": [{"fromSecond": i * args.step_seconds, "kbps": k} for i, (_, k) in enumerate(STEPS)],
                           "endSecond": 3 * args.step_seconds, "tbf": {"burst": BURST, "latency": LATENCY},
                           "screen": "%dx%d Xvfb: two still xterms and a %dx%d-cell xterm scrolling a line every 33 ms" % (
                               WIDTH, HEIGHT, SCROLLER_COLUMNS, SCROLLER_ROWS)},
-              "machine": {"cores": os.cpu_count(), "loadAverageAtStart": procs.load_average()}, "legs": {}}
+              "machine": {"cores": os.cpu_count(), "loadAverageAtStart": procs.load_average()}, "build": build(), "legs": {}}
     failed = False
     try:
         for leg in args.legs.split(","):
@@ -344,19 +363,26 @@ def inside(args):
     return 1 if failed else 0
 
 
+def build():
+    """Which screencast-call ran: the binary's modification time (UTC) and the checkout's commit."""
+    binary = os.path.join(ROOT, ".build/debug/screencast-call")
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {"callBinaryModified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(binary))), "gitHead": head or None}
+
+
 def line(leg, data):
     if data.get("error"):
         return "%s: FAILED %s" % (leg, data["error"])
     steps = "; ".join("%g→%g kbit/s: %s" % (s["fromKbps"], s["toKbps"], "never" if s["seconds"] is None else "%.1f s" % s["seconds"])
                       for s in data["steps"])
     settled = ", ".join("%g: est %s rx %s fps %s" % (p["capacityKbps"], fmt(p["estimateMedian"]), fmt(p["receivedMedian"]),
-                                                      fmt(p["fpsMedian"])) for p in data["phases"])
-    return "%s: adaptation %s | last half of each step (median kbit/s, fps) %s | busy cores %.2f" % (
+                                                      fmt(p["decodedFps"], "%.1f")) for p in data["phases"])
+    return "%s: adaptation %s | last half of each step (median kbit/s, decoded fps) %s | busy cores %.2f" % (
         leg, steps, settled, data["busyCores"])
 
 
-def fmt(value):
-    return "-" if value is None else "%.0f" % value
+def fmt(value, form="%.0f"):
+    return "-" if value is None else form % value
 
 
 def main():
