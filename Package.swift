@@ -77,7 +77,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests

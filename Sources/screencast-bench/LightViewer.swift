@@ -3,12 +3,16 @@ import ScreencastSupport
 import Synchronization
 import DTLS
 import ICE
+import RTP
 import SDP
+import SRTP
 
 /// A WHEP viewer that costs next to nothing: it completes ICE (libnice, controlling) and the DTLS
 /// handshake, then counts the SRTP/SRTCP datagrams that arrive and drops them without decrypting or
 /// decoding. For fan-out measurements, where real viewers (aiortc decodes every frame) would take the CPU
-/// being measured. It sends no RTCP, so the call gets no REMB and keeps its configured bitrate.
+/// being measured. Its only RTCP is an empty Receiver Report + SDES a second (RFC 3550 §6.4.2: every
+/// participant reports; the call's consent freshness, RFC 7675, is renewed by it): no REMB, no NACK, so the
+/// call keeps its configured bitrate.
 ///
 /// DTLS runs on a serial queue of its own; media datagrams are only counted, on the ICE agent's thread.
 final class LightViewer: @unchecked Sendable {
@@ -23,6 +27,10 @@ final class LightViewer: @unchecked Sendable {
     private var joinedMicros: UInt64 = 0
     private var connectedMicros: UInt64?
     private var failure: String?
+    /// SRTCP for our reports, keyed once DTLS is done; when the next report is due (µs).
+    private var reporter: SRTPSender?
+    private var nextReportMicros: UInt64 = 0
+    private static let ssrc: UInt32 = 0x4C49_4748  // "LIGH": a receiver's SSRC, only named in its own reports
     private let mediaPackets = Atomic<Int>(0)
     private let mediaBytes = Atomic<Int>(0)
     private let controlPackets = Atomic<Int>(0)
@@ -124,11 +132,29 @@ final class LightViewer: @unchecked Sendable {
     }
 
     private func onTimer() {
-        guard let dtls, let due = dtls.nextTimeout else { return }
+        guard let dtls else { return }
         let now = MonotonicClock.nowMicros()
-        guard now >= due else { return }
+        report(now)
+        guard let due = dtls.nextTimeout, now >= due else { return }
         do { try dtls.handleTimeout(nowMicros: now) } catch { failure = "DTLS: \(error)" }
         flush()
+    }
+
+    /// Once connected, an SRTCP-protected empty RR + SDES CNAME every second.
+    private func report(_ now: UInt64) {
+        guard let dtls, let agent, case .connected(let keys) = dtls.state, now >= nextReportMicros else { return }
+        nextReportMicros = now + 1_000_000
+        do {
+            if reporter == nil { reporter = try SRTPSender(key: keys.writeKey(of: dtls.role)) }
+            var compound = try RTCPPacket.serializeCompound([
+                .receiverReport(RTCPReceiverReport(ssrc: Self.ssrc)),
+                .sourceDescription(RTCPSourceDescription(ssrc: Self.ssrc, cname: "bench-viewer-\(index)")),
+            ])
+            try reporter?.protectRTCP(&compound)
+            agent.send(compound)
+        } catch {
+            failure = failure ?? "RTCP: \(error)"
+        }
     }
 
     private func flush() {

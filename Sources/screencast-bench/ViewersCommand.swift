@@ -12,7 +12,8 @@ enum ViewersCommand {
         Usage: screencast-bench viewers --url URL [--count N] [--seconds S]
 
         Light WHEP viewers for fan-out measurements: each completes ICE and DTLS with the call, then counts
-        and drops the SRTP it receives (no decryption, no decoding, no RTCP). Loopback only (127.0.0.1):
+        and drops the SRTP it receives (no decryption, no decoding; an empty RTCP receiver report a second,
+        which keeps its consent with the call). Loopback only (127.0.0.1):
         its ICE candidates are on 127.0.0.1, so the call needs `--ice-address 127.0.0.1` too.
 
           --url URL      the call's WHEP endpoint, http://127.0.0.1:PORT/whep
