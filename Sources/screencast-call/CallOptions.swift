@@ -114,9 +114,9 @@ struct CallOptions {
                                    (or turns:); repeatable
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
           --consent-timeout S      a viewer (or the SFU) not heard for S seconds (no RTCP or DTLS that
-                                   authenticates) gets nothing more (RFC 7675 consent), and is dropped 5 s
-                                   later, 2-300 (default 30, as RFC 7675 says); the call's own stops (SIGSTOP)
-                                   are not counted
+                                   authenticates) gets nothing more (RFC 7675 consent) and is dropped 5 s
+                                   later, 2-300 (default 30, as in RFC 7675); time in which the call
+                                   itself did not run (SIGSTOP) is not counted
           --min-bitrate KBPS       the lowest bitrate viewers' REMB estimates may set, 1-1000000 (default
                                    150, or --bitrate when that is lower);
                                    the highest is --bitrate, or the default for the picture size
