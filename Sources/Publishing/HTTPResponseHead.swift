@@ -55,9 +55,11 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
         /// One line without its end: the status line, a field line, or the blank line ending a block.
         private mutating func take(_ bytes: [UInt8]) throws(PublishingError) -> HTTPResponseHead? {
-            guard let text = String(validating: bytes, as: UTF8.self), !text.contains("\r") else {
-                throw Self.bad("a line is not UTF-8 text")
-            }
+            // RFC 9112 §2.2: a bare CR makes the element invalid. Checked on the bytes: a String search for
+            // "\r" can miss a CR followed by a combining mark (one grapheme cluster to an optimized search;
+            // the fuzzer found one in a Link value).
+            guard !bytes.contains(0x0D) else { throw Self.bad("a bare CR in a line (RFC 9112 §2.2)") }
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw Self.bad("a line is not UTF-8 text") }
             guard let current = status else {
                 status = try Self.statusCode(text)
                 return nil

@@ -274,8 +274,9 @@ struct CallOptions {
             http = share ? HTTPEndpoint(host: "0.0.0.0", port: 8443) : .default
         }
         token = arguments.string("token")
-        if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
-            throw UsageError("--token must be non-empty without spaces")
+        // On the bytes: a Character test can miss a CR that a combining mark follows (see HTTPResponseHead).
+        if let token, token.isEmpty || token.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            throw UsageError("--token must be non-empty without spaces or control characters")
         }
         if share, token == nil { token = ShareLinks.freshToken() }
         var ice = ICEAgent.Configuration(role: .controlled)
@@ -392,7 +393,7 @@ struct E2EEOptions {
         guard !file.isEmpty else { throw UsageError("--e2ee-key-file needs a file name") }
         keyFile = file
         salt = arguments.string("e2ee-salt") ?? FrameKey.defaultSalt
-        guard !salt.isEmpty, !salt.contains(where: \.isNewline) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
+        guard !salt.isEmpty, !salt.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { throw UsageError("--e2ee-salt must be non-empty, on one line") }
         keyIndex = try arguments.int("e2ee-key-index", in: 0...15) ?? 0
     }
 }

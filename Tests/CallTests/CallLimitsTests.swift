@@ -57,6 +57,10 @@ final class CallLimitsTests: CallTestCase {
             (["--janus", "https://", "--janus-room", "5"], "--janus needs an http:// or https:// URL with a host and no spaces, not 'https://'"),
             (["--janus-room", "5"], "--janus-room needs --janus"),
             (["--janus-create-room"], "--janus-create-room needs --janus"),
+            // The call's own token: no space or control byte, also a CR hidden before a combining mark (U+064C).
+            (["--token", "ab\r\u{064C}cd"], "--token must be non-empty without spaces or control characters"),
+            (["--token", "a\tb"], "--token must be non-empty without spaces or control characters"),
+            (["--token", ""], "--token must be non-empty without spaces or control characters"),
         ] {
             let result = try ProcessRunner.run(call, arguments, timeout: 10)
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")

@@ -1,4 +1,6 @@
+import Foundation
 import Publishing
+import TestSupport
 import XCTest
 
 /// The HTTP response head reader, `Link` headers (RFC 8288) and URI references (RFC 3986 §5.2): all at
@@ -52,9 +54,51 @@ final class HTTPParsingTests: XCTestCase {
         XCTAssertThrowsError(try HTTPResponseHead.parse([0x48, 0xFF, 0x0A])) { error in
             XCTAssertEqual(error as? PublishingError, .malformedResponse(url: "", reason: "a line is not UTF-8 text"))
         }
+        // A bare CR (RFC 9112 §2.2), also one followed by a combining mark (U+064C), which an optimized String
+        // search for "\r" missed (the sfu-response fuzzer's find: it reached a Link value), anywhere in a head.
+        for bare: [UInt8] in [[0x0D, 0x78], [0x0D, 0xD9, 0x8C, 0x78], [0x0D]] {
+            for head in [Array("HTTP/1.1 201 Created".utf8) + bare + [0x0D, 0x0A, 0x0D, 0x0A],
+                         Array("HTTP/1.1 201 Created\r\nLink: <turn:x>; rel=i".utf8) + bare + Array("\r\n\r\n".utf8)] {
+                XCTAssertThrowsError(try HTTPResponseHead.parse(head), "\(head)") { error in
+                    XCTAssertEqual(error as? PublishingError, .malformedResponse(url: "", reason: "a bare CR in a line (RFC 9112 §2.2)"))
+                }
+            }
+        }
         let huge = Array(("HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: HTTPResponseHead.Parser.limit)).utf8)
         XCTAssertThrowsError(try HTTPResponseHead.parse(huge)) { error in
             XCTAssertEqual(error as? PublishingError, .malformedResponse(url: "", reason: "the head exceeds 16384 bytes"))
+        }
+    }
+
+    /// What `tools/fuzz sfu-response` found (Tests/Fixtures/fuzz/sfu-response/: a mode byte, the head's length
+    /// as u16 big-endian, the head): a head is refused or holds no CR or LF in any field, whole and in chunks.
+    func testFuzzRegressionsLeaveNoCROrLFInAField() throws {
+        let files = try TestPaths.fuzzRegressions("sfu-response")
+        XCTAssertFalse(files.isEmpty)
+        for file in files {
+            let bytes = Array(try Data(contentsOf: file))
+            let length = Int(bytes[1]) << 8 | Int(bytes[2])
+            let head = Array(bytes[3..<min(bytes.count, 3 + length)])
+            for chunk in [head.count, 1, 2, 7] {
+                var parser = HTTPResponseHead.Parser()
+                var parsed: HTTPResponseHead?
+                var refusal: PublishingError?
+                do {
+                    var offset = 0
+                    while parsed == nil, offset < head.count {
+                        parsed = try parser.feed(head[offset..<min(head.count, offset + chunk)])
+                        offset += chunk
+                    }
+                } catch {
+                    refusal = error
+                }
+                for field in parsed?.fields ?? [] {
+                    XCTAssertFalse((field.name + field.value).utf8.contains { $0 == 0x0D || $0 == 0x0A }, "\(file.lastPathComponent): \(field)")
+                }
+                if file.lastPathComponent == "bare-cr-before-a-combining-mark-in-link" {
+                    XCTAssertEqual(refusal, .malformedResponse(url: "", reason: "a bare CR in a line (RFC 9112 §2.2)"), "chunks of \(chunk)")
+                }
+            }
         }
     }
 
