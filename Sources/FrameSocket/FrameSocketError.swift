@@ -45,7 +45,7 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
         case .pathContainsNUL(let path):
             "socket path '\(path.replacingOccurrences(of: "\0", with: "\\0"))' contains a NUL byte"
         case .inUse(let path):
-            "socket '\(path)' is in use by a live server"
+            "socket '\(path)' is in use by a live server (another call? give this one its own --socket PATH)"
         case .notASocket(let path):
             "'\(path)' exists and is not a socket; not replacing it"
         case .notADirectory(let path):

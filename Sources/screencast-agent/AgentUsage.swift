@@ -61,6 +61,7 @@ let agentUsage = """
       --stats-interval S     seconds between stats lines, 0-86400 (default 5; 0 for none)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
       -h, --help             this text
+      --version              print the version
 
     Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=…
     jpeg_ms=… bytes_per_frame=…"; jpeg_ms is the encode, or the I420 conversion, per frame) and a

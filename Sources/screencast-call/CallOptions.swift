@@ -90,6 +90,7 @@ struct CallOptions {
                                    the file has played once) and everything is flushed
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
           -h, --help               this text
+          --version                print the version
 
         Viewers (WebRTC over WHEP; the viewer page is at http://HOST:PORT/):
           --http HOST:PORT         where the viewer page, WHEP (/whep) and /stats listen (default
