@@ -75,7 +75,7 @@ final class CollectedOutput: Sendable {
     func drain(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = (POSIXPipeRead.chunk(handle.fileDescriptor) ?? Data())
                 if chunk.isEmpty { break }
                 data.withLock { $0.append(chunk) }
             }

@@ -2,6 +2,7 @@ import Foundation
 import DTLS
 import SDP
 import SRTP
+import TestSupport
 import XCTest
 
 /// Our self-signed certificate and fingerprints (RFC 8122 §5, RFC 8827 §6.5).
@@ -61,7 +62,7 @@ final class DTLSCertificateTests: XCTestCase {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: POSIXPipeRead.toEnd(pipe.fileHandleForReading.fileDescriptor), as: UTF8.self)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, text)
         XCTAssertTrue(text.contains("Version: 3 (0x2)"), text)

@@ -3,6 +3,7 @@ import Synchronization
 import DTLS
 import SDP
 import SRTP
+import TestSupport
 import XCTest
 
 /// Our endpoint against other DTLS implementations over real UDP on 127.0.0.1: OpenSSL's command-line
@@ -141,7 +142,7 @@ final class DTLSInteropTests: XCTestCase {
         process.standardOutput = pipe
         process.standardError = pipe
         process.standardInput = Pipe()  // kept open: the peers wait for input instead of closing
-        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+        pipe.fileHandleForReading.readabilityHandler = { handle in output.append((POSIXPipeRead.chunk(handle.fileDescriptor) ?? Data())) }
         try process.run()
         processes.append(process)
         pipes.append(pipe)
@@ -156,7 +157,7 @@ final class DTLSInteropTests: XCTestCase {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = POSIXPipeRead.toEnd(pipe.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }

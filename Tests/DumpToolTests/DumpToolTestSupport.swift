@@ -17,7 +17,7 @@ final class RunningTool: Sendable {
         let sink = Sink(self)
         Thread.detachNewThread {
             while true {
-                let data = handle.availableData
+                let data = (POSIXPipeRead.chunk(handle.fileDescriptor) ?? Data())
                 if data.isEmpty { return }
                 sink.append(data)
             }

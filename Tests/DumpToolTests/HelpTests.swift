@@ -101,7 +101,7 @@ final class HelpTests: XCTestCase {
             print(s.getsockname()[1], flush=True); time.sleep(30)
             """], stdout: other)
         defer { ProcessRunner.terminate(holder) }
-        let port = String(decoding: other.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let port = String(decoding: (POSIXPipeRead.chunk(other.fileHandleForReading.fileDescriptor) ?? Data()), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let shared = try ProcessRunner.run(demo, ["--share", "--port", port], timeout: 10)
         XCTAssertEqual(shared.status, 1, shared.stderr)
         XCTAssertEqual(shared.stderr, "demo: port \(port) on 0.0.0.0 is already in use; pick another with --port N (e.g. --port \(Int(port).map { $0 + 1 } ?? 0))\n")

@@ -111,11 +111,11 @@ final class InspectOutputTests: XCTestCase {
         // Should inspect wait for EOF after all, end the stream after 10 s rather than hang.
         DispatchQueue.global().asyncAfter(deadline: .now() + 10) { mayClose.signal() }
         // Nothing ends the stream yet; output must already be there.
-        let first = out.fileHandleForReading.availableData
+        let first = (POSIXPipeRead.chunk(out.fileHandleForReading.fileDescriptor) ?? Data())
         XCTAssertTrue(String(decoding: first, as: UTF8.self).hasPrefix("{\"frames\":[{\"offset\":0,"))
         XCTAssertTrue(process.isRunning, "inspect finished before the stream ended")
         mayClose.signal()
-        let rest = out.fileHandleForReading.readDataToEndOfFile()
+        let rest = POSIXPipeRead.toEnd(out.fileHandleForReading.fileDescriptor)
         XCTAssertFalse(ProcessRunner.wait(for: process, timeout: 30))
         XCTAssertEqual(process.terminationStatus, 0)
         let report = try InspectReport(json: String(decoding: first + rest, as: UTF8.self))

@@ -34,7 +34,7 @@ final class ReplayRobustnessTests: XCTestCase {
         let replay = try ProcessRunner.start(tool, ["replay", file, "--socket", socket], stderr: err)
         XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 10), "replay hung")
         XCTAssertEqual(replay.terminationStatus, 0)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = String(decoding: POSIXPipeRead.toEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
         XCTAssertTrue(log.contains("timestamp gaps out of range replaced"), log)
         XCTAssertFalse(ProcessRunner.wait(for: record, timeout: 10))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir.path("out.frames"))),

@@ -80,12 +80,12 @@ final class PythonPeer: @unchecked Sendable {
         try process.run()
         let outHandle = out.fileHandleForReading, errHandle = err.fileHandleForReading
         Thread.detachNewThread { [self] in
-            let data = errHandle.readDataToEndOfFile()
+            let data = POSIXPipeRead.toEnd(errHandle.fileDescriptor)
             output.withLock { $0.stderr = data }
             done.signal()
         }
         Thread.detachNewThread { [self] in
-            let data = outHandle.readDataToEndOfFile()
+            let data = POSIXPipeRead.toEnd(outHandle.fileDescriptor)
             output.withLock { $0.stdout = data }
             done.signal()
         }

@@ -2,6 +2,7 @@ import Foundation
 import FrameWire
 import Glibc
 import Synchronization
+import TestSupport
 import XCTest
 
 @testable import FrameSocket
@@ -455,7 +456,7 @@ final class FrameServerTests: SocketTestCase {
         let (process, output) = try startPython(script, [path.string])
         XCTAssertTrue(events.wait(timeout: 10) { $0.refused.count == 1 })
         XCTAssertTrue(finish(process, timeout: 10))
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = String(decoding: POSIXPipeRead.toEnd(output.fileHandleForReading.fileDescriptor), as: UTF8.self)
         server.stop()
         XCTAssertEqual(events.refused.first?.1, .foreignUser)
         XCTAssertEqual(events.refused.first?.0.uid, 65534)

@@ -2,6 +2,7 @@ import Foundation
 import FrameWire
 import Glibc
 import ScreencastSupport
+import TestSupport
 import XCTest
 
 @testable import FrameSocket
@@ -90,7 +91,7 @@ final class StoppedReaderTests: SocketTestCase {
 
         sender.close()
         XCTAssertTrue(finish(process, timeout: 10), "the reader did not see the end of the stream")
-        let reported = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let reported = String(decoding: POSIXPipeRead.toEnd(output.fileHandleForReading.fileDescriptor), as: UTF8.self)
         XCTAssertEqual(Int(reported.trimmingCharacters(in: .whitespacesAndNewlines)), afterResume.sentBytes,
                        "the reader received other than the bytes the sender counted as sent")
         unlink(path.string)

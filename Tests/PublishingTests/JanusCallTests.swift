@@ -97,7 +97,7 @@ final class JanusCallTests: XCTestCase {
         XCTAssertNotNil(after["lastReason"] as? String)
 
         XCTAssertFalse(ProcessRunner.wait(for: viewer, timeout: 30), "the WHEP viewer ends by itself")
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: POSIXPipeRead.toEnd(output.fileHandleForReading.fileDescriptor), as: UTF8.self)
         let local = try XCTUnwrap(
             (try JSONSerialization.jsonObject(with: Data((text.split(separator: "\n").last ?? "").utf8)) as? [String: Any])?["viewers"] as? [[String: Any]])
         print("janus: the local WHEP viewer meanwhile: \(local.first?["frames"] ?? "-") frames, largest gap \(local.first?["maxGapMs"] ?? "-") ms, "

@@ -13,8 +13,7 @@ public final class PipeLines: Sendable {
         Thread.detachNewThread { [self] in
             var pending = Data()
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
+                guard let chunk = POSIXPipeRead.chunk(handle.fileDescriptor) else { break }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: 0x0A) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)

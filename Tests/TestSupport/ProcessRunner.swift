@@ -120,7 +120,7 @@ final class DrainedPipe: @unchecked Sendable {
     init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
+            data = POSIXPipeRead.toEnd(handle.fileDescriptor)
             // Closed here, not left to the handle's deinit: a test process runs hundreds of these, and the
             // descriptors piled up past 1024 (FD_SETSIZE) within one CI run.
             try? handle.close()
