@@ -126,7 +126,7 @@ final class ServerContext: Sendable {
     ) {
         self.path = path
         self.limits = limits
-        frameTimeoutMicros = frameTimeout.map { UInt64($0.components.seconds) * 1_000_000 + UInt64($0.components.attoseconds / 1_000_000_000_000) }
+        frameTimeoutMicros = frameTimeout.map(\.wholeMicroseconds)
         self.logger = logger
         self.rawBytes = rawBytes
         self.readObserver = readObserver

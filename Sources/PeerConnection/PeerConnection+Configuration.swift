@@ -2,6 +2,7 @@ public import DTLS
 public import ICE
 public import RTP
 public import RTPSession
+import ScreencastSupport
 
 extension PeerConnection {
     /// What every peer of a call shares: ICE settings, the DTLS certificate, pacing and timers.
@@ -78,8 +79,5 @@ extension PeerConnection {
 
 extension PeerConnection.Configuration {
     /// ``ICEAgent/Configuration/failedGracePeriod`` in µs: how long a lapsed consent waits for renewal or a restart.
-    var consentGraceMicros: UInt64 {
-        let parts = ice.failedGracePeriod.components
-        return UInt64(max(0, parts.seconds)) * 1_000_000 + UInt64(max(0, parts.attoseconds) / 1_000_000_000_000)
-    }
+    var consentGraceMicros: UInt64 { ice.failedGracePeriod.wholeMicroseconds }
 }

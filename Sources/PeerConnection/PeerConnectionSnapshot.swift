@@ -38,6 +38,7 @@ extension PeerConnection {
         /// Consent to send (RFC 7675, ``ConsentFreshness``) once connected: its phase, the silence counted
         /// since the peer was last heard (µs), how often it lapsed, and what it held back meanwhile.
         public var consent: ConsentFreshness?
+        /// Datagrams and frames not sent while consent had lapsed (``PeerConnectionStateMachine/Counters/heldByConsent``).
         public var heldByConsent: Int
 
         /// The machine's view now, with what the ICE agent made of the datagrams it was given (handed to

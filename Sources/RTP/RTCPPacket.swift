@@ -150,3 +150,15 @@ extension Array<UInt8> {
         setU16(UInt16(words), at: start + 2)
     }
 }
+
+extension RTCPPacket {
+    /// A compound RTCP packet (RFC 3550 §6.1) of a participant that has sent no media: a Receiver Report
+    /// with no report blocks (RC = 0, §6.4.2), then SDES with the CNAME (§6.5.1). Bytes in network order,
+    /// unprotected (SRTCP protection is the caller's).
+    /// - Throws: ``RTPError`` for a CNAME an SDES item cannot carry (over 255 bytes).
+    public static func emptyReceiverReport(ssrc: UInt32, cname: String) throws(RTPError) -> [UInt8] {
+        try serializeCompound([
+            .receiverReport(RTCPReceiverReport(ssrc: ssrc)), .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname)),
+        ])
+    }
+}

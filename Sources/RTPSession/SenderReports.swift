@@ -74,9 +74,7 @@ public struct SenderReports: RTPSenderFeature {
     public mutating func receiverReport() throws(RTPSessionError) -> [UInt8] {
         let compound: [UInt8]
         do {
-            compound = try RTCPPacket.serializeCompound([
-                .receiverReport(RTCPReceiverReport(ssrc: ssrc)), .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname)),
-            ])
+            compound = try RTCPPacket.emptyReceiverReport(ssrc: ssrc, cname: cname)
         } catch {
             throw .invalidConfiguration("CNAME: \(error)")
         }

@@ -10,3 +10,13 @@ public enum MonotonicClock {
         return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
     }
 }
+
+extension Duration {
+    /// The duration in whole microseconds, truncated; 0 for a negative one (timers and limits on the
+    /// monotonic µs clock of ``MonotonicClock``).
+    public var wholeMicroseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000)
+    }
+}

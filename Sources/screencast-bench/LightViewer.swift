@@ -146,10 +146,7 @@ final class LightViewer: @unchecked Sendable {
         nextReportMicros = now + 1_000_000
         do {
             if reporter == nil { reporter = try SRTPSender(key: keys.writeKey(of: dtls.role)) }
-            var compound = try RTCPPacket.serializeCompound([
-                .receiverReport(RTCPReceiverReport(ssrc: Self.ssrc)),
-                .sourceDescription(RTCPSourceDescription(ssrc: Self.ssrc, cname: "bench-viewer-\(index)")),
-            ])
+            var compound = try RTCPPacket.emptyReceiverReport(ssrc: Self.ssrc, cname: "bench-viewer-\(index)")
             try reporter?.protectRTCP(&compound)
             agent.send(compound)
         } catch {
