@@ -93,7 +93,7 @@ public struct RTPSenderChain: Sendable {
     /// sends refinements and repeats, all reference frames, and little else).
     public static let cadenceMemoryMicros: UInt64 = 2_000_000
     /// When the last droppable frame arrived, µs.
-    private var lastDroppableMicros: UInt64?
+    var lastDroppableMicros: UInt64?
     private var sendsMedia = false
     /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
     private var playoutDelay: RTPHeaderExtensionElement?
@@ -263,6 +263,8 @@ public struct RTPSenderChain: Sendable {
         statistics.rtcpIgnored += context.ignored
         for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
         if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
+        // Without congestion control the receiver's REMB bounds repair (with it, the target does).
+        if congestion == nil, let remb = context.outcome.estimatedBitrate { nack?.setRetransmissionRate(bitsPerSecond: remb) }
         finish(&context.outcome, now)
         return context.outcome
     }
@@ -330,7 +332,9 @@ public struct RTPSenderChain: Sendable {
     /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
     /// target; the pacer keeps its 100 kbit/s floor), keyframe packets at ``Configuration/keyframePacingFactor``
     /// × `bitsPerSecond`: a keyframe, the largest burst a screen makes, never leaves faster than the estimate.
+    /// Retransmissions are bounded to `bitsPerSecond` (``NACKResponder/setRetransmissionRate(bitsPerSecond:)``).
     public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
+        nack?.setRetransmissionRate(bitsPerSecond: bitsPerSecond)
         func scaled(_ factor: Double) -> Int { Int(min(Double(bitsPerSecond) * factor, Double(Int.max / 2))) }
         pacer.setRate(bitsPerSecond: scaled(configuration.pacingFactor), keyframeBitsPerSecond: scaled(configuration.keyframePacingFactor), nowMicros: now)
     }
@@ -342,35 +346,6 @@ public struct RTPSenderChain: Sendable {
         setTargetBitrate(target, nowMicros: now)
         return target
     }
-
-    /// With congestion control: how long the pacer's packets besides keyframe packets take at the target rate,
-    /// µs, beyond the time the queued keyframe packets take to leave at their own pace (a keyframe leaving is
-    /// no reason to thin: paced at the estimate it takes up to `VP8RateControl.keyframeSeconds` of it, and the
-    /// interframes made meanwhile wait behind it); nil without congestion control.
-    var queuedDeltaMicros: Double? {
-        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
-        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
-        let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
-        let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
-        return max(0, Double(waiting) * 8 / Double(target) * 1_000_000 - keyframeMicros)
-    }
-
-    /// With congestion control: how long everything in the pacer (keyframe packets too) takes at the target
-    /// rate, µs; nil without congestion control.
-    var queuedMicros: Double? {
-        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
-        return Double(pacer.queuedBytes) * 8 / Double(target) * 1_000_000
-    }
-
-    /// Whether a droppable frame arrived within ``cadenceMemoryMicros`` of `now` (the shared encoder's
-    /// cadence is on: this viewer is thinned beside faster ones).
-    func cadenceIsOn(nowMicros now: UInt64) -> Bool {
-        lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
-    }
-
-    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// the target rate besides keyframe packets.
-    var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.

@@ -31,7 +31,7 @@ Written into --out:
   network-real.json  {"profile", "machine" (cores, load average), "build" (the call binary's time, git HEAD),
                      "legs": {"ours"|"chrome":
                      {"rows": [{"t" s since the first decoded frame, "capacityKbps", "estimateKbps",
-                     "acknowledgedKbps" (ours), "sentKbps" (chrome: PC1 outbound-rtp, payload + headers),
+                     "acknowledgedKbps" (ours), "detail" (ours: /stats' peer, bitrate and encoder objects), "sentKbps" (chrome: PC1 outbound-rtp, payload + headers),
                      "receivedKbps" (the receiver's inbound-rtp video, payload + headers), "pairReceivedKbps"
                      (everything on the receiver's candidate pair: padding, RTX, RTCP too), "fps", "framesDecoded",
                      "framesEncoded" (ours: the call's encoder; chrome: PC1's outbound-rtp), "captureFps" (chrome:
@@ -166,8 +166,9 @@ def profile_run(leg, driver, shape, our_target, step_seconds):
                "pairReceivedKbps": kbps(receiver, previous[1], "pairRxBytes"),
                "fps": (receiver or {}).get("fps"), "framesDecoded": (receiver or {}).get("framesDecoded")}
         if leg == "ours":
-            target, acknowledged, encoded = our_target()
-            row.update(estimateKbps=target, acknowledgedKbps=acknowledged, framesEncoded=encoded, width=(receiver or {}).get("width"))
+            target, acknowledged, encoded, detail = our_target()
+            row.update(estimateKbps=target, acknowledgedKbps=acknowledged, framesEncoded=encoded, width=(receiver or {}).get("width"),
+                       detail=detail)
         else:
             available = (sender or {}).get("available")
             row.update(estimateKbps=None if available is None else round(available / 1000, 1),
@@ -197,9 +198,11 @@ def leg_ours(out, display, step_seconds):
             now = stats()
             peers = now["viewers"].get("peers") or []
             congestion = (peers[0].get("congestion") or {}) if peers else {}
-            return congestion.get("targetKbps"), congestion.get("acknowledgedKbps"), now["frames"]["encoded"]
+            detail = {"peer": peers[0] if peers else None, "bitrate": now["viewers"].get("bitrate"), "frames": now.get("frames"),
+                      "encoder": now.get("encoder")}
+            return congestion.get("targetKbps"), congestion.get("acknowledgedKbps"), now["frames"]["encoded"], detail
         except (OSError, ValueError, KeyError):
-            return None, None, None
+            return None, None, None, None
 
     def shape(_):
         tc("filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport %d 0xffc0 flowid 1:10"
