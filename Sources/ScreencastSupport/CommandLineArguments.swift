@@ -114,6 +114,17 @@ public struct CommandLineArguments {
         return value
     }
 
+    /// The seconds between stats lines (`--stats-interval`, both programs): 0 turns the line off, else 0.1 to
+    /// 86 400 (a timer firing faster than 10 times a second would spend the process on stats lines); nil
+    /// when absent.
+    public func statsInterval(_ name: String = "stats-interval") throws(UsageError) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), value == 0 || (0.1...86_400).contains(value) else {
+            throw UsageError("--\(name) must be 0 (none) or from 0.1 to 86400 seconds, not '\(text)'")
+        }
+        return value
+    }
+
     /// Exactly `count` positionals, named in the error when missing or extra.
     public func positionals(exactly count: Int, names: String) throws(UsageError) -> [String] {
         guard positionals.count == count else {

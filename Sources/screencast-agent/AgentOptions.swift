@@ -79,7 +79,7 @@ struct AgentOptions {
         }
         frameLimit = try arguments.int("frames", in: 1...Int(Int32.max))
         durationSeconds = try arguments.double("duration", in: 0.001...31_536_000)
-        statsIntervalSeconds = try arguments.double("stats-interval", in: 0...86_400) ?? 5
+        statsIntervalSeconds = try arguments.statsInterval() ?? 5
         orientation = try arguments.int("orientation", in: 0...255) ?? 1
 
         // What to capture.

@@ -196,8 +196,9 @@ struct StatsSample {
     }
 
     /// Logs the `summary` line: totals and whole-run averages since `started` (µs); `format` is the wire
-    /// format (`jpeg`, or `i420`, where `jpeg_ms` is the conversion). `bytes` counts every frame made, sent
-    /// or dropped.
+    /// format (`jpeg`; `i420`, where `jpeg_ms` is the conversion; `shm`, where it is the copy into shared memory).
+    /// `bytes` counts the bodies of every frame made, sent or dropped (for `shm` a few bytes each: the picture
+    /// stays in shared memory).
     func logSummary(_ logger: Logger, since started: UInt64, format: String, stop: String) {
         let seconds = Double(micros - started) / 1e6
         logger.info("summary", [

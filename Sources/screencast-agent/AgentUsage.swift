@@ -58,14 +58,16 @@ let agentUsage = """
       --orientation N        Buffer-Orientation to send, 0...255 (default 1: upright)
 
     Other:
-      --stats-interval S     seconds between stats lines, 0-86400 (default 5; 0 for none)
+      --stats-interval S     seconds between stats lines, 0.1 to 86400, or 0 for none (default 5)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
       -h, --help             this text
       --version              print the version
 
     Logs: a stats line every --stats-interval seconds ("stats captured=… sent=… dropped=… fps=…
-    jpeg_ms=… bytes_per_frame=…"; jpeg_ms is the encode, or the I420 conversion, per frame) and a
-    "summary" line at the end.
+    jpeg_ms=… bytes_per_frame=…") and a "summary" line at the end. jpeg_ms is the work per frame of
+    the format: the JPEG encode, the I420 conversion, or (shm) the copy into shared memory. Bytes are
+    the frame bodies that crossed the socket: with --format shm only a few bytes per frame (the
+    picture itself stays in the shared memory).
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
     Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
     a --output/--record whose folder is missing, a --socket no call could serve (its folder's parent

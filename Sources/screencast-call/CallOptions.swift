@@ -244,16 +244,7 @@ struct CallOptions {
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
-        // 0 turns the line off; a timer firing faster than 10 times a second would spend the process on
-        // stats lines.
-        if let text = arguments.string("stats-interval") {
-            guard let value = Double(text), value == 0 || (0.1...86_400).contains(value) else {
-                throw UsageError("--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '\(text)'")
-            }
-            statsIntervalSeconds = value
-        } else {
-            statsIntervalSeconds = 5
-        }
+        statsIntervalSeconds = try arguments.statsInterval() ?? 5
         statsFile = arguments.string("stats-file")
         if let path = statsFile { try PathArgument.writableFile(path, option: "--stats-file") }
         let levelName = arguments.string("log-level") ?? "info"

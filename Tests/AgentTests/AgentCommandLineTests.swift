@@ -34,6 +34,8 @@ final class AgentCommandLineTests: XCTestCase {
             (["--quality", "0"], "--quality must be a whole number from 1 to 100, not '0'"),
             (["--fps", "fast"], "--fps must be a number"),
             (["--scale", "2"], "--scale must be a number from 0.01 to 1.0, not '2'"),
+            (["--stats-interval", "0.05"], "--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '0.05'"),
+            (["--stats-interval", "86401"], "--stats-interval must be 0 (none) or from 0.1 to 86400 seconds, not '86401'"),
             (["--max-size", "12x"], "--max-size must be WxH"),
             (["--scale", "0.5", "--max-size", "640x480"], "--scale and --max-size exclude each other"),
             (["--subsampling", "422"], "--subsampling must be 420 or 444, not '422'"),
