@@ -29,4 +29,11 @@ extension RTPSenderChain {
     /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
     /// the target rate besides keyframe packets.
     var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
+
+    /// Once a target is set (``setTargetBitrate(_:nowMicros:)``): whether a frame of `bytes` takes longer than
+    /// ``Configuration/largeFrameMicros`` at it (it is then paced at the estimate, as a keyframe is).
+    func isLargeFrame(bytes: Int) -> Bool {
+        guard let limit = configuration.largeFrameMicros, let target = targetBitsPerSecond, target > 0 else { return false }
+        return Double(bytes) * 8 * 1_000_000 > Double(target) * Double(limit)
+    }
 }

@@ -95,6 +95,8 @@ public struct RTPSenderChain: Sendable {
     /// When the last droppable frame arrived, µs.
     var lastDroppableMicros: UInt64?
     private var sendsMedia = false
+    /// The target last set (``setTargetBitrate(_:nowMicros:)``), bits per second; nil before.
+    public private(set) var targetBitsPerSecond: UInt64?
     /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
     private var playoutDelay: RTPHeaderExtensionElement?
 
@@ -174,6 +176,9 @@ public struct RTPSenderChain: Sendable {
     ///   queue short); past it, or past the budget when no droppable frame comes (a stream with nothing to
     ///   thin cleanly keeps today's 1 s), it is dropped and the lobby waits for a keyframe
     ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
+    ///
+    /// A keyframe, and a delta frame larger than ``Configuration/largeFrameMicros`` of the target, leave at
+    /// ``Configuration/keyframePacingFactor`` × the target (the estimate), the rest at the pacing factor's 2.5 ×.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
@@ -207,7 +212,9 @@ public struct RTPSenderChain: Sendable {
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
         nack?.packetized(packetized)
-        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe) {
+        if pacer.enqueue(
+            media: packetized.packets, keyframe: frame.isKeyframe, slow: frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)
+        ) {
             latency.packetized(packetized)
             transportFeedback?.packetized(packetized)
         } else {
@@ -334,6 +341,7 @@ public struct RTPSenderChain: Sendable {
     /// × `bitsPerSecond`: a keyframe, the largest burst a screen makes, never leaves faster than the estimate.
     /// Retransmissions are bounded to `bitsPerSecond` (``NACKResponder/setRetransmissionRate(bitsPerSecond:)``).
     public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
+        targetBitsPerSecond = bitsPerSecond
         nack?.setRetransmissionRate(bitsPerSecond: bitsPerSecond)
         func scaled(_ factor: Double) -> Int { Int(min(Double(bitsPerSecond) * factor, Double(Int.max / 2))) }
         pacer.setRate(bitsPerSecond: scaled(configuration.pacingFactor), keyframeBitsPerSecond: scaled(configuration.keyframePacingFactor), nowMicros: now)

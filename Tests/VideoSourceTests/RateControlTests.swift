@@ -102,3 +102,59 @@ final class RateControlTests: XCTestCase {
     }
 }
 
+
+/// Keyframes at a low target (issue 12: a 720p terminal scrolling at 200 kbit/s behind a lossy link got a
+/// keyframe request every 3 s, each keyframe up to `VP8RateControl.keyframeSeconds` of the target on top of
+/// the delta frames: the output ran at 1.5–2 × the target, the viewer's queue filled, frames were thinned and
+/// more keyframes asked for). The loop holds every encode while its debt is over
+/// `ByteBudget.debtAllowanceMicros` of the target: the output is the target, and frames keep coming.
+/// Measured on this content with a keyframe request every 2.5 s, from 3 s to 30 s: without the hold 187 kbps
+/// at 150 (25 % over) and 204 at 200; with it 160 and 210, each within the target + 1 s + one frame.
+final class BudgetHoldTests: XCTestCase {
+    func testKeyframeRequestsAtALowTargetStayWithinIt() throws {
+        let pictures = try Self.scrollingText()
+        let requests = stride(from: 3_000_000, to: 30_000_000, by: 2_500_000).map { (atMicros: UInt64($0), event: EncoderReplay.Event.keyframeRequest) }
+        for kbps in [150, 200] {
+            let result = EncoderReplay.run(pictures: pictures, seconds: 30,
+                                           configuration: VideoSourceConfiguration(socketPath: nil, bitrateKbps: kbps), events: requests)
+            let settledFrom: UInt64 = 3_000_000
+            let settled = result.records.filter { $0.atMicros >= settledFrom }
+            let seconds = Double(result.durationMicros - settledFrom) / 1e6
+            let settledKbps = Double(settled.map(\.bytes).reduce(0, +)) * 8 / seconds / 1000
+            let newFrames = settled.filter { $0.kind == .newFrame }
+            let largest = settled.map(\.bytes).max() ?? 0
+            let context = "\(kbps) kbps from 3 s: \(Int(settledKbps)) kbps, \(newFrames.count) new frames, largest \(largest) bytes, "
+                + "keyframes \(settled.filter(\.isKeyframe).count), budget \(result.stats.budgetBytes) bytes, dropped \(result.stats.dropped)"
+            print("budget hold: \(context)")
+            XCTAssertGreaterThanOrEqual(settled.filter(\.isKeyframe).count, 8, "the requests were served: \(context)")
+            // Within the target plus the allowance and one frame over the settled span (a frame is never cut).
+            XCTAssertLessThanOrEqual(settledKbps, Double(kbps) * (1 + 1 / seconds) + Double(largest) * 8 / 1000 / seconds, context)
+            // Most of a 150 kbit/s budget goes to the requested keyframes; a new frame still comes every 2 s.
+            XCTAssertGreaterThanOrEqual(Double(newFrames.count), seconds / 2, "frames keep coming: \(context)")
+        }
+    }
+
+    /// 1280×720 at 30 fps, grey, with an 810×420 "terminal" of high-contrast glyph-like blocks (random 3×5
+    /// cells, black on white) scrolling one 15-row text line a frame: what a scrolling xterm costs VP8.
+    static func scrollingText() throws -> [VideoFrame] {
+        let (width, height, areaWidth, areaHeight, line) = (1280, 720, 810, 420, 15)
+        var generator = SeededGenerator(seed: 12)
+        let tallRows = areaHeight + line * 30
+        var tall = [UInt8](repeating: 235, count: areaWidth * tallRows)
+        for y in stride(from: 0, to: tallRows - 5, by: 5) {
+            for x in stride(from: 0, to: areaWidth - 3, by: 3) where y % 15 < 10 && Int.random(in: 0..<6, using: &generator) == 0 {
+                for dy in 0..<4 { for dx in 0..<2 { tall[(y + dy) * areaWidth + x + dx] = 16 } }
+            }
+        }
+        return try (0..<30).map { i -> VideoFrame in
+            var bytes = [UInt8](repeating: 128, count: I420Buffer.byteCount(width: width, height: height))
+            for y in 0..<areaHeight {
+                let source = (i * line + y) * areaWidth
+                let target = (40 + y) * width + 40
+                bytes.replaceSubrange(target..<(target + areaWidth), with: tall[source..<(source + areaWidth)])
+            }
+            let picture = try I420Buffer(width: width, height: height, bytes: bytes, colorSpace: .bt601Limited)
+            return VideoFrame(picture: picture, captureTimestampMicros: UInt64(i) * 33_333)
+        }
+    }
+}

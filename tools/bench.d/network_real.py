@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Our sender against Chromium's own sender on the same real bottleneck step profile (issue 12).
 
-  tools/bench.d/network_real.py --out DIR [--step-seconds 20] [--legs ours,chrome]
+  tools/bench.d/network_real.py --out DIR [--step-seconds 20] [--legs ours,chrome] [--bin DIR]
 
 Run as root (tested so). The script re-runs itself inside a network namespace of its own with only loopback
 up (`unshare --net`; not root: `unshare --user --map-root-user --net`, untested), so no packet leaves the
@@ -9,7 +9,7 @@ machine. There it starts a private 1280x720 Xvfb with two still xterms and a 90x
 scrolling one text line every 33 ms (tools/bench.d/xscene.py's clients), and runs two legs one after the other
 on the same profile (about 2 min 10 s in all):
 
-  ours    screencast-agent (--fps 30) on that display → .build/debug/screencast-call (--ice-address 127.0.0.1
+  ours    screencast-agent (--fps 30) on that display → screencast-call from --bin (.build/debug) (--ice-address 127.0.0.1
           --ice-ports 40960-41023, defaults otherwise) → one headless Chromium on the call's viewer page. The
           bottleneck takes UDP from the call's ICE ports (40960-41023): media, RTCP, STUN. Estimate = the call's
           GCC target for that peer (/stats viewers.peers[0].congestion.targetKbps; acknowledgedKbps kept too).
@@ -31,7 +31,7 @@ Written into --out:
   network-real.json  {"profile", "machine" (cores, load average), "build" (the call binary's time, git HEAD),
                      "legs": {"ours"|"chrome":
                      {"rows": [{"t" s since the first decoded frame, "capacityKbps", "estimateKbps",
-                     "acknowledgedKbps" (ours), "detail" (ours: /stats' peer, bitrate and encoder objects), "sentKbps" (chrome: PC1 outbound-rtp, payload + headers),
+                     "acknowledgedKbps" (ours), "detail" (ours: /stats' peer, bitrate, frames, rate and dropped objects, the encoder's bytes and target), "sentKbps" (chrome: PC1 outbound-rtp, payload + headers),
                      "receivedKbps" (the receiver's inbound-rtp video, payload + headers), "pairReceivedKbps"
                      (everything on the receiver's candidate pair: padding, RTX, RTCP too), "fps", "framesDecoded",
                      "framesEncoded" (ours: the call's encoder; chrome: PC1's outbound-rtp), "captureFps" (chrome:
@@ -58,6 +58,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+BIN = os.path.join(ROOT, ".build/debug")  # --bin
 sys.path.insert(0, HERE)
 import g2g  # noqa: E402  (the veth pair and route the anchor page needs)
 import g2g_browser  # noqa: E402  (serves this folder; the flags getDisplayMedia needs)
@@ -182,13 +183,13 @@ def profile_run(leg, driver, shape, our_target, step_seconds):
 
 def leg_ours(out, display, step_seconds):
     sock = os.path.join(out, "ours-agent.sock")
-    call = procs.start("call", [os.path.join(ROOT, ".build/debug/screencast-call"), "--http", HTTP, "--ice-address",
+    call = procs.start("call", [os.path.join(BIN, "screencast-call"), "--http", HTTP, "--ice-address",
                                 "127.0.0.1", "--ice-ports", "%d-%d" % CALL_PORTS, "--socket", sock, "--stats-interval", "0"],
                        log_path=os.path.join(out, "ours-call.log"))
     stats = lambda: procs.http_json("http://%s/stats" % HTTP)  # noqa: E731
     if not procs.wait_for(lambda: os.path.exists(sock), 10):
         raise RuntimeError("the call made no socket: " + call.log()[-800:])
-    procs.start("agent", [os.path.join(ROOT, ".build/debug/screencast-agent"), "--display", display, "--socket", sock,
+    procs.start("agent", [os.path.join(BIN, "screencast-agent"), "--display", display, "--socket", sock,
                           "--fps", str(FPS), "--stats-interval", "0"], log_path=os.path.join(out, "ours-agent.log"))
     if not procs.wait_for(lambda: stats()["frames"]["encoded"] > 0, 15, 0.2):
         raise RuntimeError("the call encoded nothing from the agent: " + call.log()[-800:])
@@ -199,7 +200,8 @@ def leg_ours(out, display, step_seconds):
             peers = now["viewers"].get("peers") or []
             congestion = (peers[0].get("congestion") or {}) if peers else {}
             detail = {"peer": peers[0] if peers else None, "bitrate": now["viewers"].get("bitrate"), "frames": now.get("frames"),
-                      "encoder": now.get("encoder")}
+                      "encodedBytes": now.get("bytes"), "encoderKbps": now.get("bitrateKbps"), "rate": now.get("rate"),
+                      "dropped": now.get("dropped")}
             return congestion.get("targetKbps"), congestion.get("acknowledgedKbps"), now["frames"]["encoded"], detail
         except (OSError, ValueError, KeyError):
             return None, None, None, None
@@ -368,7 +370,7 @@ def inside(args):
 
 def build():
     """Which screencast-call ran: the binary's modification time (UTC) and the checkout's commit."""
-    binary = os.path.join(ROOT, ".build/debug/screencast-call")
+    binary = os.path.join(BIN, "screencast-call")
     head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return {"callBinaryModified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(binary))), "gitHead": head or None}
 
@@ -393,8 +395,12 @@ def main():
     parser.add_argument("--out", required=True, help="folder for network-real.json, network-real.png and the logs")
     parser.add_argument("--step-seconds", type=float, default=20, help="seconds at each capacity (default 20)")
     parser.add_argument("--legs", default="ours,chrome", help="which legs, in order (default ours,chrome)")
+    parser.add_argument("--bin", default=os.path.join(ROOT, ".build/debug"),
+                        help="folder of the screencast-call and -agent to run (default .build/debug)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # already in the namespace
     args = parser.parse_args()
+    global BIN
+    BIN = os.path.abspath(args.bin)
     if any(leg not in PEERS for leg in args.legs.split(",")):
         parser.error("--legs: ours, chrome or both")
     if args.inside:
@@ -402,7 +408,7 @@ def main():
     unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
     os.makedirs(args.out, exist_ok=True)
     argv = [os.path.abspath(__file__), "--inside", "--out", os.path.abspath(args.out), "--step-seconds", str(args.step_seconds),
-            "--legs", args.legs]
+            "--legs", args.legs, "--bin", BIN]
     return subprocess.run(unshare + ["sh", "-c", 'ip link set lo up && exec /usr/bin/python3 "$@"', "sh"] + argv).returncode
 
 
