@@ -5,7 +5,7 @@ public import RTP
 /// (RFC 4588 §4) when RTX was negotiated, else the packets as they were.
 ///
 /// ```
-///   packetized ──▶ history (kept max(1 s, 3 RTT), RTPPacketHistory) ◀── NACK (our SSRC) ──┐
+///   sent (as it leaves the pacer) ──▶ history (kept max(1 s, 3 RTT), RTPPacketHistory) ◀── NACK (our SSRC) ──┐
 ///   RR/SR RTT ──▶ history window, resend interval (once per RTT, 5…500 ms)                │
 ///   retransmissions (RTX-wrapped, twice on a lossy link) ──▶ budget ──▶ the pacer, ahead of media ◀───┘
 /// ```
@@ -98,11 +98,17 @@ public struct NACKResponder: RTPSenderFeature {
     public var historyPacketCount: Int { history.count }
     public var historyByteCount: Int { history.bytes }
 
-    /// Keeps the frame's packets, sent now (ms precision), and lets the loss estimate decay.
+    /// Keeps the frame's packets as sent at the frame's time (ms precision), and lets the loss estimate decay.
     public mutating func packetized(_ frame: PacketizedFrame) {
-        let millis = frame.nowMicros / 1000
-        for packet in frame.packets { try? history.insert(packet, sentMilliseconds: millis) }
-        statistics.lossEstimate *= pow(1 - Self.lossAveraging, Double(frame.packets.count))
+        for packet in frame.packets { sent(packet, nowMicros: frame.nowMicros) }
+    }
+
+    /// Keeps one media packet as it leaves the pacer at `now` (the history's window counts from here: a
+    /// keyframe paced at a low estimate leaves over seconds, and its last packets must still be held a
+    /// round trip after they went), and lets the loss estimate decay.
+    public mutating func sent(_ packet: RTPPacket, nowMicros now: UInt64) {
+        try? history.insert(packet, sentMilliseconds: now / 1000)
+        statistics.lossEstimate *= 1 - Self.lossAveraging
     }
 
     /// The most packets back from the newest one that probe padding resends (libwebrtc's payload padding

@@ -5,8 +5,9 @@ public import RTP
 /// around the pacer (pion's interceptor chain, as one value).
 ///
 /// ```
-///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ NACKResponder (history) ─▶ PacerQueue ─▶ SendLatency, slot
-///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── slot.willSend (TWCC number) ──▶ RTP bytes
+///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ PacerQueue ─▶ SendLatency, slot
+///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── NACKResponder (history), slot.willSend
+///                    (TWCC number) ──▶ RTP bytes
 ///   receiveRTCP ─▶ each packet: SenderReports (RTT, loss) ─▶ NACKResponder (RTX) ─▶ KeyframeRequests (PLI/FIR)
 ///                               ─▶ REMBReader ─▶ slot (TWCC feedback) ─▶ BYE
 ///   handleTimer ─▶ SenderReports (SR + SDES every second) ─▶ slot ─▶ lobby (ask again for a keyframe)
@@ -211,7 +212,6 @@ public struct RTPSenderChain: Sendable {
             outcome.firstKeyframeWaitMicros = wait
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
-        nack?.packetized(packetized)
         if pacer.enqueue(
             media: packetized.packets, keyframe: frame.isKeyframe, slow: frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)
         ) {
@@ -318,6 +318,8 @@ public struct RTPSenderChain: Sendable {
         _ packet: PacerQueue.Packet, probeClusterID: Int?, nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]
     ) {
         var packet = packet
+        // Held for NACKs from the moment it leaves (without the extensions added below: a retransmission gets its own).
+        if packet.kind == .media { nack?.sent(packet.rtp, nowMicros: now) }
         if let playoutDelay, packet.kind == .media {
             // Before the TWCC number, so congestion control counts the packet's final size.
             do { packet.rtp.headerExtension = try RTPHeaderExtension.appendingOneByte(playoutDelay, to: packet.rtp.headerExtension) } catch {

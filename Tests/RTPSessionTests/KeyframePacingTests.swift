@@ -121,4 +121,32 @@ final class KeyframePacingTests: XCTestCase {
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 9).keyframePacingFactor, 2.5)
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 0).keyframePacingFactor, 0.1)
     }
+
+    /// The history counts from when a packet leaves the pacer, not from when it was packetized: a 60 kB
+    /// keyframe at a 150 kbit/s target leaves over about 3 s, and a NACK for its last packet 200 ms after
+    /// that (3.4 s after the frame was made, past the history's 1 s from then) is still answered.
+    func testAKeyframePacedOverSecondsCanStillBeRepaired() throws {
+        var chain = try RTPSenderChain(configuration: .init(
+            ssrc: Session.ssrc, payloadType: 96, rtx: RTXStream(ssrc: Session.rtxSSRC, payloadType: 97), cname: "k"))
+        _ = chain.start(nowMicros: 0, sendsMedia: true)
+        chain.setTargetBitrate(150_000, nowMicros: 0)
+        _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 60_000), isKeyframe: true, captureMicros: 0), nowMicros: 0)
+        var now: UInt64 = 0
+        var last: RTPPacket?
+        while let next = chain.pacer.nextSendMicros(nowMicros: now) {
+            now = max(now, next)
+            for packet in chain.release(nowMicros: now) where packet.kind == .media { last = try RTPPacket(parsing: packet.bytes) }
+        }
+        let lastPacket = try XCTUnwrap(last)
+        XCTAssertGreaterThan(now, 2_800_000, "the keyframe took \(now / 1000) ms to leave at 150 kbit/s")
+        let nackAt = now + 200_000
+        _ = chain.receiveRTCP(try Session.compound([Session.nack([lastPacket.sequenceNumber])]), nowMicros: nackAt, arrival: Session.anyArrival)
+        let resent = chain.release(nowMicros: nackAt).filter { $0.kind == .retransmission }
+        XCTAssertEqual(resent.count, 2, "answered from the history (twice: the NACK itself puts the loss seen at 2 %)")
+        for copy in resent {
+            let original = try RTXPacketizer.unwrap(try RTPPacket(parsing: copy.bytes), originalSSRC: Session.ssrc, originalPayloadType: 96)
+            XCTAssertEqual(original.sequenceNumber, lastPacket.sequenceNumber)
+            XCTAssertEqual(original.payload, lastPacket.payload)
+        }
+    }
 }
