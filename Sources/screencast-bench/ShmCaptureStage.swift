@@ -40,7 +40,7 @@ final class ShmCaptureStage {
         let id = shmget(0, size, IPC_CREAT | 0o600)
         guard id >= 0, let mapped = shmat(id, nil, 0), mapped != UnsafeMutableRawPointer(bitPattern: -1) else {
             xcb_disconnect(connection)
-            throw BenchError("shmget/shmat failed: errno \(errno)")
+            throw BenchError("shmget/shmat failed: \(String(cString: strerror(errno)))")
         }
         segment = xcb_generate_id(connection)
         let error = xcb_request_check(connection, xcb_shm_attach_checked(connection, segment, UInt32(id), 0))

@@ -47,7 +47,7 @@ struct WHEPClient {
 
     func request(_ method: String, path: String, headers: [String: String], body: String) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
+        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -58,7 +58,7 @@ struct WHEPClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw BenchError("connect \(host):\(port): errno \(errno)") }
+        guard connected == 0 else { throw BenchError("connect \(host):\(port): \(String(cString: strerror(errno)))") }
         let payload = Array(body.utf8)
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nContent-Length: \(payload.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -66,7 +66,7 @@ struct WHEPClient {
         var sent = 0
         while sent < message.count {
             let count = message[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw BenchError("send: errno \(errno)") }
+            guard count > 0 else { throw BenchError("send: \(String(cString: strerror(errno)))") }
             sent += count
         }
         var data: [UInt8] = []
