@@ -4,11 +4,7 @@
 /// repeat) cannot push the output over the target.
 ///
 /// It fills at `rateKbps` up to `burstMicros` of the target; spending may take it below zero (a frame is
-/// never cut), and it then refills from there. A debt over ``debtAllowanceMicros`` of the target holds every
-/// encode, new frames too (``overdrawnUntil(now:allowanceMicros:)``): on content whose frames cost more at
-/// libvpx's worst quantizer than the target carries, libvpx's own drops still left twice the target (a
-/// 720p terminal scrolling at 200 kbit/s: a 40 kB frame a second), and the pacer's queue then grew until
-/// frames were thinned and keyframes asked for. Over any window of W µs the bytes spent are at most
+/// never cut), and it then refills from there. Over any window of W µs the bytes spent are at most
 /// `burst + W × rate + (the largest frame spent while the bucket held anything)`.
 struct ByteBudget: Sendable, Equatable {
     /// The fill rate, kbps (1000 bits per second).
@@ -57,18 +53,6 @@ struct ByteBudget: Sendable, Equatable {
     func balance(at now: UInt64) -> Double {
         guard let last = updatedAt, now > last else { return balanceBits }
         return min(capacityBits, balanceBits + Double(rateKbps) * Double(now - last) / 1000)
-    }
-
-    /// The debt, in µs of the target, past which nothing is encoded (1 s: libvpx evens out a keyframe or a
-    /// burst within about that, so only an overshoot it cannot correct is held).
-    static let debtAllowanceMicros: UInt64 = 1_000_000
-
-    /// When the debt will be back within `allowanceMicros` of the target, µs; nil when it is now.
-    func overdrawnUntil(now: UInt64, allowanceMicros: UInt64 = ByteBudget.debtAllowanceMicros) -> UInt64? {
-        let floorBits = -Double(rateKbps) * Double(allowanceMicros) / 1000
-        let missing = floorBits - balance(at: now)
-        guard missing > 0 else { return nil }
-        return now + max(1, UInt64((missing * 1000 / Double(rateKbps)).rounded(.up)))
     }
 
     /// When the bucket will hold `bits` (at least `now`), µs.

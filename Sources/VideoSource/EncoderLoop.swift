@@ -114,10 +114,6 @@ final class EncoderLoop: Sendable {
         if requests.stopping {
             guard requests.hasPending else { return .finished }
             action = .encodeNew(keyframe: state.scheduler.keyframeDue(at: now))
-        } else if let resume = state.budget.overdrawnUntil(now: now) {
-            // An overshoot libvpx could not correct: nothing is encoded until the debt is within the allowance
-            // (the newest picture waits; the ones it replaces are counted stale).
-            return .wait(micros: resume - now)
         } else {
             let idleAllowedAt = state.budget.hasBytes(now: now) ? 0 : state.budget.time(holding: 1, after: now)
             action = state.scheduler.next(now: now, hasNewFrame: requests.hasPending, hasPicture: state.last != nil,
