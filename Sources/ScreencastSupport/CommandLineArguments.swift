@@ -117,6 +117,8 @@ public struct CommandLineArguments {
     /// The seconds between stats lines (`--stats-interval`, both programs): 0 turns the line off, else 0.1 to
     /// 86 400 (a timer firing faster than 10 times a second would spend the process on stats lines); nil
     /// when absent.
+    /// - Throws: ``UsageError`` naming the option and the text for anything else (not a number, below 0.1
+    ///   but not 0, above 86 400).
     public func statsInterval(_ name: String = "stats-interval") throws(UsageError) -> Double? {
         guard let text = string(name) else { return nil }
         guard let value = Double(text), value == 0 || (0.1...86_400).contains(value) else {
