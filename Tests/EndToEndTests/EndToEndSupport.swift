@@ -13,7 +13,19 @@ enum EndToEnd {
     static let fixtures = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures")
     static let insideVariable = "SCREENCAST_E2E_INSIDE_NETNS"
 
-    static var isInsideNamespace: Bool { ProcessInfo.processInfo.environment[insideVariable] != nil }
+    static var isInsideNamespace: Bool {
+        let inside = ProcessInfo.processInfo.environment[insideVariable] != nil
+        if inside { _ = lineBufferedOutput }
+        return inside
+    }
+
+    /// The inner run's stdout goes to a pipe, where C stdio buffers it in blocks: a run that crashes would take
+    /// what it printed (its `e2e:` measurements, XCTest's lines) with it. Line-buffered once, at the first check.
+    /// (Glibc's `stdout` variable is read through `dlsym`: Swift 6 refuses a reference to the C global itself.)
+    private static let lineBufferedOutput: Void = {
+        guard let symbol = dlsym(nil, "stdout") else { return }
+        setvbuf(symbol.assumingMemoryBound(to: UnsafeMutablePointer<FILE>?.self).pointee, nil, _IOLBF, 0)
+    }()
 
     /// Runs `test` (e.g. "EndToEndTests.AiortcViewerTests/testX") again in a network namespace of its own
     /// with only loopback up (as root: `unshare -n`, `ip link set lo up`), so nothing it starts can reach
@@ -37,7 +49,16 @@ enum EndToEnd {
         let report = result.stdout.split(separator: "\n").filter { $0.hasPrefix("e2e:") }.joined(separator: "\n")
         print("\(test) in a loopback-only namespace: \(String(format: "%.1f", seconds)) s\n\(report)")
         XCTAssertFalse(result.timedOut, "the inner run timed out after \(timeout) s:\n\(result.stdout.suffix(6000))", file: file, line: line)
-        XCTAssertEqual(result.status, 0, "inner run failed:\n\(result.stdout.suffix(12000))\n\(result.stderr.suffix(4000))", file: file, line: line)
+        // A crash (a Swift trap ends the run with SIGILL, status 4) loses the inner run's buffered stdout: the
+        // runtime's own line ("Fatal error: …", "💣 Program crashed: …") goes first in the message, so that a
+        // CI log that keeps 400 characters of each failure says why.
+        let crash = (result.stderr + "\n" + result.stdout).split(separator: "\n").first {
+            $0.contains("Fatal error") || $0.contains("Program crashed") || $0.contains("failed: file ") || $0.contains("Assertion failed")
+        }
+        XCTAssertEqual(
+            result.status, 0,
+            "inner run failed\(crash.map { " (\($0))" } ?? ""):\n\(result.stdout.suffix(12000))\n\(result.stderr.suffix(4000))",
+            file: file, line: line)
         XCTAssertTrue(result.stdout.contains("Executed 1 test, with 0 failures"), result.stdout.suffix(6000).description, file: file, line: line)
     }
 
