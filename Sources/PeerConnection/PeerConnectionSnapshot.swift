@@ -111,6 +111,7 @@ extension PeerConnection {
                 ("retransmitted", .number(nack.packetsRetransmitted)),
                 ("retransmitSkipped", .number(nack.retransmissionsSkipped)),
                 ("retransmitDuplicates", .number(nack.duplicateRetransmissions)),
+                ("retransmitOverBudget", .number(nack.retransmissionsOverBudget)),
                 ("rtx", .bool(sender.rtx)),
                 ("plis", .number(sender.keyframes.plisReceived)),
                 ("firs", .number(sender.keyframes.firsReceived)),

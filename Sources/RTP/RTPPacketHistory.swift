@@ -139,10 +139,12 @@ public struct RTPPacketHistory: Sendable {
 
     /// The packet to resend for a NACKed sequence number, or nil when it is not held (never stored, evicted,
     /// or sent more than ``windowMilliseconds`` before `nowMilliseconds`), or was already resent less than
-    /// `minimumIntervalMilliseconds` ago (typically the RTT, so one loss is not repaired twice). Records the
-    /// resend time.
+    /// `minimumIntervalMilliseconds` ago (typically the RTT, so one loss is not repaired twice), or `admit`
+    /// refused it (a rate budget: the packet is then not marked, and a later NACK may still have it). Records
+    /// the resend time.
     public mutating func retransmission(
-        of sequenceNumber: UInt16, nowMilliseconds: UInt64, minimumIntervalMilliseconds: UInt64
+        of sequenceNumber: UInt16, nowMilliseconds: UInt64, minimumIntervalMilliseconds: UInt64,
+        admit: (RTPPacket) -> Bool = { _ in true }
     ) -> RTPPacket? {
         evictExpired(nowMilliseconds: nowMilliseconds)
         let slot = index(sequenceNumber)
@@ -151,6 +153,7 @@ public struct RTPPacketHistory: Sendable {
            nowMilliseconds < last || nowMilliseconds - last < minimumIntervalMilliseconds {  // no `last + interval`: it can overflow
             return nil
         }
+        guard admit(entry.packet) else { return nil }
         entry.lastResentMilliseconds = nowMilliseconds
         slots[slot] = entry
         return entry.packet

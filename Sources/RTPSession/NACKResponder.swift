@@ -5,10 +5,14 @@ public import RTP
 /// (RFC 4588 §4) when RTX was negotiated, else the packets as they were.
 ///
 /// ```
-///   packetized ──▶ history (kept max(1 s, 3 RTT), RTPPacketHistory) ◀── NACK (our SSRC) ──┐
+///   sent (as it leaves the pacer) ──▶ history (kept max(1 s, 3 RTT), RTPPacketHistory) ◀── NACK (our SSRC) ──┐
 ///   RR/SR RTT ──▶ history window, resend interval (once per RTT, 5…500 ms)                │
-///   retransmissions (RTX-wrapped, twice on a lossy link) ──▶ the pacer, ahead of media ◀───┘
+///   retransmissions (RTX-wrapped, twice on a lossy link) ──▶ budget ──▶ the pacer, ahead of media ◀───┘
 /// ```
+///
+/// Repair is bounded (``RetransmissionBudget``): with a rate set (``setRetransmissionRate(bitsPerSecond:)``:
+/// the congestion target, else the receiver's REMB), what is resent over the last 500 ms stays within it; a
+/// NACKed packet over the budget is not marked as resent, so the receiver's next NACK can still have it.
 ///
 /// Loss seen lately: ``Statistics/lossEstimate`` adds 1/50 per NACKed sequence number and decays by 1/50 per
 /// media packet sent, so it is known before the receiver's first report and is not reset by a quiet one.
@@ -60,6 +64,8 @@ public struct NACKResponder: RTPSenderFeature {
         public var duplicateRetransmissions = 0
         /// NACKed packets no longer held, or resent too recently.
         public var retransmissionsSkipped = 0
+        /// NACKed packets held but not resent because repair had spent its budget (second copies not counted).
+        public var retransmissionsOverBudget = 0
         /// Recent loss, 0…1 (see the type's description).
         public var lossEstimate = 0.0
 
@@ -73,6 +79,8 @@ public struct NACKResponder: RTPSenderFeature {
     public private(set) var statistics = Statistics()
     private var history: RTPPacketHistory
     private var rtx: RTXPacketizer?
+    /// What repair may send (unbounded until a rate is set).
+    public private(set) var budget = RetransmissionBudget()
     /// How far back from the newest packet the next redundant (probe) packet is taken.
     private var redundantCursor = 0
 
@@ -90,11 +98,17 @@ public struct NACKResponder: RTPSenderFeature {
     public var historyPacketCount: Int { history.count }
     public var historyByteCount: Int { history.bytes }
 
-    /// Keeps the frame's packets, sent now (ms precision), and lets the loss estimate decay.
+    /// Keeps the frame's packets as sent at the frame's time (ms precision), and lets the loss estimate decay.
     public mutating func packetized(_ frame: PacketizedFrame) {
-        let millis = frame.nowMicros / 1000
-        for packet in frame.packets { try? history.insert(packet, sentMilliseconds: millis) }
-        statistics.lossEstimate *= pow(1 - Self.lossAveraging, Double(frame.packets.count))
+        for packet in frame.packets { sent(packet, nowMicros: frame.nowMicros) }
+    }
+
+    /// Keeps one media packet as it leaves the pacer at `now` (the history's window counts from here: a
+    /// keyframe paced at a low estimate leaves over seconds, and its last packets must still be held a
+    /// round trip after they went), and lets the loss estimate decay.
+    public mutating func sent(_ packet: RTPPacket, nowMicros now: UInt64) {
+        try? history.insert(packet, sentMilliseconds: now / 1000)
+        statistics.lossEstimate *= 1 - Self.lossAveraging
     }
 
     /// The most packets back from the newest one that probe padding resends (libwebrtc's payload padding
@@ -129,6 +143,9 @@ public struct NACKResponder: RTPSenderFeature {
         return rtx!.padding(bytes: bytes, timestamp: timestamp)
     }
 
+    /// Bounds retransmissions to `bitsPerSecond` over the budget's window (nil: unbounded).
+    public mutating func setRetransmissionRate(bitsPerSecond: UInt64?) { budget.setRate(bitsPerSecond: bitsPerSecond) }
+
     /// Reads the RTT of report blocks (the history keeps 3 RTTs: a NACK cannot come back sooner than one),
     /// and answers NACKs about our SSRC.
     public mutating func receive(_ packet: RTCPPacket, context: inout FeedbackContext) {
@@ -146,22 +163,34 @@ public struct NACKResponder: RTPSenderFeature {
         }
     }
 
-    /// Resends what the history still holds, at most once per RTT for each packet.
+    /// Resends what the history still holds, at most once per RTT for each packet, within the budget.
     private mutating func retransmit(_ sequenceNumbers: [UInt16], context: inout FeedbackContext) {
         let interval = UInt64(max(5, min(context.link.roundTripMillis ?? 20, 500)))
         statistics.lossEstimate = min(1, statistics.lossEstimate + Double(sequenceNumbers.count) * Self.lossAveraging)
         let loss = max(statistics.lossEstimate, context.link.fractionLost ?? 0)
         let copies = configuration.duplicatesAboveLoss.map { loss >= $0 ? 2 : 1 } ?? 1
+        let now = context.nowMicros
+        // RTX adds the original sequence number (2 bytes) to the payload.
+        let overhead = rtx != nil ? 2 : 0
+        var budget = self.budget  // the closure below must not capture self while the history is being modified
+        defer { self.budget = budget }
         for sequence in sequenceNumbers {
             statistics.packetsNacked += 1
+            var overBudget = false
             guard let original = history.retransmission(
-                of: sequence, nowMilliseconds: context.nowMicros / 1000, minimumIntervalMilliseconds: interval)
+                of: sequence, nowMilliseconds: now / 1000, minimumIntervalMilliseconds: interval,
+                admit: { packet in
+                    overBudget = !budget.tryUse(bytes: packet.serializedSize + overhead, nowMicros: now)
+                    return !overBudget
+                })
             else {
-                statistics.retransmissionsSkipped += 1
+                if overBudget { statistics.retransmissionsOverBudget += 1 } else { statistics.retransmissionsSkipped += 1 }
                 continue
             }
             statistics.packetsRetransmitted += 1
             for copy in 0..<copies {
+                // A second copy only while the budget has room for it too.
+                if copy > 0, !budget.tryUse(bytes: original.serializedSize + overhead, nowMicros: now) { break }
                 // RTX gives every copy its own RTX sequence number; a plain copy repeats the original exactly
                 // (SRTP then repeats its index with the same keystream, which is safe).
                 let packet = rtx != nil ? rtx!.wrap(original) : original

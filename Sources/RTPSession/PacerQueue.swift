@@ -46,9 +46,9 @@ public struct PacerQueue: Sendable {
         }
 
         /// What a packet of `size` bytes adds to the bucket (bytes at ``rateBitsPerSecond``): more than its
-        /// size for a keyframe packet paced slower.
-        func weight(size: Int, keyframe: Bool) -> Double {
-            guard keyframe, let slower = keyframeRateBitsPerSecond, slower < rateBitsPerSecond else { return Double(size) }
+        /// size for a packet paced at the slower keyframe rate.
+        func weight(size: Int, slow: Bool) -> Double {
+            guard slow, let slower = keyframeRateBitsPerSecond, slower < rateBitsPerSecond else { return Double(size) }
             return Double(size) * Double(rateBitsPerSecond) / Double(slower)
         }
     }
@@ -62,11 +62,15 @@ public struct PacerQueue: Sendable {
         public var size: Int
         /// Part of a keyframe (counted in ``PacerQueue/queuedKeyframeBytes``).
         public var keyframe: Bool
+        /// Paced at ``Configuration/keyframeRateBitsPerSecond``: a keyframe's packet, or one of a delta frame
+        /// as large (the sender chain's ``RTPSenderChain/Configuration/largeFrameMicros``).
+        public var slow: Bool
 
-        public init(rtp: RTPPacket, kind: PacketKind, keyframe: Bool = false) {
+        public init(rtp: RTPPacket, kind: PacketKind, keyframe: Bool = false, slow: Bool? = nil) {
             self.rtp = rtp
             self.kind = kind
             self.keyframe = keyframe
+            self.slow = slow ?? keyframe
             size = rtp.serializedSize
         }
     }
@@ -98,9 +102,9 @@ public struct PacerQueue: Sendable {
     public var count: Int { (retransmissions.count - retransmissionHead) + (media.count - mediaHead) }
     public var isEmpty: Bool { count == 0 }
 
-    /// Queues a frame's packets (in order), of a keyframe or not. Returns false, and empties the queue, when
-    /// they do not fit.
-    public mutating func enqueue(media packets: [RTPPacket], keyframe: Bool = false) -> Bool {
+    /// Queues a frame's packets (in order), of a keyframe or not, paced at the keyframe rate when `slow`
+    /// (default: when a keyframe). Returns false, and empties the queue, when they do not fit.
+    public mutating func enqueue(media packets: [RTPPacket], keyframe: Bool = false, slow: Bool? = nil) -> Bool {
         let size = packets.reduce(0) { $0 + $1.serializedSize }
         guard queuedBytes + size <= configuration.maxQueuedBytes else {
             removeAll()
@@ -108,7 +112,7 @@ public struct PacerQueue: Sendable {
             return false
         }
         compact()
-        for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe)) }
+        for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe, slow: slow)) }
         queuedBytes += size
         if keyframe { queuedKeyframeBytes += size }
         return true
@@ -148,7 +152,7 @@ public struct PacerQueue: Sendable {
         debtTime = max(debtTime, now)
         var out: [Packet] = []
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
-            debtBytes += configuration.weight(size: packet.size, keyframe: packet.keyframe)
+            debtBytes += configuration.weight(size: packet.size, slow: packet.slow)
             queuedBytes -= packet.size
             if packet.keyframe { queuedKeyframeBytes -= packet.size }
             out.append(packet)

@@ -66,6 +66,12 @@ extension RTPSenderChain {
         /// Keyframe packets are paced at this multiple of the target (1: no faster than the estimate, issue 12;
         /// a 170 kB keyframe at 1 Mbit/s then takes 1.4 s instead of queueing at the bottleneck).
         public var keyframePacingFactor: Double
+        /// Once a target is set, a delta frame larger than the target carries in this long (µs) is paced
+        /// as a keyframe is (``keyframePacingFactor``); nil: only keyframes. A bottleneck queues about 100 ms
+        /// (a TBF at `latency 100ms`, a shallow router), and a frame pushed at 2.5 × the target into a link at
+        /// the target overflows it: at 300 kbit/s each 20 kB frame of a scrolling screen lost its tail, and
+        /// the loss held the target at half the link.
+        public var largeFrameMicros: UInt64?
         /// Transport-wide congestion control when the answer negotiated it (the extension ID and the
         /// estimator's limits); nil: none (REMB, if any, is only reported).
         public var transportWideCC: TransportWideCongestionControl.Configuration?
@@ -93,7 +99,7 @@ extension RTPSenderChain {
             senderReportIntervalMicros: UInt64 = 1_000_000, keyframeRetryMicros: UInt64 = 1_000_000,
             pacer: PacerQueue.Configuration = .init(), pacingFactor: Double = 2.5, keyframePacingFactor: Double = 1,
             transportWideCC: TransportWideCongestionControl.Configuration? = nil, thinningQueueMicros: UInt64 = 1_000_000,
-            referenceQueueMicros: UInt64 = 2_000_000
+            referenceQueueMicros: UInt64 = 2_000_000, largeFrameMicros: UInt64? = 100_000
         ) {
             self.ssrc = ssrc
             self.payloadType = payloadType
@@ -117,6 +123,7 @@ extension RTPSenderChain {
             self.transportWideCC = transportWideCC
             self.thinningQueueMicros = thinningQueueMicros
             self.referenceQueueMicros = referenceQueueMicros
+            self.largeFrameMicros = largeFrameMicros
         }
     }
 }

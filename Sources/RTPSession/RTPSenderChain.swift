@@ -5,8 +5,9 @@ public import RTP
 /// around the pacer (pion's interceptor chain, as one value).
 ///
 /// ```
-///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ NACKResponder (history) ─▶ PacerQueue ─▶ SendLatency, slot
-///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── slot.willSend (TWCC number) ──▶ RTP bytes
+///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ PacerQueue ─▶ SendLatency, slot
+///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── NACKResponder (history), slot.willSend
+///                    (TWCC number) ──▶ RTP bytes
 ///   receiveRTCP ─▶ each packet: SenderReports (RTT, loss) ─▶ NACKResponder (RTX) ─▶ KeyframeRequests (PLI/FIR)
 ///                               ─▶ REMBReader ─▶ slot (TWCC feedback) ─▶ BYE
 ///   handleTimer ─▶ SenderReports (SR + SDES every second) ─▶ slot ─▶ lobby (ask again for a keyframe)
@@ -93,8 +94,10 @@ public struct RTPSenderChain: Sendable {
     /// sends refinements and repeats, all reference frames, and little else).
     public static let cadenceMemoryMicros: UInt64 = 2_000_000
     /// When the last droppable frame arrived, µs.
-    private var lastDroppableMicros: UInt64?
+    var lastDroppableMicros: UInt64?
     private var sendsMedia = false
+    /// The target last set (``setTargetBitrate(_:nowMicros:)``), bits per second; nil before.
+    public private(set) var targetBitsPerSecond: UInt64?
     /// The playout-delay element (MIN = MAX = 0) written on every media packet, when negotiated.
     private var playoutDelay: RTPHeaderExtensionElement?
 
@@ -174,6 +177,9 @@ public struct RTPSenderChain: Sendable {
     ///   queue short); past it, or past the budget when no droppable frame comes (a stream with nothing to
     ///   thin cleanly keeps today's 1 s), it is dropped and the lobby waits for a keyframe
     ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
+    ///
+    /// A keyframe, and a delta frame larger than ``Configuration/largeFrameMicros`` of the target, leave at
+    /// ``Configuration/keyframePacingFactor`` × the target (the estimate), the rest at the pacing factor's 2.5 ×.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
@@ -206,8 +212,9 @@ public struct RTPSenderChain: Sendable {
             outcome.firstKeyframeWaitMicros = wait
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
-        nack?.packetized(packetized)
-        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe) {
+        if pacer.enqueue(
+            media: packetized.packets, keyframe: frame.isKeyframe, slow: frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)
+        ) {
             latency.packetized(packetized)
             transportFeedback?.packetized(packetized)
         } else {
@@ -263,6 +270,8 @@ public struct RTPSenderChain: Sendable {
         statistics.rtcpIgnored += context.ignored
         for packet in context.retransmissions { _ = pacer.enqueue(retransmission: packet) }
         if let target = context.outcome.targetBitrate { setTargetBitrate(target, nowMicros: now) }
+        // Without congestion control the receiver's REMB bounds repair (with it, the target does).
+        if congestion == nil, let remb = context.outcome.estimatedBitrate { nack?.setRetransmissionRate(bitsPerSecond: remb) }
         finish(&context.outcome, now)
         return context.outcome
     }
@@ -309,6 +318,8 @@ public struct RTPSenderChain: Sendable {
         _ packet: PacerQueue.Packet, probeClusterID: Int?, nowMicros now: UInt64, reserving trailer: Int, into out: inout [OutgoingPacket]
     ) {
         var packet = packet
+        // Held for NACKs from the moment it leaves (without the extensions added below: a retransmission gets its own).
+        if packet.kind == .media { nack?.sent(packet.rtp, nowMicros: now) }
         if let playoutDelay, packet.kind == .media {
             // Before the TWCC number, so congestion control counts the packet's final size.
             do { packet.rtp.headerExtension = try RTPHeaderExtension.appendingOneByte(playoutDelay, to: packet.rtp.headerExtension) } catch {
@@ -330,7 +341,10 @@ public struct RTPSenderChain: Sendable {
     /// Paces at ``Configuration/pacingFactor`` × `bitsPerSecond` from `now` (a congestion controller's
     /// target; the pacer keeps its 100 kbit/s floor), keyframe packets at ``Configuration/keyframePacingFactor``
     /// × `bitsPerSecond`: a keyframe, the largest burst a screen makes, never leaves faster than the estimate.
+    /// Retransmissions are bounded to `bitsPerSecond` (``NACKResponder/setRetransmissionRate(bitsPerSecond:)``).
     public mutating func setTargetBitrate(_ bitsPerSecond: UInt64, nowMicros now: UInt64) {
+        targetBitsPerSecond = bitsPerSecond
+        nack?.setRetransmissionRate(bitsPerSecond: bitsPerSecond)
         func scaled(_ factor: Double) -> Int { Int(min(Double(bitsPerSecond) * factor, Double(Int.max / 2))) }
         pacer.setRate(bitsPerSecond: scaled(configuration.pacingFactor), keyframeBitsPerSecond: scaled(configuration.keyframePacingFactor), nowMicros: now)
     }
@@ -342,35 +356,6 @@ public struct RTPSenderChain: Sendable {
         setTargetBitrate(target, nowMicros: now)
         return target
     }
-
-    /// With congestion control: how long the pacer's packets besides keyframe packets take at the target rate,
-    /// µs, beyond the time the queued keyframe packets take to leave at their own pace (a keyframe leaving is
-    /// no reason to thin: paced at the estimate it takes up to `VP8RateControl.keyframeSeconds` of it, and the
-    /// interframes made meanwhile wait behind it); nil without congestion control.
-    var queuedDeltaMicros: Double? {
-        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
-        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
-        let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
-        let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
-        return max(0, Double(waiting) * 8 / Double(target) * 1_000_000 - keyframeMicros)
-    }
-
-    /// With congestion control: how long everything in the pacer (keyframe packets too) takes at the target
-    /// rate, µs; nil without congestion control.
-    var queuedMicros: Double? {
-        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
-        return Double(pacer.queuedBytes) * 8 / Double(target) * 1_000_000
-    }
-
-    /// Whether a droppable frame arrived within ``cadenceMemoryMicros`` of `now` (the shared encoder's
-    /// cadence is on: this viewer is thinned beside faster ones).
-    func cadenceIsOn(nowMicros now: UInt64) -> Bool {
-        lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
-    }
-
-    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
-    /// the target rate besides keyframe packets.
-    var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
     /// the slot's deadline; nil when nothing is scheduled.

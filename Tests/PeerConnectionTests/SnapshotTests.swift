@@ -8,7 +8,7 @@ final class SnapshotTests: XCTestCase {
     /// The keys `/stats` has, in order (the viewer page, tools/bench and the tests read them; `consent` is new).
     static let keys = [
         "id", "state", "endReason", "ice", "consent", "pair", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
-        "packetsLost", "jitterMs", "nacks", "nackedPackets", "retransmitted", "retransmitSkipped", "retransmitDuplicates", "rtx", "plis",
+        "packetsLost", "jitterMs", "nacks", "nackedPackets", "retransmitted", "retransmitSkipped", "retransmitDuplicates", "retransmitOverBudget", "rtx", "plis",
         "firs", "rembs", "rembKbps", "keyframeRequests", "framesSent", "keyframesSent", "packetsSent", "bytesSent", "senderReports",
         "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "droppedDatagrams", "dtlsCipher",
         "dtlsRecordsPassed", "dtlsRecordsDropped", "srtpErrors", "sendsDropped", "pacerQueue",

@@ -62,7 +62,8 @@ final class KeyframePacingTests: XCTestCase {
     /// Through the sender chain: a target of 1 Mbit/s paces media at 2.5 Mbit/s and a 60 kB keyframe at
     /// 1 Mbit/s. Its bytes weigh 2.5 × in the 12 000-byte burst too (4 800 keyframe bytes go at once), so its
     /// packets take (bytes − 4 800 − up to one packet) × 8 bits ÷ 1 Mbit/s ≈ 440 ms to leave, where 2.5 Mbit/s
-    /// would have taken ≈ 150 ms; a 20 kB interframe after it keeps 2.5 Mbit/s.
+    /// would have taken ≈ 150 ms; a 12 kB interframe after it keeps 2.5 Mbit/s, a 20 kB one (more than
+    /// ``RTPSenderChain/Configuration/largeFrameMicros``, 100 ms, of the target) leaves at 1 Mbit/s.
     func testTheChainPacesAKeyframeAtTheTarget() throws {
         var chain = try RTPSenderChain(configuration: .init(ssrc: 0x1234, payloadType: 96, cname: "k"))
         XCTAssertEqual(chain.configuration.keyframePacingFactor, 1)
@@ -90,11 +91,62 @@ final class KeyframePacingTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(keyframeMillis, Double(keyframe.bytes - 4_800 - 1300) * 8 / 1000, "no faster than 1 Mbit/s past the burst")
         XCTAssertLessThanOrEqual(keyframeMillis, Double(keyframe.bytes - 4_800) * 8 / 1000 + 2, "and not slower")
         now += 200_000
-        let interframe = try sendAndDrain(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x11, count: 20_000), isKeyframe: false, captureMicros: now))
+        let interframe = try sendAndDrain(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x11, count: 12_000), isKeyframe: false, captureMicros: now))
         let interMillis = Double(interframe.last - interframe.first) / 1000
         XCTAssertLessThanOrEqual(interMillis, Double(interframe.bytes - 12_000) * 8 / 2500 + 2, "interframes at 2.5 Mbit/s")
+        // An interframe the target carries in more than 100 ms (20 kB at 1 Mbit/s: 160 ms) is paced as a keyframe.
+        now += 200_000
+        let large = try sendAndDrain(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x12, count: 20_000), isKeyframe: false, captureMicros: now))
+        let largeMillis = Double(large.last - large.first) / 1000
+        XCTAssertGreaterThanOrEqual(largeMillis, Double(large.bytes - 4_800 - 1300) * 8 / 1000, "no faster than 1 Mbit/s past the burst")
+        XCTAssertLessThanOrEqual(largeMillis, Double(large.bytes - 4_800) * 8 / 1000 + 2, "and not slower")
+        // Without largeFrameMicros the same 20 kB interframe leaves at 2.5 Mbit/s: (20 kB − the 12 kB burst) in 26 ms.
+        func spanMillis(largeFrameMicros: UInt64?) throws -> Double {
+            var chain = try RTPSenderChain(configuration: .init(ssrc: 0x1234, payloadType: 96, cname: "k", largeFrameMicros: largeFrameMicros))
+            _ = chain.start(nowMicros: 0, sendsMedia: true)
+            chain.setTargetBitrate(1_000_000, nowMicros: 0)
+            _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 500), isKeyframe: true, captureMicros: 0), nowMicros: 0)
+            _ = chain.release(nowMicros: 0)
+            _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x12, count: 20_000), isKeyframe: false, captureMicros: 0), nowMicros: 1_000_000)
+            var now: UInt64 = 1_000_000
+            while chain.report.pacerQueuedPackets > 0 {
+                now = max(now, chain.pacer.nextSendMicros(nowMicros: now) ?? now)
+                _ = chain.release(nowMicros: now)
+            }
+            return Double(now - 1_000_000) / 1000
+        }
+        XCTAssertEqual(try spanMillis(largeFrameMicros: nil), Double(20_300 - 12_000) * 8 / 2500, accuracy: 4)
+        XCTAssertEqual(try spanMillis(largeFrameMicros: 100_000), Double(20_300 - 4_800) * 8 / 1000, accuracy: 12)
         // The factor is bounded by the pacing factor and 0.1.
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 9).keyframePacingFactor, 2.5)
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 0).keyframePacingFactor, 0.1)
+    }
+
+    /// The history counts from when a packet leaves the pacer, not from when it was packetized: a 60 kB
+    /// keyframe at a 150 kbit/s target leaves over about 3 s, and a NACK for its last packet 200 ms after
+    /// that (3.4 s after the frame was made, past the history's 1 s from then) is still answered.
+    func testAKeyframePacedOverSecondsCanStillBeRepaired() throws {
+        var chain = try RTPSenderChain(configuration: .init(
+            ssrc: Session.ssrc, payloadType: 96, rtx: RTXStream(ssrc: Session.rtxSSRC, payloadType: 97), cname: "k"))
+        _ = chain.start(nowMicros: 0, sendsMedia: true)
+        chain.setTargetBitrate(150_000, nowMicros: 0)
+        _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 60_000), isKeyframe: true, captureMicros: 0), nowMicros: 0)
+        var now: UInt64 = 0
+        var last: RTPPacket?
+        while let next = chain.pacer.nextSendMicros(nowMicros: now) {
+            now = max(now, next)
+            for packet in chain.release(nowMicros: now) where packet.kind == .media { last = try RTPPacket(parsing: packet.bytes) }
+        }
+        let lastPacket = try XCTUnwrap(last)
+        XCTAssertGreaterThan(now, 2_800_000, "the keyframe took \(now / 1000) ms to leave at 150 kbit/s")
+        let nackAt = now + 200_000
+        _ = chain.receiveRTCP(try Session.compound([Session.nack([lastPacket.sequenceNumber])]), nowMicros: nackAt, arrival: Session.anyArrival)
+        let resent = chain.release(nowMicros: nackAt).filter { $0.kind == .retransmission }
+        XCTAssertEqual(resent.count, 2, "answered from the history (twice: the NACK itself puts the loss seen at 2 %)")
+        for copy in resent {
+            let original = try RTXPacketizer.unwrap(try RTPPacket(parsing: copy.bytes), originalSSRC: Session.ssrc, originalPayloadType: 96)
+            XCTAssertEqual(original.sequenceNumber, lastPacket.sequenceNumber)
+            XCTAssertEqual(original.payload, lastPacket.payload)
+        }
     }
 }

@@ -1,0 +1,39 @@
+/// What the pacer holds, measured in time at the congestion target: what thinning and deferred keyframe
+/// requests decide on (``RTPSenderChain/send(_:nowMicros:)``, ``RTPSenderChain/handleTimer(nowMicros:ntp:)``).
+extension RTPSenderChain {
+    /// With congestion control: how long the pacer's packets besides keyframe packets take at the target rate,
+    /// µs, beyond the time the queued keyframe packets take to leave at their own pace (a keyframe leaving is
+    /// no reason to thin: paced at the estimate it takes up to `VP8RateControl.keyframeSeconds` of it, and the
+    /// interframes made meanwhile wait behind it); nil without congestion control.
+    var queuedDeltaMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
+        let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
+        let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
+        let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
+        return max(0, Double(waiting) * 8 / Double(target) * 1_000_000 - keyframeMicros)
+    }
+
+    /// With congestion control: how long everything in the pacer (keyframe packets too) takes at the target
+    /// rate, µs; nil without congestion control.
+    var queuedMicros: Double? {
+        guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
+        return Double(pacer.queuedBytes) * 8 / Double(target) * 1_000_000
+    }
+
+    /// Whether a droppable frame arrived within ``cadenceMemoryMicros`` of `now` (the shared encoder's
+    /// cadence is on: this viewer is thinned beside faster ones).
+    func cadenceIsOn(nowMicros now: UInt64) -> Bool {
+        lastDroppableMicros.map { now >= $0 && now - $0 <= Self.cadenceMemoryMicros } ?? false
+    }
+
+    /// With congestion control: whether the pacer holds more than ``Configuration/thinningQueueMicros`` of
+    /// the target rate besides keyframe packets.
+    var isOverThinningBudget: Bool { (queuedDeltaMicros ?? 0) > Double(configuration.thinningQueueMicros) }
+
+    /// Once a target is set (``setTargetBitrate(_:nowMicros:)``): whether a frame of `bytes` takes longer than
+    /// ``Configuration/largeFrameMicros`` at it (it is then paced at the estimate, as a keyframe is).
+    func isLargeFrame(bytes: Int) -> Bool {
+        guard let limit = configuration.largeFrameMicros, let target = targetBitsPerSecond, target > 0 else { return false }
+        return Double(bytes) * 8 * 1_000_000 > Double(target) * Double(limit)
+    }
+}
