@@ -41,7 +41,17 @@ final class ChromiumE2EETests: XCTestCase {
 
     private func fragment(_ key: String) -> String { "#key=" + key.utf8.map { String(format: "%%%02X", $0) }.joined() }
 
-    private func e2ee(_ snapshot: [String: Any]) -> [String: Any] { (snapshot["stats"] as? [String: Any])?["e2ee"] as? [String: Any] ?? [:] }
+    /// The worker's counts as the page held them at the snapshot (`viewer.e2ee.counts`, posted every 500 ms),
+    /// with the page's `mode` and `state`. Not the copy in the page's `stats`: that one is refreshed with
+    /// `getStats` once a second, so two snapshots taken a second apart can hold samples from either side of an
+    /// event (a rehearsal compared a `stats` copy from before a key change with a live one after it and saw
+    /// "15 frames decrypted without the key" that had been decrypted before the change).
+    private func e2ee(_ snapshot: [String: Any]) -> [String: Any] {
+        let view = snapshot["e2ee"] as? [String: Any] ?? [:]
+        var counts = view["counts"] as? [String: Any] ?? [:]
+        for key in ["mode", "state"] { counts[key] = view[key] }
+        return counts
+    }
 
     /// Pixels of a snapshot against the test pattern's bars (what the screen shows), BT.601 limited range.
     private func assertBars(_ snapshot: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
