@@ -289,10 +289,10 @@ final class SenderCore: @unchecked Sendable {
                     logger.info("connected", ["path": path, "connects": count])
                 case .failure(let error):
                     let code: Int32 = if case .systemCall(_, let code, _) = error { code } else { 0 }
-                    noteConnectFailure("\(FrameSocketError.errorText(code)) (\(path))")
+                    noteConnectFailure("\(SystemErrorText.of(code)) (\(path))")
                     if reportedWaiting != code {
                         reportedWaiting = code
-                        logger.info("waiting for server", ["path": path, "reason": FrameSocketError.errorText(code)])
+                        logger.info("waiting for server", ["path": path, "reason": SystemErrorText.of(code)])
                     }
                     failures += 1
                     pause(backoff.delay(afterFailures: failures))
@@ -309,7 +309,7 @@ final class SenderCore: @unchecked Sendable {
                 let result = write(message, passing: passing?.descriptor, to: connection)
                 if case .written = result, let passing { passedGeneration = passing.generation }
                 finishWrite(message.count, written: { if case .written = result { true } else { false } }())
-                if case .failed(let code) = result { disconnect(FrameSocketError.errorText(code), errno: code) }
+                if case .failed(let code) = result { disconnect(SystemErrorText.of(code), errno: code) }
             }
         }
         socket?.close()

@@ -272,7 +272,7 @@ struct ServerLoop {
             default:
                 // Out of descriptors or memory: say so, and pause so a still-pending connection does
                 // not turn the loop into a busy spin.
-                logger.error("accept failed", ["path": context.path, "errno": code, "reason": FrameSocketError.errorText(code)])
+                logger.error("accept failed", ["path": context.path, "errno": code, "reason": SystemErrorText.of(code)])
                 var fds = [pollfd(fd: session.wake.pollDescriptor, events: Int16(POLLIN), revents: 0)]
                 _ = try? UnixSocket.poll(&fds, timeoutMilliseconds: 100)
                 return

@@ -1,4 +1,5 @@
 import Glibc
+import ScreencastSupport
 
 /// Everything that can go wrong in the Unix-socket transport: a bad socket path, a path that is
 /// already served, a failing system call, or a server/sender used in the wrong state.
@@ -55,18 +56,12 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
         case .foreignDirectory(let path, let owner):
             "folder '\(path)' belongs to uid \(owner), not to this user; refusing to put a socket there"
         case .systemCall(let name, let code, let path):
-            "\(name)\(path.map { " '\($0)'" } ?? "") failed: \(Self.errorText(code)) (errno \(code))"
+            "\(name)\(path.map { " '\($0)'" } ?? "") failed: \(SystemErrorText.of(code)) (errno \(code))"
         case .alreadyStarted:
             "the server is already running"
         case .closed:
             "the sender is closed"
         }
-    }
-
-    /// `strerror(code)` as a Swift string.
-    static func errorText(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "unknown error" }
-        return String(cString: text)
     }
 
     /// A `.systemCall` error from the current `errno`.

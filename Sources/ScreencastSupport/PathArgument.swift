@@ -45,5 +45,5 @@ public enum PathArgument {
         return folder.isEmpty ? "/" : folder
     }
 
-    private static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+    private static func reason(_ code: Int32) -> String { SystemErrorText.of(code) }
 }

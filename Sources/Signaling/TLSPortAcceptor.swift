@@ -45,13 +45,13 @@ public final class TLSPortAcceptor: @unchecked Sendable {
     /// - Throws: the `strerror` text of the failed call.
     init(address: SocketAddress, daemon: OpaquePointer, firstByteTimeoutMillis: Int32, logger: Logger) throws(SignalingError) {
         let fd = socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .startFailed(endpoint: "-", reason: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw .startFailed(endpoint: "-", reason: "socket: \(SystemErrorText.of())") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         if address.isIPv6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let bound = address.withSockaddr { bind(fd, $0, address.length) }
         guard bound == 0, listen(fd, 64) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrorText.of()
             close(fd)
             throw .startFailed(endpoint: "-", reason: "bind: \(reason)")
         }

@@ -75,7 +75,7 @@ final class FileCapturer: Sendable {
     /// The whole file: a regular file only (a FIFO would block, a directory or device is no dump).
     /// - Throws: `VideoSourceError.unreadableDump` with `strerror` (or what the path is instead of a file).
     static func readDump(_ path: String) throws(VideoSourceError) -> [UInt8] {
-        func failure(_ code: Int32) -> VideoSourceError { .unreadableDump(path: path, reason: String(cString: strerror(code))) }
+        func failure(_ code: Int32) -> VideoSourceError { .unreadableDump(path: path, reason: SystemErrorText.of(code)) }
         // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw failure(errno) }

@@ -31,7 +31,7 @@ public final class IVFRecorder: VideoSink {
     /// - Throws: `VideoSourceError.recording` when the file cannot be created.
     public init(path: String, logger: Logger) throws(VideoSourceError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .recording(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .recording(path: path, reason: SystemErrorText.of()) }
         self.path = path
         self.logger = logger
         var initial = State(fd: fd)
@@ -89,7 +89,7 @@ public final class IVFRecorder: VideoSink {
     }
 
     private func fail(_ s: inout State, during step: String? = nil) {
-        let reason = String(cString: strerror(errno))
+        let reason = SystemErrorText.of()
         s.failed = true
         s.failure = s.failure ?? reason
         if let step {

@@ -16,7 +16,7 @@ final class DumpFile: Sendable {
     /// - Throws: ``AgentError/dump(path:reason:)``.
     init(path: String) throws(AgentError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .dump(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .dump(path: path, reason: SystemErrorText.of()) }
         self.path = path
         self.fd = fd
     }
@@ -39,7 +39,7 @@ final class DumpFile: Sendable {
                 offset += count
             }
         }
-        if failure != 0 { throw .dump(path: path, reason: String(cString: strerror(failure))) }
+        if failure != 0 { throw .dump(path: path, reason: SystemErrorText.of(failure)) }
     }
 }
 

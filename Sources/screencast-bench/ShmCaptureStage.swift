@@ -1,6 +1,7 @@
 import CXCB
 import Glibc
 import Media
+import ScreencastSupport
 
 /// MIT-SHM capture of the whole root window (`xcb_shm_get_image` into a System V segment, as the agent
 /// grabs), ms per grab; then the grabbed screen is the picture for the BGRX JPEG encode stage, so that
@@ -40,7 +41,7 @@ final class ShmCaptureStage {
         let id = shmget(0, size, IPC_CREAT | 0o600)
         guard id >= 0, let mapped = shmat(id, nil, 0), mapped != UnsafeMutableRawPointer(bitPattern: -1) else {
             xcb_disconnect(connection)
-            throw BenchError("shmget/shmat failed: \(String(cString: strerror(errno)))")
+            throw BenchError("shmget/shmat failed: \(SystemErrorText.of())")
         }
         segment = xcb_generate_id(connection)
         let error = xcb_request_check(connection, xcb_shm_attach_checked(connection, segment, UInt32(id), 0))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ScreencastSupport
 
 /// The HTTP side of a WHEP viewer (RFC 9725): POST the offer, DELETE the session. HTTP/1.1 with
 /// `Connection: close` over a blocking TCP socket to an IPv4 literal (the bench runs on 127.0.0.1 only).
@@ -47,7 +48,7 @@ struct WHEPClient {
 
     func request(_ method: String, path: String, headers: [String: String], body: String) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw BenchError("socket: \(SystemErrorText.of())") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -58,7 +59,7 @@ struct WHEPClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw BenchError("connect \(host):\(port): \(String(cString: strerror(errno)))") }
+        guard connected == 0 else { throw BenchError("connect \(host):\(port): \(SystemErrorText.of())") }
         let payload = Array(body.utf8)
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nContent-Length: \(payload.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -66,7 +67,7 @@ struct WHEPClient {
         var sent = 0
         while sent < message.count {
             let count = message[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw BenchError("send: \(String(cString: strerror(errno)))") }
+            guard count > 0 else { throw BenchError("send: \(SystemErrorText.of())") }
             sent += count
         }
         var data: [UInt8] = []

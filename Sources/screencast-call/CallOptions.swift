@@ -326,7 +326,7 @@ struct CallOptions {
         let isV4 = inet_pton(AF_INET, address, &v4.sin_addr) == 1
         guard isV4 || inet_pton(AF_INET6, address, &v6.sin6_addr) == 1 else { return "not an IP address" }
         let fd = socket(isV4 ? AF_INET : AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        guard fd >= 0 else { return SystemErrorText.of() }
         defer { close(fd) }
         let result: Int32
         if isV4 {
@@ -336,7 +336,7 @@ struct CallOptions {
             v6.sin6_family = sa_family_t(AF_INET6)
             result = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         }
-        return result == 0 ? nil : String(cString: strerror(errno))
+        return result == 0 ? nil : SystemErrorText.of()
     }
 
     static func isIPLiteral(_ text: String) -> Bool {

@@ -1,4 +1,5 @@
 import Glibc
+import ScreencastSupport
 
 /// `--e2ee-key-file FILE`: the shared passphrase of end-to-end encryption, read from a file so it never
 /// appears on a command line (`ps`, shell history). Read at start and again on SIGHUP.
@@ -16,11 +17,11 @@ struct E2EEKeyFile {
     /// - Throws: ``E2EEKeyFileError``; none of its messages contains the file's content.
     func read() throws(E2EEKeyFileError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: SystemErrorText.of()) }
         defer { close(fd) }
         // Checked on the opened file (fstat), so a file swapped after the check cannot slip through.
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        guard fstat(fd, &info) == 0 else { throw .cannotOpen(path: path, reason: SystemErrorText.of()) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(path: path) }
         let mode = Int(info.st_mode & 0o7777)
         guard mode & 0o077 == 0 else { throw .tooOpen(path: path, mode: mode) }
@@ -30,7 +31,7 @@ struct E2EEKeyFile {
         while count < bytes.count {
             let got = bytes[count...].withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if got < 0, errno == EINTR { continue }
-            guard got >= 0 else { throw .readFailed(path: path, reason: String(cString: strerror(errno))) }
+            guard got >= 0 else { throw .readFailed(path: path, reason: SystemErrorText.of()) }
             if got == 0 { break }
             count += got
         }

@@ -1,5 +1,6 @@
 import FrameWire
 import Foundation
+import ScreencastSupport
 
 /// File access for the dump tool: reading a `.frames` dump through the same decoder (and the same read sizes)
 /// as the socket reader, mapping a whole dump, writing files and making folders. Every failure is a
@@ -74,14 +75,14 @@ enum DumpFile {
     private static func openForReading(_ path: String) throws -> Int32 {
         // The FILE named on the command line: not there, a folder or unreadable is bad usage (exit 64).
         var info = stat()
-        guard stat(path, &info) == 0 else { throw DumpToolError.unusablePath(path, DumpToolError.errorText(errno)) }
+        guard stat(path, &info) == 0 else { throw DumpToolError.unusablePath(path, SystemErrorText.of(errno)) }
         switch info.st_mode & S_IFMT {
         case S_IFDIR: throw DumpToolError.unusablePath(path, "is a folder, not a dump file")
         case S_IFREG, S_IFIFO, S_IFCHR: break
         default: throw DumpToolError.unusablePath(path, "not a regular file or a FIFO")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DumpToolError.unusablePath(path, DumpToolError.errorText(errno)) }
+        guard fd >= 0 else { throw DumpToolError.unusablePath(path, SystemErrorText.of(errno)) }
         // A regular file can be looked at before it is read: a known media file is named, not parsed.
         if info.st_mode & S_IFMT == S_IFREG {
             var head = [UInt8](repeating: 0, count: ForeignFile.bytesNeeded)
@@ -131,7 +132,7 @@ enum DumpFile {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw DumpToolError.unusablePath(path, "'\(parent)' is not a folder") }
         }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
-            throw DumpToolError.io(path, "cannot make the folder: \(DumpToolError.errorText(errno))")
+            throw DumpToolError.io(path, "cannot make the folder: \(SystemErrorText.of(errno))")
         }
     }
 

@@ -1,6 +1,7 @@
 import FrameSocket
 import FrameWire
 import Foundation
+import ScreencastSupport
 
 /// Errors of the dump tool that are not bad usage. Each prints as one line, `PATH: reason`, where the reason
 /// of a failed system call is its `strerror` text.
@@ -28,18 +29,13 @@ enum DumpToolError: Error, CustomStringConvertible {
     }
 
     /// `PATH: strerror(errno)` for the current `errno`.
-    static func system(_ path: String, _ code: Int32 = errno) -> DumpToolError { .io(path, errorText(code)) }
+    static func system(_ path: String, _ code: Int32 = errno) -> DumpToolError { .io(path, SystemErrorText.of(code)) }
 
-    /// `strerror(code)`, e.g. "No such file or directory".
-    static func errorText(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        return String(cString: text)
-    }
 
     /// A socket-layer error as `PATH: reason`, without repeating the path inside the reason.
     static func socket(_ path: String, _ error: FrameSocketError) -> DumpToolError {
         switch error {
-        case .systemCall(let name, let code, _): .io(path, "\(name) failed: \(errorText(code))")
+        case .systemCall(let name, let code, _): .io(path, "\(name) failed: \(SystemErrorText.of(code))")
         case .inUse: .io(path, "in use by a live server (another record or call process?)")
         case .notASocket: .io(path, "exists and is not a socket; not replacing it")
         case .notADirectory(let folder): .io(folder, "not a folder")

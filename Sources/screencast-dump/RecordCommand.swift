@@ -26,7 +26,7 @@ struct RecordCommand {
         // A failure to create it names the path the user gave, never the temporary one.
         let partial = outputPath + ".partial"
         let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DumpToolError.io(outputPath, "cannot be written: \(DumpToolError.errorText(errno))") }
+        guard fd >= 0 else { throw DumpToolError.io(outputPath, "cannot be written: \(SystemErrorText.of(errno))") }
         var keep = false
         defer {
             close(fd)

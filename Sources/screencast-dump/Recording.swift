@@ -37,7 +37,7 @@ final class Recording: Sendable {
                 let count = Foundation.write(fd, chunk.baseAddress! + offset, chunk.count - offset)
                 if count < 0 {
                     if errno == EINTR { continue }
-                    summary.writeError = DumpToolError.errorText(errno)
+                    summary.writeError = SystemErrorText.of(errno)
                     return
                 }
                 offset += count
