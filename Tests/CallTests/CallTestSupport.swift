@@ -37,7 +37,7 @@ final class RunningCall: @unchecked Sendable {
     func waitForExit(timeout: Double = 10) -> Int32? {
         let killed = ProcessRunner.wait(for: process, timeout: timeout)
         lines.waitUntilClosed()
-        return killed ? nil : process.terminationStatus
+        return killed ? nil : ProcessRunner.status(of: process)
     }
 
     deinit {

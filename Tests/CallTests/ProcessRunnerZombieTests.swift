@@ -24,4 +24,22 @@ final class ProcessRunnerZombieTests: XCTestCase {
         XCTAssertEqual(status, 0)
         XCTAssertFalse(ProcessRunner.isZombie(pid), "reaped")
     }
+
+    /// The helpers tests use instead of Foundation's `isRunning`, `terminationStatus` and `terminationReason`
+    /// (which trap for a child whose exit Foundation missed: a CI run ended with SIGILL that way, 2026-12-05).
+    func testRunningStatusAndSignalWithoutFoundationsAccessors() throws {
+        let sleeper = try ProcessRunner.start(URL(fileURLWithPath: "/bin/sleep"), ["30"])
+        XCTAssertTrue(ProcessRunner.isRunning(sleeper))
+        kill(sleeper.processIdentifier, SIGTERM)
+        XCTAssertFalse(ProcessRunner.wait(for: sleeper, timeout: 10), "SIGTERM ends sleep")
+        XCTAssertFalse(ProcessRunner.isRunning(sleeper))
+        XCTAssertTrue(ProcessRunner.endedBySignal(sleeper))
+        XCTAssertEqual(ProcessRunner.status(of: sleeper), SIGTERM)
+
+        let failing = try ProcessRunner.start(URL(fileURLWithPath: "/bin/sh"), ["-c", "exit 3"])
+        XCTAssertFalse(ProcessRunner.wait(for: failing, timeout: 10))
+        XCTAssertFalse(ProcessRunner.isRunning(failing))
+        XCTAssertFalse(ProcessRunner.endedBySignal(failing))
+        XCTAssertEqual(ProcessRunner.status(of: failing), 3)
+    }
 }

@@ -42,7 +42,7 @@ final class RunningTool: Sendable {
     func finish(timeout: Double) -> Int32? {
         let killed = ProcessRunner.wait(for: process, timeout: timeout)
         usleep(50_000)  // let the reading thread take the last bytes
-        return killed ? nil : process.terminationStatus
+        return killed ? nil : ProcessRunner.status(of: process)
     }
 
     /// Waits until stderr contains `text`; false after `timeout` s.

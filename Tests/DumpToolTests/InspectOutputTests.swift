@@ -117,7 +117,7 @@ final class InspectOutputTests: XCTestCase {
         mayClose.signal()
         let rest = POSIXPipeRead.toEnd(out.fileHandleForReading.fileDescriptor)
         XCTAssertFalse(ProcessRunner.wait(for: process, timeout: 30))
-        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(ProcessRunner.status(of: process), 0)
         let report = try InspectReport(json: String(decoding: first + rest, as: UTF8.self))
         XCTAssertEqual(report.frames.count, 3000)
         XCTAssertEqual(report.end, "eof")

@@ -33,7 +33,7 @@ final class ReplayRobustnessTests: XCTestCase {
         let err = Pipe()
         let replay = try ProcessRunner.start(tool, ["replay", file, "--socket", socket], stderr: err)
         XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 10), "replay hung")
-        XCTAssertEqual(replay.terminationStatus, 0)
+        XCTAssertEqual(ProcessRunner.status(of: replay), 0)
         let log = String(decoding: POSIXPipeRead.toEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
         XCTAssertTrue(log.contains("timestamp gaps out of range replaced"), log)
         XCTAssertFalse(ProcessRunner.wait(for: record, timeout: 10))
@@ -110,7 +110,7 @@ final class ReplayRobustnessTests: XCTestCase {
         let replay = try ProcessRunner.run(tool, ["replay", file, "--socket", socket.string, "--as-fast-as-possible"])
         XCTAssertEqual(replay.status, 0, replay.stderr)
         XCTAssertFalse(ProcessRunner.wait(for: record, timeout: 10))
-        XCTAssertEqual(record.terminationStatus, 0)
+        XCTAssertEqual(ProcessRunner.status(of: record), 0)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: file)))
     }
 
@@ -131,7 +131,7 @@ final class ReplayRobustnessTests: XCTestCase {
         kill(replay.processIdentifier, SIGINT)
         XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 5), "replay ignored SIGINT")
         XCTAssertLessThan(Date().timeIntervalSince(interrupted), 2)
-        XCTAssertEqual(replay.terminationStatus, 0)
+        XCTAssertEqual(ProcessRunner.status(of: replay), 0)
     }
 
     /// Lossless replay whose reader goes away mid-stream fails (exit 1) instead of hanging or claiming success.
@@ -147,7 +147,7 @@ final class ReplayRobustnessTests: XCTestCase {
         while frames.frameCount < 3, Date() < deadline { usleep(5_000) }
         server.stop()  // the reader goes away for good
         XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 10), "replay hung after the reader left")
-        XCTAssertEqual(replay.terminationStatus, 1)
+        XCTAssertEqual(ProcessRunner.status(of: replay), 1)
     }
 
     func testInspectWritesU64TimestampsExactly() throws {

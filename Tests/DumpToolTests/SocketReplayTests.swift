@@ -80,7 +80,7 @@ final class SocketReplayTests: XCTestCase {
                                                       "--as-fast-as-possible", "--socket", socket, "--log-level", "error"])
             XCTAssertEqual(replay.status, 0, "\(name): \(replay.stderr)")
             XCTAssertFalse(ProcessRunner.wait(for: record, timeout: 10), "\(name): record did not finish")
-            XCTAssertEqual(record.terminationStatus, wireCase.end == "eof" ? 0 : 1, name)
+            XCTAssertEqual(ProcessRunner.status(of: record), wireCase.end == "eof" ? 0 : 1, name)
             let recorded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
             if wireCase.end == "error" {
                 XCTAssertTrue(wireCase.bytes.starts(with: recorded), "\(name): recording is a prefix")

@@ -175,7 +175,7 @@ final class ChromiumCongestionTests: XCTestCase {
         // The browser ends by itself after `seconds` of playing; one that hangs (a page load that never
         // returns) is stopped after a minute more, so the test reports what it saw instead of timing out.
         let deadline = Date().addingTimeInterval(Double(seconds) + 60)
-        while browser.process.isRunning {
+        while browser.isRunning {
             if Date() > deadline {
                 print("e2e: chromium still running \(seconds + 60) s after start; stopping it")
                 browser.process.terminate()

@@ -28,7 +28,7 @@ final class ChromiumPlaybackTests: XCTestCase {
             environment: ["HOME": profile, "TMPDIR": profile])
         // The call's view of the peer while the browser plays (it leaves when the browser quits).
         var peer: [String: Any]?
-        while browser.process.isRunning {
+        while browser.isRunning {
             if let seen = (try? call.viewers())?["peers"] as? [[String: Any]], let first = seen.first { peer = first }
             Thread.sleep(forTimeInterval: 0.5)
         }

@@ -35,7 +35,7 @@ final class ChromiumReconnectTests: XCTestCase {
         // The page plays the first call.
         let playing = folder.path("playing")
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: playing), browser.process.isRunning, Date() < deadline { usleep(100_000) }
+        while !FileManager.default.fileExists(atPath: playing), browser.isRunning, Date() < deadline { usleep(100_000) }
         guard FileManager.default.fileExists(atPath: playing) else {
             let report = try browser.finish(timeout: 30)
             return XCTFail("the page never played the first call: \(report)\n\(first?.log ?? "")")

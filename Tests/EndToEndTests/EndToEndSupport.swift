@@ -112,6 +112,9 @@ final class PythonPeer: @unchecked Sendable {
         }
     }
 
+    /// Whether the peer still runs (``ProcessRunner/isRunning(_:)``: an exit Foundation missed counts as one).
+    var isRunning: Bool { ProcessRunner.isRunning(process) }
+
     /// Waits for the exit (killing it after `timeout`) and parses the last stdout line as a JSON object.
     func finish(timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
         let killed = ProcessRunner.wait(for: process, timeout: timeout)
@@ -119,7 +122,7 @@ final class PythonPeer: @unchecked Sendable {
         _ = done.wait(timeout: .now() + 5)
         let (stdout, stderr) = output.withLock { (String(decoding: $0.stdout, as: UTF8.self), String(decoding: $0.stderr, as: UTF8.self)) }
         XCTAssertFalse(killed, "peer \(process.arguments?.first ?? "") timed out:\n\(stderr.suffix(3000))", file: file, line: line)
-        XCTAssertEqual(process.terminationStatus, 0, "peer failed:\n\(stdout.suffix(2000))\n\(stderr.suffix(5000))", file: file, line: line)
+        XCTAssertEqual(ProcessRunner.status(of: process), 0, "peer failed:\n\(stdout.suffix(2000))\n\(stderr.suffix(5000))", file: file, line: line)
         guard let last = stdout.split(separator: "\n").last,
               let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
         else {
@@ -200,7 +203,7 @@ final class CallUnderTest: @unchecked Sendable {
         lines.waitUntilClosed()
         output.waitUntilClosed()
         folder.remove()
-        return killed ? nil : process.terminationStatus
+        return killed ? nil : ProcessRunner.status(of: process)
     }
 
     deinit {

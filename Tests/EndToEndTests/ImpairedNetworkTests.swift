@@ -34,7 +34,7 @@ final class ImpairedNetworkTests: XCTestCase {
         let seconds = 10.0
         let viewer = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--seconds", String(seconds)])
         var peer: [String: Any]?
-        while viewer.process.isRunning {
+        while viewer.isRunning {
             if let seen = (try? call.viewers())?["peers"] as? [[String: Any]], let first = seen.first { peer = first }
             Thread.sleep(forTimeInterval: 0.5)
         }

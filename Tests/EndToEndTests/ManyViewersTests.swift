@@ -25,7 +25,7 @@ final class ManyViewersTests: XCTestCase {
         var sending: [String: (frames: Int, since: Double)] = [:]
         var callPauseMs = 0.0
         var slowestCaptureToSentMs = 0.0
-        while viewers.process.isRunning {
+        while viewers.isRunning {
             if let stats = try? call.viewers() {
                 let peers = stats["peers"] as? [[String: Any]] ?? []
                 maximumPeers = max(maximumPeers, peers.count)

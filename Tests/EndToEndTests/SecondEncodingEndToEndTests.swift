@@ -106,7 +106,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         }
         func waitForPeer(besides known: Set<String>, while viewer: PythonPeer) -> (String, UInt16)? {
             let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, viewer.process.isRunning {
+            while Date() < deadline, viewer.isRunning {
                 if let new = connectedPeers().first(where: { !known.contains($0.key) }) { return (new.key, new.value) }
                 Thread.sleep(forTimeInterval: 0.2)
             }
@@ -128,7 +128,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
         var trace: [String] = []
         var lastFrames = ""
         let started = Date()
-        while fast.process.isRunning || slow.process.isRunning {
+        while fast.isRunning || slow.isRunning {
             Thread.sleep(forTimeInterval: 0.5)
             guard let stats = try? call.stats(), let viewers = stats["viewers"] as? [String: Any] else { continue }
             lastFrames = "frames \(stats["frames"] ?? "-") dropped \(stats["dropped"] ?? "-") screen \(stats["screen"] ?? "-")"

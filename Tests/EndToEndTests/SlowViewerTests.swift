@@ -36,7 +36,7 @@ final class SlowViewerEndToEndTests: XCTestCase {
         // Chromium's peer: the one with a congestion view; its selected pair's remote port is what to shape.
         var slowID: String?
         let deadline = Date().addingTimeInterval(30)
-        while slowID == nil, Date() < deadline, browser.process.isRunning {
+        while slowID == nil, Date() < deadline, browser.isRunning {
             Thread.sleep(forTimeInterval: 0.25)
             let peers = (try? call.viewers())?["peers"] as? [[String: Any]] ?? []
             for peer in peers where peer["congestion"] is [String: Any] {
@@ -60,7 +60,7 @@ final class SlowViewerEndToEndTests: XCTestCase {
         var fastPeer: [String: Any]?
         var bitrate: [String: Any]?
         var fastKeyframesWhileOutlier = 0
-        while fast.process.isRunning || browser.process.isRunning {
+        while fast.isRunning || browser.isRunning {
             Thread.sleep(forTimeInterval: 0.5)
             guard let stats = try? call.viewers() else { continue }
             bitrate = stats["bitrate"] as? [String: Any]

@@ -64,8 +64,25 @@ public enum ProcessRunner {
 
     /// How long a child may be a zombie that Foundation has not reaped before it is reaped here, seconds.
     static let missedExitGrace = 1.0
-    /// Statuses of children reaped here, by pid.
-    private static let reaped = Mutex<[Int32: Int32]>([:])
+    /// Children reaped here, by pid: the exit code or the signal, and whether a signal ended it.
+    private static let reaped = Mutex<[Int32: (status: Int32, signaled: Bool)]>([:])
+
+    /// Whether `process` still runs. Foundation's `isRunning` stays true for a child whose exit it missed (see
+    /// ``awaitExit(_:until:)``); here an exited child that nobody has reaped yet (a zombie), or one reaped here,
+    /// does not run. Loops that wait for a peer to end use this.
+    public static func isRunning(_ process: Process) -> Bool {
+        guard process.isRunning else { return false }
+        let pid = process.processIdentifier
+        return reaped.withLock({ $0[pid] }) == nil && !isZombie(pid)
+    }
+
+    /// Whether a signal ended `process` (which has ended: after ``wait(for:timeout:)`` or ``run(_:_:timeout:)``).
+    /// Foundation's `terminationStatus` and `terminationReason` trap ("task still running") for a child whose
+    /// exit it missed and that was reaped here; ``status(of:)`` and this never do.
+    public static func endedBySignal(_ process: Process) -> Bool {
+        if let exit = reaped.withLock({ $0[process.processIdentifier] }) { return exit.signaled }
+        return !process.isRunning && process.terminationReason == .uncaughtSignal
+    }
 
     /// Waits until `process` has exited and returns its status (the exit code, or the signal that ended it),
     /// or nil when it still runs at `deadline`. Foundation's `Process` on Linux has missed a child's exit here
@@ -77,15 +94,16 @@ public enum ProcessRunner {
         var zombieSince: Date?
         while true {
             if !process.isRunning { return process.terminationStatus }
-            if let status = reaped.withLock({ $0[pid] }) { return status }
+            if let exit = reaped.withLock({ $0[pid] }) { return exit.status }
             if isZombie(pid) {
                 let since = zombieSince ?? Date()
                 zombieSince = since
                 var raw: Int32 = 0
                 if Date().timeIntervalSince(since) >= missedExitGrace, waitpid(pid, &raw, WNOHANG) == pid {
                     // wait(2)'s encoding: the low 7 bits are the signal (0: exited), bits 8–15 the exit code.
-                    let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
-                    reaped.withLock { $0[pid] = status }
+                    let signaled = raw & 0x7f != 0
+                    let status = signaled ? raw & 0x7f : (raw >> 8) & 0xff
+                    reaped.withLock { $0[pid] = (status, signaled) }
                     return status
                 }
             }
