@@ -58,7 +58,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-BIN = os.path.join(ROOT, ".build/debug")  # --bin
 sys.path.insert(0, HERE)
 import g2g  # noqa: E402  (the veth pair and route the anchor page needs)
 import g2g_browser  # noqa: E402  (serves this folder; the flags getDisplayMedia needs)
@@ -181,15 +180,15 @@ def profile_run(leg, driver, shape, our_target, step_seconds):
     return rows
 
 
-def leg_ours(out, display, step_seconds):
+def leg_ours(out, display, step_seconds, bin_dir):
     sock = os.path.join(out, "ours-agent.sock")
-    call = procs.start("call", [os.path.join(BIN, "screencast-call"), "--http", HTTP, "--ice-address",
+    call = procs.start("call", [os.path.join(bin_dir, "screencast-call"), "--http", HTTP, "--ice-address",
                                 "127.0.0.1", "--ice-ports", "%d-%d" % CALL_PORTS, "--socket", sock, "--stats-interval", "0"],
                        log_path=os.path.join(out, "ours-call.log"))
     stats = lambda: procs.http_json("http://%s/stats" % HTTP)  # noqa: E731
     if not procs.wait_for(lambda: os.path.exists(sock), 10):
         raise RuntimeError("the call made no socket: " + call.log()[-800:])
-    procs.start("agent", [os.path.join(BIN, "screencast-agent"), "--display", display, "--socket", sock,
+    procs.start("agent", [os.path.join(bin_dir, "screencast-agent"), "--display", display, "--socket", sock,
                           "--fps", str(FPS), "--stats-interval", "0"], log_path=os.path.join(out, "ours-agent.log"))
     if not procs.wait_for(lambda: stats()["frames"]["encoded"] > 0, 15, 0.2):
         raise RuntimeError("the call encoded nothing from the agent: " + call.log()[-800:])
@@ -336,7 +335,7 @@ def inside(args):
                           "endSecond": 3 * args.step_seconds, "tbf": {"burst": BURST, "latency": LATENCY},
                           "screen": "%dx%d Xvfb: two still xterms and a %dx%d-cell xterm scrolling a line every 33 ms" % (
                               WIDTH, HEIGHT, SCROLLER_COLUMNS, SCROLLER_ROWS)},
-              "machine": {"cores": os.cpu_count(), "loadAverageAtStart": procs.load_average()}, "build": build(), "legs": {}}
+              "machine": {"cores": os.cpu_count(), "loadAverageAtStart": procs.load_average()}, "build": build(args.bin), "legs": {}}
     failed = False
     try:
         for leg in args.legs.split(","):
@@ -344,7 +343,7 @@ def inside(args):
             data = {"error": None}
             try:
                 bottleneck(STEPS[0][0])
-                rows, note = leg_ours(out, xvfb.display, args.step_seconds) if leg == "ours" else leg_chrome(out, args.step_seconds)
+                rows, note = leg_ours(out, xvfb.display, args.step_seconds, args.bin) if leg == "ours" else leg_chrome(out, args.step_seconds)
                 data.update(note=note, rows=rows)
                 data["steps"], data["phases"] = summarise(rows, args.step_seconds)
             except Exception as failure:  # recorded against the leg; the other leg still runs
@@ -368,9 +367,9 @@ def inside(args):
     return 1 if failed else 0
 
 
-def build():
-    """Which screencast-call ran: the binary's modification time (UTC) and the checkout's commit."""
-    binary = os.path.join(BIN, "screencast-call")
+def build(bin_dir):
+    """Which screencast-call ran (the one in bin_dir): the binary's modification time (UTC) and the checkout's commit."""
+    binary = os.path.join(bin_dir, "screencast-call")
     head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return {"callBinaryModified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(binary))), "gitHead": head or None}
 
@@ -399,8 +398,7 @@ def main():
                         help="folder of the screencast-call and -agent to run (default .build/debug)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # already in the namespace
     args = parser.parse_args()
-    global BIN
-    BIN = os.path.abspath(args.bin)
+    args.bin = os.path.abspath(args.bin)
     if any(leg not in PEERS for leg in args.legs.split(",")):
         parser.error("--legs: ours, chrome or both")
     if args.inside:
@@ -408,7 +406,7 @@ def main():
     unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
     os.makedirs(args.out, exist_ok=True)
     argv = [os.path.abspath(__file__), "--inside", "--out", os.path.abspath(args.out), "--step-seconds", str(args.step_seconds),
-            "--legs", args.legs, "--bin", BIN]
+            "--legs", args.legs, "--bin", args.bin]
     return subprocess.run(unshare + ["sh", "-c", 'ip link set lo up && exec /usr/bin/python3 "$@"', "sh"] + argv).returncode
 
 

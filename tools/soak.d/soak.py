@@ -21,6 +21,7 @@ Prints the rows as they come and the Markdown report at the end (--markdown FILE
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -267,15 +268,20 @@ def main():
         result["failures"] = ["%s" % error]
         result["rows"] = rows
         write_outputs(args, result)
+        return 2
+    except (KeyboardInterrupt, SystemExit):
+        # SIGINT, or SIGTERM/SIGHUP (stop_on_signal): the rows so far are kept, then everything is stopped.
+        log("stopped after %d row(s)" % len(rows))
+        result["failures"] = ["stopped by a signal"]
+        result["rows"] = rows
+        write_outputs(args, result)
+        raise
+    finally:
         procs.stop_all()
         if scene:
             scene.stop()
         if xvfb:
             xvfb.stop()
-        return 2
-    procs.stop_all()
-    scene.stop()
-    xvfb.stop()
     result["rows"] = rows
     result["loadAfter"] = procs.load_average()
     result["verdict"] = verdict(rows, result["failures"])
@@ -370,7 +376,14 @@ def write_outputs(args, result):
             f.write(markdown(result) + "\n")
 
 
+def stop_on_signal(signum, _frame):
+    """SIGTERM and SIGHUP end the soak as SIGINT does: through main's cleanup (no orphaned call, agent, Xvfb)."""
+    sys.exit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGHUP, stop_on_signal)
     try:
         sys.exit(main())
     finally:
