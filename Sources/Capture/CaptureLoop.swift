@@ -30,8 +30,10 @@ final class CaptureLoop {
     /// What changed since the last frame (its `Buffer-Damage`), and which parts of a shared slot are stale.
     private var changes = DamageAccumulator()
     private var slotRefresh = SharedSlotRefresh()
-    /// The sequence number of the request of the last grab (see ``isBeforeLastGrab(_:)``).
+    /// The sequence numbers of the last grab's request and of the `DamageSubtract` before it
+    /// (see ``isBeforeLastGrab(_:)`` and ``isAfterLastRepair(_:)``).
     private var lastGrabSequence: UInt32?
+    private var lastRepairSequence: UInt32?
     private var stats = CaptureStats()
     /// How often the pointer is read while nothing else is due.
     private let pointerPollMicros: UInt64
@@ -90,8 +92,10 @@ final class CaptureLoop {
             let held = monitorMissingSince != nil
             switch held ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {
             case .capture:
-                deliver(try produce(.change))
+                // Before the grab: changes the grab's events report after it mark the scheduler dirty
+                // again (the server reports no more of them while their box is not repaired).
                 scheduler.didCapture(now: now)
+                deliver(try produce(.change))
             case .paintOver:
                 deliver(try produce(.paintOver))
                 scheduler.didPaintOver(now: now)
@@ -114,8 +118,12 @@ final class CaptureLoop {
     /// Handles what the server sent. `grabbed`: called right after a grab, before its frame's damage is
     /// taken: changes the server reported before it handled the grab are in that frame's pixels, so they
     /// join its damage (the grab's reply came after them, so they are all here); later ones are the next
-    /// frame's, returned. Between frames, a change from before the last grab (rare: its event came after
-    /// the grab's reply) still joins the next frame's damage, without making a frame of its own.
+    /// frame's, returned.
+    ///
+    /// A change reported between the `DamageSubtract` before the grab and the grab itself also makes a
+    /// next frame, with its box in that frame's damage: it left the DAMAGE region non-empty, and the server
+    /// reports a change only when the region's bounding box grows, so a later change inside that box raises
+    /// no event. (One reported before the subtract needs nothing more: the subtract emptied the region.)
     @discardableResult
     private func drainEvents(grabbed: Bool = false) throws(CaptureError) -> [CaptureRect] {
         var screenChanged = false
@@ -127,6 +135,10 @@ final class CaptureLoop {
                 guard rect.intersects(area) else { break }
                 if isBeforeLastGrab(sequence) {
                     changes.add(rect, area: area)
+                    if isAfterLastRepair(sequence) {
+                        if grabbed { later.append(rect) }
+                        scheduler.markDirty()
+                    }
                 } else if grabbed {
                     later.append(rect)
                     scheduler.markDirty()
@@ -158,11 +170,18 @@ final class CaptureLoop {
     private var pendingScreenChange = false
 
     /// True for a change the server reported before it handled the last grab: its pixels are in the last
-    /// frame already, so it must not cause another one (a window move reports several growing boxes).
+    /// frame (or the one being made), though later changes inside its box may be too (see ``drainEvents(grabbed:)``).
     /// Sequence numbers are compared modulo 2¹⁶, as events carry only their low 16 bits.
     private func isBeforeLastGrab(_ sequence: UInt16) -> Bool {
         guard let grab = lastGrabSequence else { return false }
         return Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: grab)) < 0
+    }
+
+    /// True for a change the server reported after it handled the `DamageSubtract` before the last grab:
+    /// the DAMAGE region holds it still (modulo 2¹⁶ as above).
+    private func isAfterLastRepair(_ sequence: UInt16) -> Bool {
+        guard let repair = lastRepairSequence else { return false }
+        return Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: repair)) >= 0
     }
 
     /// Works out the captured area on the current screen (after start and after every resize).
@@ -237,7 +256,7 @@ final class CaptureLoop {
     /// Grabs the area, draws the cursor, scales and encodes.
     private func produce(_ kind: CapturedFrame.Kind) throws(CaptureError) -> CapturedFrame {
         let started = MonotonicClock.nowMicros()
-        damage.repairAll()
+        lastRepairSequence = damage.repairAll()
         let image: GrabbedImage
         do {
             image = try grabber.grab(area)

@@ -27,7 +27,9 @@ final class DamageTracker {
 
     /// Marks everything repaired (`DamageSubtract` with no regions). Sent, not waited for: the grab that
     /// follows is a round trip, and the server handles requests in order.
-    func repairAll() {
-        xcb_damage_subtract(connection.handle, damage, xcb_xfixes_region_t(XCB_NONE), xcb_xfixes_region_t(XCB_NONE))
+    /// - Returns: the request's sequence number (events the server sends after handling it carry it or later).
+    @discardableResult
+    func repairAll() -> UInt32 {
+        xcb_damage_subtract(connection.handle, damage, xcb_xfixes_region_t(XCB_NONE), xcb_xfixes_region_t(XCB_NONE)).sequence
     }
 }
