@@ -146,6 +146,8 @@ final class EncoderLoop: Sendable {
         var last: VideoFrame?
         var lastGeneration = -1
         var lastTimestamp: UInt64 = 0
+        /// When the last frame (of any reason) went to the sinks, loop-clock µs; nil before the first.
+        var lastDeliveredMicros: UInt64?
         /// A switch or failed keyframe left a keyframe owed.
         var keyframeOwed = false
         var encodeErrors = 0
@@ -203,13 +205,15 @@ final class EncoderLoop: Sendable {
         let started = MonotonicClock.nowMicros()
         do throws(MediaError) {
             let encoder = try encoder(for: frame, &state)
-            // Idle re-encodes are budgeted here (ByteBudget): libvpx must not drop them as wasted steps.
+            // Idle re-encodes are budgeted here (ByteBudget): libvpx must not drop them as wasted steps; new
+            // frames it may drop, but not into a freeze (EncoderLoop+Drops).
             // The cadence makes new frames non-reference frames between reference ones (see the type's notes).
             let period = effectiveDroppablePeriod(state)
             let referenceDue = period.map { state.framesSinceReference >= $0 - 1 } ?? true
             let updatesReferences = keyframe || reason != .newFrame || referenceDue
+            let allowDrop = reason == .newFrame && !Self.mustNotDrop(lastDeliveredMicros: state.lastDeliveredMicros, now: now, budget: state.budget)
             let output = try encoder.encode(frame, forceKeyframe: keyframe, quantizerCeiling: ceiling,
-                                            allowDrop: reason == .newFrame, updatesReferences: updatesReferences)
+                                            allowDrop: allowDrop, updatesReferences: updatesReferences)
             let millis = Double(MonotonicClock.nowMicros() - started) / 1000
             let isKeyframe = output?.isKeyframe ?? false
             state.scheduler.didEncode(at: now, keyframe: isKeyframe, reason: reason)
@@ -243,6 +247,7 @@ final class EncoderLoop: Sendable {
                 state.ratePolicy.encoded(bytes: output.bytes.count, quantizer: output.quantizer, now: now)
             }
             state.budget.spend(bytes: output.bytes.count, now: now)
+            state.lastDeliveredMicros = now
             hub.stats.encoded(bytes: output.bytes.count, keyframe: isKeyframe, droppable: output.isDroppable, reason: reason,
                               width: output.width, height: output.height, millis: millis, now: now)
             if logger.threshold <= .debug {
