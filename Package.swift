@@ -82,7 +82,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["RTP", "Media", "SDP"], path: "Tests/TestSupport"),
-        .target(name: "XTestSupport", dependencies: ["CXCB", "Media"], path: "Tests/XTestSupport"),
+        .target(name: "XTestSupport", dependencies: ["CXCB", "Media", "TestSupport"], path: "Tests/XTestSupport"),
         .testTarget(name: "FrameWireTests", dependencies: ["FrameWire", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CTurboJPEG", "TestSupport"]),
         .testTarget(

@@ -12,9 +12,9 @@ public enum PathArgument {
     ///   `strerror` text).
     public static func readableFile(_ path: String, option: String) throws(UsageError) {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw UsageError("\(option): '\(path)': \(Self.reason(errno))") }
+        guard stat(path, &info) == 0 else { throw UsageError("\(option): '\(path)': \(SystemErrorText.of())") }
         if info.st_mode & S_IFMT == S_IFDIR { throw UsageError("\(option): '\(path)' is a folder, not a file") }
-        guard access(path, R_OK) == 0 else { throw UsageError("\(option): '\(path)' cannot be read: \(Self.reason(errno))") }
+        guard access(path, R_OK) == 0 else { throw UsageError("\(option): '\(path)' cannot be read: \(SystemErrorText.of())") }
     }
 
     /// A file to create or replace: its folder exists, is a folder and is writable, and the path itself is
@@ -25,16 +25,16 @@ public enum PathArgument {
         var info = stat()
         guard stat(folder, &info) == 0 else {
             throw UsageError(errno == ENOENT ? "\(option): folder '\(folder)' does not exist (for '\(path)')"
-                : "\(option): folder '\(folder)': \(Self.reason(errno))")
+                : "\(option): folder '\(folder)': \(SystemErrorText.of())")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw UsageError("\(option): '\(folder)' is not a folder (for '\(path)')") }
         guard access(folder, W_OK | X_OK) == 0 else {
-            throw UsageError("\(option): folder '\(folder)' is not writable: \(Self.reason(errno))")
+            throw UsageError("\(option): folder '\(folder)' is not writable: \(SystemErrorText.of())")
         }
         if stat(path, &info) == 0 {
             if info.st_mode & S_IFMT == S_IFDIR { throw UsageError("\(option): '\(path)' is a folder") }
             // An existing character device (/dev/null, /dev/full) or file must be writable itself.
-            guard access(path, W_OK) == 0 else { throw UsageError("\(option): '\(path)' is not writable: \(Self.reason(errno))") }
+            guard access(path, W_OK) == 0 else { throw UsageError("\(option): '\(path)' is not writable: \(SystemErrorText.of())") }
         }
     }
 
@@ -44,6 +44,4 @@ public enum PathArgument {
         let folder = String(path[..<slash])
         return folder.isEmpty ? "/" : folder
     }
-
-    private static func reason(_ code: Int32) -> String { SystemErrorText.of(code) }
 }

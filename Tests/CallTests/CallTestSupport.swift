@@ -41,7 +41,7 @@ final class RunningCall: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if ProcessRunner.isRunning(process) { kill(process.processIdentifier, SIGKILL); _ = ProcessRunner.wait(for: process, timeout: 10) }
     }
 }
 

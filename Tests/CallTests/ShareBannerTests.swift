@@ -13,11 +13,11 @@ final class ShareBannerTests: CallTestCase {
             stdout: out, stderr: err)
         let printed = PipeLines(out), log = PipeLines(err)
         defer {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+            if ProcessRunner.isRunning(process) { kill(process.processIdentifier, SIGTERM) }
             _ = ProcessRunner.wait(for: process, timeout: 10)
         }
         let deadline = Date().addingTimeInterval(15)
-        while !printed.all.contains(where: { $0.contains("SHA-256") }), process.isRunning, Date() < deadline { usleep(50_000) }
+        while !printed.all.contains(where: { $0.contains("SHA-256") }), ProcessRunner.isRunning(process), Date() < deadline { usleep(50_000) }
         let lines = printed.all
         let link = try XCTUnwrap(lines.first { $0.hasPrefix("    https://") }?.trimmingCharacters(in: .whitespaces), "\(lines)\n\(log.all)")
         let components = try XCTUnwrap(URLComponents(string: link))

@@ -18,9 +18,9 @@ final class ChildProcess {
     }
 
     deinit {
-        if process.isRunning {
+        if ProcessRunner.isRunning(process) {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = ProcessRunner.wait(for: process, timeout: 10)
         }
     }
 
@@ -34,12 +34,9 @@ final class ChildProcess {
 
     /// Waits up to `timeout` seconds for the exit; returns the status, or nil when still running.
     func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning { return nil }
-        process.waitUntilExit()
+        guard ProcessRunner.awaitExit(process, until: Date().addingTimeInterval(timeout)) != nil else { return nil }
         errors.waitUntilClosed()
-        return process.terminationStatus
+        return ProcessRunner.status(of: process)
     }
 
     /// Waits until stderr contains `text` (or `timeout` seconds pass).

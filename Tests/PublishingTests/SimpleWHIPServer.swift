@@ -60,7 +60,7 @@ final class SimpleWHIPServer {
         try process.run()
         self.process = process
         let end = Date().addingTimeInterval(15)
-        while Date() < end, process.isRunning {
+        while Date() < end, ProcessRunner.isRunning(process) {
             if logText.contains("WHIP REST API listening") { return }
             usleep(100_000)
         }

@@ -42,7 +42,7 @@ public enum ProcessRunner {
     /// SIGTERM, then ``wait(for:timeout:)`` (SIGKILL after `grace` seconds). Returns true when it was killed.
     @discardableResult
     public static func terminate(_ process: Process, grace: Double = 3) -> Bool {
-        guard process.isRunning else { return false }
+        guard isRunning(process) else { return false }
         process.terminate()
         return wait(for: process, timeout: grace)
     }
@@ -64,23 +64,28 @@ public enum ProcessRunner {
 
     /// How long a child may be a zombie that Foundation has not reaped before it is reaped here, seconds.
     static let missedExitGrace = 1.0
-    /// Children reaped here, by pid: the exit code or the signal, and whether a signal ended it.
-    private static let reaped = Mutex<[Int32: (status: Int32, signaled: Bool)]>([:])
+    /// What ``awaitExit(_:until:)`` reaped itself: the exit code or the signal, and whether a signal ended it.
+    /// Keyed by the `Process` object, which the entry keeps alive (rare: only exits Foundation missed), so
+    /// neither a reused pid nor a reused object address can find another child's exit.
+    private static let reaped = Mutex<[ObjectIdentifier: (process: Process, status: Int32, signaled: Bool)]>([:])
+
+    private static func reapedExit(_ process: Process) -> (status: Int32, signaled: Bool)? {
+        reaped.withLock { $0[ObjectIdentifier(process)].map { ($0.status, $0.signaled) } }
+    }
 
     /// Whether `process` still runs. Foundation's `isRunning` stays true for a child whose exit it missed (see
     /// ``awaitExit(_:until:)``); here an exited child that nobody has reaped yet (a zombie), or one reaped here,
     /// does not run. Loops that wait for a peer to end use this.
     public static func isRunning(_ process: Process) -> Bool {
         guard process.isRunning else { return false }
-        let pid = process.processIdentifier
-        return reaped.withLock({ $0[pid] }) == nil && !isZombie(pid)
+        return reapedExit(process) == nil && !isZombie(process.processIdentifier)
     }
 
     /// Whether a signal ended `process` (which has ended: after ``wait(for:timeout:)`` or ``run(_:_:timeout:)``).
     /// Foundation's `terminationStatus` and `terminationReason` trap ("task still running") for a child whose
     /// exit it missed and that was reaped here; ``status(of:)`` and this never do.
     public static func endedBySignal(_ process: Process) -> Bool {
-        if let exit = reaped.withLock({ $0[process.processIdentifier] }) { return exit.signaled }
+        if let exit = reapedExit(process) { return exit.signaled }
         return !process.isRunning && process.terminationReason == .uncaughtSignal
     }
 
@@ -89,12 +94,12 @@ public enum ProcessRunner {
     /// (`nft`, twice: `isRunning` stayed true for a zombie and `waitUntilExit()` never returned, hanging a test
     /// until its 180-s limit), so the child is watched directly too: a zombie Foundation has not reaped within
     /// ``missedExitGrace`` is reaped with `waitpid` and its status kept.
-    static func awaitExit(_ process: Process, until deadline: Date) -> Int32? {
+    public static func awaitExit(_ process: Process, until deadline: Date) -> Int32? {
         let pid = process.processIdentifier
         var zombieSince: Date?
         while true {
             if !process.isRunning { return process.terminationStatus }
-            if let exit = reaped.withLock({ $0[pid] }) { return exit.status }
+            if let exit = reapedExit(process) { return exit.status }
             if isZombie(pid) {
                 let since = zombieSince ?? Date()
                 zombieSince = since
@@ -103,7 +108,7 @@ public enum ProcessRunner {
                     // wait(2)'s encoding: the low 7 bits are the signal (0: exited), bits 8–15 the exit code.
                     let signaled = raw & 0x7f != 0
                     let status = signaled ? raw & 0x7f : (raw >> 8) & 0xff
-                    reaped.withLock { $0[pid] = (status, signaled) }
+                    reaped.withLock { $0[ObjectIdentifier(process)] = (process, status, signaled) }
                     return status
                 }
             }

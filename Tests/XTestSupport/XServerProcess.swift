@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// An X server started by a test: Xvfb (fast; no resizing, no `--setmonitor`) or TigerVNC's Xvnc
@@ -44,7 +45,7 @@ public final class XServerProcess {
         let fd = output.fileHandleForReading.fileDescriptor
         var text = ""
         let deadline = Date().addingTimeInterval(10)
-        while !text.hasSuffix("\n"), Date() < deadline, process.isRunning {
+        while !text.hasSuffix("\n"), Date() < deadline, ProcessRunner.isRunning(process) {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 100) > 0 else { continue }
             var byte: UInt8 = 0
@@ -52,8 +53,7 @@ public final class XServerProcess {
             text.append(Character(UnicodeScalar(byte)))
         }
         guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            ProcessRunner.terminate(process)
             throw XServerError(message: "\(kind.rawValue) did not report a display number (got '\(text)')")
         }
         display = ":\(number)"
@@ -63,24 +63,19 @@ public final class XServerProcess {
 
     /// SIGTERM, then SIGKILL after 3 s; waits for the exit. Idempotent.
     public func stop() {
-        for client in clients where client.isRunning {
+        for client in clients where ProcessRunner.isRunning(client) {
             kill(client.processIdentifier, SIGKILL)
-            client.waitUntilExit()
+            _ = ProcessRunner.wait(for: client, timeout: 10)
         }
         clients = []
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        ProcessRunner.terminate(process, grace: 3)
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
     public func crash() {
-        guard process.isRunning else { return }
+        guard ProcessRunner.isRunning(process) else { return }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = ProcessRunner.wait(for: process, timeout: 10)
     }
 
     /// Starts an X client (`xterm`, …) on this display in the background; it is killed by ``stop()``.
@@ -115,9 +110,10 @@ public final class XServerProcess {
         process.standardError = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let killed = ProcessRunner.wait(for: process, timeout: 30)
         let text = String(decoding: data, as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments.joined(separator: " ")): \(text)", file: file, line: line)
+        XCTAssertFalse(killed, "\(tool) ran past 30 s", file: file, line: line)
+        XCTAssertEqual(ProcessRunner.status(of: process), 0, "\(tool) \(arguments.joined(separator: " ")): \(text)", file: file, line: line)
         return text
     }
 }
