@@ -63,11 +63,17 @@ def markdown_lines(g2g, command="tools/bench --phases g2g"):
            "after %.1f) on %d cores." % (command, g2g["date"], s["size"], s["paintIntervalMs"], s["runs"], s["window"],
                                          s["warm"], min(loads), max(loads), g2g["loadBefore"][0], g2g["loadAfter"][0], cores), ""]
     nice = s.get("niceness") or 0
-    if max(loads) > cores or nice:
-        out += ["**Taken on a shared, loaded machine** (other sessions' builds and tests ran alongside%s%s): the absolute "
+    # The load during the run is mostly the bench's own (Chromium, Xvfb, the painter, agent and call): what says
+    # whether others shared the machine is the load before it.
+    shared = g2g["loadBefore"][0] > 0.5 * cores
+    if shared or nice:
+        out += ["**Taken on a shared, loaded machine** (other work ran alongside%s%s): the absolute "
                 "figures are above a quiet machine's. The rows were measured interleaved, so the ratios to Chrome carry "
-                "better than the milliseconds." % (", load above the core count" if max(loads) > cores else "",
+                "better than the milliseconds." % (", load %.1f before the run" % g2g["loadBefore"][0] if shared else "",
                                                   ", and every process of the bench ran at nice %d" % nice if nice else ""), ""]
+    else:
+        out += ["**On an otherwise idle machine** (load %.1f before the run; the load during it is the bench's own)."
+                % g2g["loadBefore"][0], ""]
     out += ["g2g = `expectedDisplayTime` − painted time; painted → received = `receiveTime` (last packet of the frame) "
             "− painted; received → shown = `expectedDisplayTime` − `receiveTime`; jitter buffer = inbound-rtp "
             "`jitterBufferDelay / jitterBufferEmittedCount`. Percentiles pool every valid frame of the row's usable runs; "
