@@ -92,9 +92,9 @@ final class CaptureLoop {
             let held = monitorMissingSince != nil
             switch held ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {
             case .capture:
-                // Before the grab: changes the grab's events report after it mark the scheduler dirty
-                // again (the server reports no more of them while their box is not repaired).
-                scheduler.didCapture(now: now)
+                // Before the grab: changes reported during it must leave the scheduler dirty (the server
+                // reports no more of them while their box is unrepaired).
+                scheduler.willCapture(now: now)
                 deliver(try produce(.change))
             case .paintOver:
                 deliver(try produce(.paintOver))
@@ -173,15 +173,18 @@ final class CaptureLoop {
     /// frame (or the one being made), though later changes inside its box may be too (see ``drainEvents(grabbed:)``).
     /// Sequence numbers are compared modulo 2¹⁶, as events carry only their low 16 bits.
     private func isBeforeLastGrab(_ sequence: UInt16) -> Bool {
-        guard let grab = lastGrabSequence else { return false }
-        return Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: grab)) < 0
+        lastGrabSequence.map { Self.precedes(sequence, $0) } ?? false
     }
 
     /// True for a change the server reported after it handled the `DamageSubtract` before the last grab:
-    /// the DAMAGE region holds it still (modulo 2¹⁶ as above).
+    /// the DAMAGE region holds it still.
     private func isAfterLastRepair(_ sequence: UInt16) -> Bool {
-        guard let repair = lastRepairSequence else { return false }
-        return Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: repair)) >= 0
+        lastRepairSequence.map { !Self.precedes(sequence, $0) } ?? false
+    }
+
+    /// Whether an event's 16-bit sequence number is earlier than `request`'s (compared modulo 2¹⁶).
+    private static func precedes(_ sequence: UInt16, _ request: UInt32) -> Bool {
+        Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: request)) < 0
     }
 
     /// Works out the captured area on the current screen (after start and after every resize).

@@ -76,8 +76,9 @@ struct CaptureScheduler: Equatable {
         return now >= due ? .keepalive : .wait(until: due)
     }
 
-    /// A changed frame was captured and delivered at `now`.
-    mutating func didCapture(now: UInt64) {
+    /// A changed frame is captured at `now`: called before the grab, so damage reported from then on
+    /// (the grab's own events among it) marks the state dirty again instead of being cleared with it.
+    mutating func willCapture(now: UInt64) {
         dirty = false
         paintedOver = false
         lastCapture = now

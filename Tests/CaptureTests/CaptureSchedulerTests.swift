@@ -15,7 +15,7 @@ final class CaptureSchedulerTests: XCTestCase {
 
     func testNothingHappensWithoutDamageUntilPaintOverThenOnlyKeepalives() {
         var s = scheduler()
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         XCTAssertEqual(s.next(now: 10), .wait(until: 1_000_000))
         XCTAssertEqual(s.next(now: 999_999), .wait(until: 1_000_000))
         XCTAssertEqual(s.next(now: 1_000_000), .paintOver)
@@ -30,37 +30,37 @@ final class CaptureSchedulerTests: XCTestCase {
 
     func testDamageIsCapturedNoFasterThanTheFrameRate() {
         var s = scheduler()
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         s.markDirty()
         XCTAssertEqual(s.next(now: 10_000), .wait(until: 33_333))
         s.markDirty()  // more damage before the frame is due changes nothing
         XCTAssertEqual(s.next(now: 20_000), .wait(until: 33_333))
         XCTAssertEqual(s.next(now: 33_333), .capture)
-        s.didCapture(now: 33_333)
+        s.willCapture(now: 33_333)
         XCTAssertEqual(s.next(now: 40_000), .wait(until: 1_033_333))
     }
 
     func testNewDamageCancelsThePaintOverUntilTheScreenSettlesAgain() {
         var s = scheduler()
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         s.didPaintOver(now: 1_000_000)
         s.markDirty()
         XCTAssertEqual(s.next(now: 1_500_000), .capture)
-        s.didCapture(now: 1_500_000)
+        s.willCapture(now: 1_500_000)
         XCTAssertEqual(s.next(now: 2_000_000), .wait(until: 2_500_000))
         XCTAssertEqual(s.next(now: 2_500_000), .paintOver)
     }
 
     func testWithoutPaintOverOnlyKeepalivesFollow() {
         var s = scheduler(paintOver: nil)
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         XCTAssertEqual(s.next(now: 1), .wait(until: 2_000_000))
         XCTAssertEqual(s.next(now: 2_000_000), .keepalive)
     }
 
     func testPaintOverWaitsForTheFrameInterval() {
         var s = CaptureScheduler(minimumIntervalMicros: 500_000, keepaliveMicros: 2_000_000, paintOverDelayMicros: 0)
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         XCTAssertEqual(s.next(now: 1), .wait(until: 500_000))
         XCTAssertEqual(s.next(now: 500_000), .paintOver)
     }
@@ -69,7 +69,7 @@ final class CaptureSchedulerTests: XCTestCase {
     func testWhileHeldOnlyKeepalivesFollow() {
         var s = scheduler()
         XCTAssertEqual(s.nextWhileHeld(now: 0), .wait(until: UInt64.max), "no frame to repeat yet")
-        s.didCapture(now: 0)
+        s.willCapture(now: 0)
         s.markDirty()
         XCTAssertEqual(s.next(now: 40_000), .capture)
         XCTAssertEqual(s.nextWhileHeld(now: 40_000), .wait(until: 2_000_000), "damage waits")

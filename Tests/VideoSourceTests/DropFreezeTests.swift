@@ -11,7 +11,7 @@ final class DropFreezeTests: XCTestCase {
     /// 1920×1080 BT.601 limited-range pictures, 30 a second: white 5×9 dot glyphs (one dot in `density`
     /// lit) in 6×13 cells on black, full lines of words, the page moving up one 13-px line a frame — a
     /// terminal scrolling as fast as the soak's `xterm` does. Deterministic (xorshift64).
-    static func scrollingText(width: Int = 1920, height: Int = 1080, frames: Int = 24, density: UInt64 = 10) -> [VideoFrame] {
+    static func scrollingText(width: Int = 1920, height: Int = 1080, frames: Int = 24, density: UInt64 = 10) throws -> [VideoFrame] {
         let (cell, lineHeight) = (6, 13)
         let lines = height / lineHeight + frames + 1
         var random: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -34,11 +34,11 @@ final class DropFreezeTests: XCTestCase {
                 x += cell
             }
         }
-        return (0..<frames).map { index in
+        return try (0..<frames).map { index in
             var bytes = [UInt8](repeating: 128, count: width * height * 3 / 2)
             let top = index * lineHeight * width
             bytes.replaceSubrange(0..<(width * height), with: page[top..<(top + width * height)])
-            let picture = try! I420Buffer(width: width, height: height, bytes: bytes, colorSpace: .bt601Limited)
+            let picture = try I420Buffer(width: width, height: height, bytes: bytes, colorSpace: .bt601Limited)
             return VideoFrame(picture: picture, captureTimestampMicros: UInt64(index) * 33_333)
         }
     }
@@ -48,7 +48,7 @@ final class DropFreezeTests: XCTestCase {
         let configuration = VideoSourceConfiguration(socketPath: nil)
         let kbps = configuration.encoderSettings(width: 1920, height: 1080).bitrateKbps
         XCTAssertEqual(kbps, 4977)
-        let result = EncoderReplay.run(pictures: Self.scrollingText(), seconds: 12, configuration: configuration,
+        let result = EncoderReplay.run(pictures: try Self.scrollingText(), seconds: 12, configuration: configuration,
                                        events: [(500_000, .keyframeRequest), (900_000, .keyframeRequest)])
         let times = result.records.map(\.atMicros)
         let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
