@@ -31,7 +31,8 @@ public struct ProbeCluster: Sendable, Equatable {
 /// Decides when to probe (libwebrtc's `ProbeController`, draft-ietf-rmcat-gcc-02 leaves probing open):
 ///
 /// - At start: two clusters at ``Configuration/firstScale`` (3×) and ``Configuration/secondScale`` (6×) the
-///   start rate ("exponential probing", as Chromium's sender log shows).
+///   start rate ("exponential probing", as Chromium's sender log shows); the screen sender sends one, 3×,
+///   burst-robust (``Configuration/screenSender``).
 /// - Further: while waiting for a result, an estimate above ``Configuration/furtherThreshold`` (0.7) × the
 ///   highest rate probed asks for another cluster at ``Configuration/furtherScale`` (2×) that estimate.
 /// - After recovery: when the detector goes back to normal from under-use within
@@ -83,6 +84,9 @@ public struct ProbeController: Sendable {
         /// the link's rate, and the 25 kB it queues fit tbf's 100 ms `latency` (27.5 kB). With 300 ms and
         /// the last third a Chromium run read 1.1 Mbit/s through 1 Mbit/s.
         public var burstRobustDurationMicros: Int64 = 400_000
+        /// The start probes' chain is burst-robust whatever ``ProbeController/applicationLimited`` says (with
+        /// ``burstRobust``): at the start nothing has been sent, so nothing says whether the sender is limited.
+        public var startProbesMeasurePastBurst = false
 
         public init() {}
 
@@ -98,10 +102,15 @@ public struct ProbeController: Sendable {
         /// (two runs of three); probes into a full link stay 5 s apart (the periodic interval).
         public static var screenSender: Configuration {
             var configuration = Configuration()
-            // No start probes either: a 3.4 kB cluster at 6 × 300 kbit/s fits a token bucket's burst (tbf
-            // `burst 15kb`) and read 1.46 Mbit/s on a 1 Mbit/s link (Chromium, measured); an application-
-            // limited screen encoder (~500 kbit/s) then never meets the over-use that would correct it.
-            (configuration.firstScale, configuration.secondScale) = (1, 1)
+            // One start probe, at 3 × the start rate, long enough to see past a token bucket's burst (a 3.4 kB
+            // cluster at 6 × 300 kbit/s fits tbf's `burst 15kb` and read 1.46 Mbit/s on a 1 Mbit/s link,
+            // Chromium, measured; an application-limited screen encoder then never meets the over-use that
+            // would correct it). Its chain goes on at 2 × each result, so an open path is found in about a
+            // second: without it the estimate climbed from 300 kbit/s by AIMD and 5-s ALR probes, and a
+            // 1080p viewer on loopback got the rate policy's 5 to 10 fps for its first 8 s (measured,
+            // `tools/bench --phases g2g`, 2026-12-06).
+            (configuration.firstScale, configuration.secondScale) = (3, 1)
+            configuration.startProbesMeasurePastBurst = true
             configuration.dropTimeoutMicros = 0
             configuration.periodicQuietMicros = 2_500_000
             // ALR probes every 5 s (libwebrtc's interval) and clusters long enough to see past a token
@@ -146,7 +155,7 @@ public struct ProbeController: Sendable {
     public mutating func start(startBitrate: Double, nowMicros: Int64) -> [ProbeCluster] {
         estimate = startBitrate
         return probe([configuration.firstScale * startBitrate, configuration.secondScale * startBitrate],
-                     nowMicros: nowMicros, further: true)
+                     nowMicros: nowMicros, further: true, pastBurst: configuration.startProbesMeasurePastBurst)
     }
 
     /// Forgets the estimate, the drops, the over-use and every probe made (libwebrtc's `ProbeController::Reset`,
@@ -213,8 +222,10 @@ public struct ProbeController: Sendable {
     /// kbit/s, Chromium behind tbf), and a short cluster in the chain reads the token bucket's burst, not
     /// the link — its result was then capped at the target and the chain stopped at ~1.5 Mbit/s on a 3 Mbit/s
     /// link (measured, 2026-12-05).
-    private mutating func probe(_ rates: [Double], nowMicros: Int64, further: Bool, continuingChain: Bool = false) -> [ProbeCluster] {
-        let pastBurst = configuration.burstRobust && (applicationLimited || (continuingChain && chainMeasuresPastBurst))
+    private mutating func probe(
+        _ rates: [Double], nowMicros: Int64, further: Bool, continuingChain: Bool = false, pastBurst forced: Bool = false
+    ) -> [ProbeCluster] {
+        let pastBurst = configuration.burstRobust && (forced || applicationLimited || (continuingChain && chainMeasuresPastBurst))
         var further = further
         var clusters: [ProbeCluster] = []
         for rate in rates {

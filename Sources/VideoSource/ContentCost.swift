@@ -8,7 +8,8 @@
 /// content over windows of ``windowMicros`` and reports its cost per pixel when it is clearly above the
 /// budget (the target shared by the frames offered), so the policy lowers the frame rate evenly instead.
 ///
-/// A window is **expensive** when libvpx dropped ``dropsThatCount`` frames or more, or the mean new frame
+/// A window is **expensive** when libvpx dropped ``dropsThatCount`` frames or more (unless the frames it made
+/// were small: under ``cheapRatio`` of the budget), or the mean new frame
 /// took more than ``expensiveRatio`` of the budget; after ``expensiveWindowsThatCount`` expensive windows
 /// in a row the cost becomes the mean frame (or, when frames were within the budget and libvpx still
 /// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive,
@@ -20,6 +21,15 @@
 /// when the mean frame took less than ``cheapRatio`` of the budget: the learnt cost decays by ``decay`` a
 /// window, and is forgotten below the model. Between the two the cost stays, so the cap does not hunt:
 /// at a lowered cap libvpx sizes frames to the budget, which is neither.
+///
+/// Content far **cheaper** than the model is learnt too (``cheapBitsPerPixel``): the model's 0.05 bit per
+/// pixel capped a 1080p screen at 3 Mbit/s to 28 fps while its frames took under half their budget (a
+/// terminal running `top` beside a clock: 0.024 bit per pixel at 25 fps; the glass-to-glass bench's viewer
+/// saw 25 frames a second with 60 asked, each waiting up to a whole 35-ms slot for the encoder). After
+/// ``cheapWindowsThatCount`` windows in a row whose mean frame is under ``cheapRatio`` of the budget, the
+/// cost becomes the mean frame with ``cheapHeadroom`` (never below ``lowestBitsPerPixel``), so the frame-rate
+/// cap rises toward the configured maximum while the frames still fit the target; it only falls further
+/// in later cheap windows, and any expensive window forgets it (back to the model at once).
 struct ContentCost: Sendable, Equatable {
     /// Length of a measuring window, µs.
     static let windowMicros: UInt64 = 1_000_000
@@ -28,6 +38,8 @@ struct ContentCost: Sendable, Equatable {
     static let minimumOutcomes = 3
     static let staleWindowMicros: UInt64 = 5_000_000
     /// libvpx drops in a window that make it expensive.
+    /// (Drops among small frames are not the content's cost: at 60 fps libvpx dropped 2 frames a second
+    /// after a 15 kB refresh of `top` while the frames took a third of their budget.)
     static let dropsThatCount = 2
     /// Mean frame ÷ budget above which a window is expensive, below which it is cheap.
     static let expensiveRatio = 1.3
@@ -40,9 +52,19 @@ struct ContentCost: Sendable, Equatable {
     /// buffer (600 ms, `VP8RateControl.screen`) to the drop watermark before it stops (seen: 4 keyframes at
     /// 184 kbit/s made 114 drops, more than their bits at the target account for).
     static let repaymentMarginMicros: UInt64 = 1_000_000
+    /// Cheap windows in a row before a cost below the model is learnt.
+    static let cheapWindowsThatCount = 2
+    /// A cost learnt below the model is the mean frame times this (the cap leaves frames a third of room).
+    static let cheapHeadroom = 1.5
+    /// The least cost learnt, bits per pixel (1080p: 10.4 kbit a frame; 3 Mbit/s then allows 289 fps).
+    static let lowestBitsPerPixel = 0.005
 
     /// Bits per pixel of a new frame the content needs; 0 when nothing above the model was learnt.
     private(set) var bitsPerPixel = 0.0
+    /// Bits per pixel of a new frame when the content was seen to cost clearly less than the model (nil:
+    /// not learnt, or forgotten by an expensive window).
+    private(set) var cheapBitsPerPixel: Double?
+    private var cheapInARow = 0
     private var windowStart: UInt64?
     private var bits = 0.0
     private var frames = 0
@@ -110,7 +132,10 @@ struct ContentCost: Sendable, Equatable {
         let before = bitsPerPixel
         let mean = frames > 0 ? bits / Double(frames) : 0
         let repaying = keyframeInWindow || start < repayingUntilMicros
-        if !repaying, drops >= Self.dropsThatCount || mean > Self.expensiveRatio * budgetBits {
+        let small = mean < Self.cheapRatio * budgetBits
+        if !repaying, (drops >= Self.dropsThatCount && !small) || mean > Self.expensiveRatio * budgetBits {
+            cheapInARow = 0
+            cheapBitsPerPixel = nil
             expensiveInARow += 1
             if expensiveInARow >= Self.expensiveWindowsThatCount {
                 let cost = mean > budgetBits ? mean : budgetBits * Double(outcomes) / Double(max(1, frames))
@@ -119,12 +144,27 @@ struct ContentCost: Sendable, Equatable {
             return bitsPerPixel != before
         }
         expensiveInARow = 0
-        if mean < Self.cheapRatio * budgetBits
-                    || (quantizerCount > 0 && quantizerSum < cheapQuantizer * quantizerCount) {
+        if small || (quantizerCount > 0 && quantizerSum < cheapQuantizer * quantizerCount) {
             bitsPerPixel *= Self.decay
             if bitsPerPixel <= modelBitsPerPixel { bitsPerPixel = 0 }
         }
-        return bitsPerPixel != before
+        let cheapBefore = cheapBitsPerPixel
+        learnCheap(small: small && !repaying && bitsPerPixel == 0, mean: mean, pixels: pixels, model: modelBitsPerPixel)
+        return bitsPerPixel != before || cheapBitsPerPixel != cheapBefore
+    }
+
+    /// After `cheapWindowsThatCount` small windows in a row, the mean frame with headroom becomes the cost
+    /// below the model (it only falls while windows stay small).
+    private mutating func learnCheap(small: Bool, mean: Double, pixels: Int, model: Double) {
+        guard small, mean > 0 else {
+            cheapInARow = 0
+            return
+        }
+        cheapInARow += 1
+        guard cheapInARow >= Self.cheapWindowsThatCount else { return }
+        let cost = max(Self.lowestBitsPerPixel, mean * Self.cheapHeadroom / Double(pixels))
+        guard cost < model else { return }
+        cheapBitsPerPixel = min(cheapBitsPerPixel ?? cost, cost)
     }
 
     private mutating func open(at now: UInt64) {

@@ -1,8 +1,12 @@
 /// Decides, from the time and what is waiting, when the encoder thread encodes what (sans-I/O: no
 /// clock, no threads; the encoder loop feeds it times and does what it returns).
 ///
-/// - New frames: encoded at once, but no closer than `minFrameIntervalMicros` to the previous encode
-///   (`--max-fps`); meanwhile a newer frame may replace the waiting one (latest wins).
+/// - New frames: encoded at once, but at most one per `minFrameIntervalMicros` (`--max-fps`, or the rate
+///   policy's cap) on average: each encode has a slot one interval after the previous one's (or its own time
+///   when later), and a frame may come up to ``earlyShare`` of an interval before its slot. A source ticking
+///   at the cap's own rate with a little jitter is then never held back (with a hard minimum gap, a frame a
+///   millisecond early waited a whole interval, and the next frame replaced it as stale); meanwhile a newer
+///   frame may replace the waiting one (latest wins).
 /// - Keyframes: the first encode; a requested keyframe no sooner than `keyframeSpacingMicros` after the
 ///   previous keyframe (requests in between are coalesced into that one); the first encode at least
 ///   `keyframeIntervalMicros` after the previous keyframe, when set (new frames, refinements and repeats;
@@ -46,8 +50,13 @@ struct EncodeScheduler: Sendable {
         case wait(until: UInt64?)
     }
 
+    /// How early before its slot a new frame may be encoded, as a share of the frame interval.
+    static let earlyShare = 0.25
+
     private(set) var policy: Policy
     private(set) var lastEncodeAt: UInt64?
+    /// The slot of the last encode, µs: its time, or the later slot it was entitled to when it came early.
+    private(set) var lastSlotAt: UInt64?
     private(set) var lastNewFrameAt: UInt64?
     private(set) var lastKeyframeAt: UInt64?
     /// Refinement encodes done since the last new frame.
@@ -100,8 +109,10 @@ struct EncodeScheduler: Sendable {
     /// Refinements and repeats (not requested keyframes) wait until `idleAllowedAt` (the byte budget).
     func next(now: UInt64, hasNewFrame: Bool, hasPicture: Bool, idleAllowedAt: UInt64 = 0) -> Action {
         if hasNewFrame {
-            if let last = lastEncodeAt, now < last + policy.minFrameIntervalMicros {
-                return .wait(until: last + policy.minFrameIntervalMicros)
+            if let slot = lastSlotAt {
+                let interval = policy.minFrameIntervalMicros
+                let earliest = slot + interval - UInt64(Double(interval) * Self.earlyShare)
+                if now < earliest { return .wait(until: earliest) }
             }
             return .encodeNew(keyframe: keyframeDue(at: now))
         }
@@ -146,6 +157,7 @@ struct EncodeScheduler: Sendable {
     /// Records an encode at `now` (also when libvpx dropped the frame or failed, so the schedule moves on).
     mutating func didEncode(at now: UInt64, keyframe: Bool, reason: Reason) {
         lastEncodeAt = now
+        lastSlotAt = lastSlotAt.map { max(now, $0 + policy.minFrameIntervalMicros) } ?? now
         newFrameDropped = false
         newFrameUnreferenced = false
         if keyframe {

@@ -7,9 +7,10 @@
 /// stop at), linearly with the shortfall up to `highestFloor`. While degraded, libvpx may use its worst
 /// quantizer (63), so a burst of change cannot hold the rate above the target.
 ///
-/// The bits per pixel a frame needs is a model (`bitsPerPixel`), raised to what the content is seen to cost
-/// when that is clearly more (``ContentCost``): busy content lowers the frame rate evenly, instead of
-/// leaving libvpx to drop frames in bursts.
+/// The bits per pixel a frame needs is a model (`bitsPerPixel`), moved to what the content is seen to cost
+/// when that is clearly more or less (``ContentCost``): busy content lowers the frame rate evenly, instead of
+/// leaving libvpx to drop frames in bursts; cheap content is not held below the configured frame rate by a
+/// model it does not need.
 ///
 /// Falls apply at once. Rises wait until the target has allowed them for `recoveryHoldMicros`, then go
 /// one step at a time, in the same order: the frame rate first, then (another hold later) the floor.
@@ -41,7 +42,10 @@ struct ScreenRatePolicy: Sendable, Equatable {
         var bitsPerPixel: Double = 0.05
         /// The floor rises up to this quantizer (never above `maxQuantizer`).
         var highestFloor: Int = 40
-        /// How long a rise must be allowed before it is taken, µs.
+        /// How long a rise must be allowed before it is taken, µs. (Tried at 1 s, 2026-12-06: a loopback
+        /// viewer reached its configured frame rate sooner, but behind a bottleneck the encoder then kept up
+        /// with GCC's slow rise after a step up, the sender was never application-limited, no ALR probe came,
+        /// and the target took 10 s instead of 4 to find 3 Mbit/s: `ChromiumCongestionTests`.)
         var recoveryHoldMicros: UInt64 = 2_000_000
     }
 
@@ -82,8 +86,11 @@ struct ScreenRatePolicy: Sendable, Equatable {
     }
 
     /// Bits per pixel per frame the decisions assume: the model's, or what the content was seen to cost
-    /// when that is more.
-    var bitsPerPixel: Double { max(limits.bitsPerPixel, content.bitsPerPixel) }
+    /// when that is clearly more or clearly less (``ContentCost``).
+    var bitsPerPixel: Double {
+        if content.bitsPerPixel > 0 { return max(limits.bitsPerPixel, content.bitsPerPixel) }
+        return min(limits.bitsPerPixel, content.cheapBitsPerPixel ?? limits.bitsPerPixel)
+    }
 
     /// A new frame libvpx made (not a keyframe, refinement or repeat) of `bytes` at `quantizer` (-1: unknown).
     mutating func encoded(bytes: Int, quantizer: Int, now: UInt64) {

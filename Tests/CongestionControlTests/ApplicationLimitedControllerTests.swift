@@ -23,12 +23,12 @@ final class ApplicationLimitedControllerTests: XCTestCase {
         // 100 bytes every 20 ms: 40 kbit/s against a 300 kbit/s target.
         let clusters = run(&gcc, bytes: 100, seconds: 6)
         XCTAssertTrue(gcc.stats.applicationLimited)
-        // The first periodic probe comes at once (not yet application-limited: 15 ms at 600 kbit/s); the next,
-        // 5 s later, while application-limited: an ALR probe of 400 ms.
-        XCTAssertEqual(clusters.map(\.bitsPerSecond), [600_000, 600_000])
+        // The start probe (3 × 300 kbit/s for 400 ms, burst-robust whatever the sender does); 5 s later, while
+        // application-limited (no feedback here, so the estimate is still 300 kbit/s): an ALR probe of 400 ms.
+        XCTAssertEqual(clusters.map(\.bitsPerSecond), [900_000, 600_000])
         XCTAssertEqual(clusters.map(\.createdMicros), [0, 5_000_000])
-        XCTAssertEqual(clusters.map(\.minBytes), [1125, 30_000])
-        XCTAssertEqual(clusters.map(\.measuresPastBurst), [false, true])
+        XCTAssertEqual(clusters.map(\.minBytes), [45_000, 30_000])
+        XCTAssertEqual(clusters.map(\.measuresPastBurst), [true, true])
         XCTAssertEqual(gcc.stats.alrProbes, 1)
     }
 
@@ -37,7 +37,8 @@ final class ApplicationLimitedControllerTests: XCTestCase {
         // 750 bytes every 20 ms: 300 kbit/s, the whole target.
         let clusters = run(&gcc, bytes: 750, seconds: 6)
         XCTAssertFalse(gcc.stats.applicationLimited)
-        XCTAssertEqual(clusters.map(\.measuresPastBurst), [false, false])
+        // The start probe is burst-robust (nothing is known at the start); the periodic one 5 s later is short.
+        XCTAssertEqual(clusters.map(\.measuresPastBurst), [true, false])
         XCTAssertEqual(gcc.stats.alrProbes, 0)
     }
 

@@ -78,8 +78,11 @@ final class ApplicationLimitedTests: XCTestCase {
     func testALRProbesEveryFiveSecondsIgnoringTheOveruseQuiet() {
         var probes = ProbeController(configuration: .screenSender, maxBitrate: 3_000_000)
         probes.applicationLimited = true
-        XCTAssertEqual(probes.start(startBitrate: 300_000, nowMicros: 0), [], "the screen sender sends no start probes")
-        XCTAssertEqual(probes.onEstimate(900_000, nowMicros: 1_000_000), [])
+        let start = probes.start(startBitrate: 300_000, nowMicros: 0)
+        XCTAssertEqual(start.map(\.bitsPerSecond), [900_000], "the screen sender's one start probe: 3 × the start rate")
+        XCTAssertEqual(start.map(\.minBytes), [45_000], "400 ms at 900 kbit/s")
+        XCTAssertEqual(start.map(\.measuresPastBurst), [true])
+        XCTAssertEqual(probes.onEstimate(900_000, nowMicros: 1_000_000).map(\.bitsPerSecond), [1_800_000], "its chain goes on at 2 ×")
         probes.onOveruse(nowMicros: 9_000_000)
         XCTAssertEqual(probes.onTick(nowMicros: 9_500_000), [], "not application-limited: the periodic probe keeps quiet")
         XCTAssertEqual(probes.onTick(nowMicros: 9_500_000, applicationLimitedSince: 5_000_000), [], "4.5 s into ALR")

@@ -219,4 +219,82 @@ final class ContentCostTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Double(newFrames.count), seconds * 4, context)
         XCTAssertLessThanOrEqual(gaps.max() ?? .max, 1_000_000, context)
     }
+
+    // MARK: content cheaper than the model
+
+    /// Screen content whose change costs `kbps` of VP8 at any frame rate (each frame carries less change
+    /// at a higher rate): one second at the decision's frame rate, frames of kbps ÷ fps at q 20.
+    private func cheapSecond(
+        _ p: inout ScreenRatePolicy, from start: UInt64, contentKbps: Int, targetKbps: Int, pixels: Int, fps: Double
+    ) -> (ScreenRatePolicy.Decision, UInt64) {
+        let n = Int(fps)
+        return second(&p, from: start, fps: n, bytes: contentKbps * 1000 / 8 / n, quantizer: 20, kbps: targetKbps, pixels: pixels)
+    }
+
+    /// The glass-to-glass bench's screen (a 1080p terminal running `top` beside a clock; the call's encoder
+    /// at 3000 kbps, `--max-fps 60`): the model alone caps it at 28 fps (3 Mbit ÷ (0.05 × 2 073 600)),
+    /// while its frames took under half their budget. Content costing 1.2 Mbit/s: after two small windows
+    /// the cost is the mean frame × 1.5 (28 fps: 42.9 kbit → 0.031 bit per pixel → 46 fps), and again at
+    /// 46 fps (26.1 kbit → 0.0189 → 76, so the configured 60): the frame rate rises, never falls, and the
+    /// frames still fit the target.
+    func testCheapContentRaisesTheFrameRateToTheConfiguredMaximum() {
+        var p = ScreenRatePolicy(limits: .init(maxFramesPerSecond: 60, minQuantizer: 4, maxQuantizer: 56))
+        var decision = p.update(targetKbps: 3000, pixels: pixels1080, now: 0)
+        XCTAssertEqual(decision.framesPerSecond, 28)
+        var now: UInt64 = 0
+        var seen = [decision.framesPerSecond]
+        for _ in 0..<12 {
+            (decision, now) = cheapSecond(&p, from: now, contentKbps: 1200, targetKbps: 3000, pixels: pixels1080,
+                                          fps: decision.framesPerSecond)
+            if decision.framesPerSecond != seen.last { seen.append(decision.framesPerSecond) }
+        }
+        XCTAssertEqual(seen, [28, 46, 60])
+        XCTAssertEqual(decision, .init(framesPerSecond: 60, minQuantizer: 4, maxQuantizer: 56), "undegraded at the top")
+        // At 60 fps the frames (20 kbit) are still under 0.6 of their budget (50 kbit): the cost fell once more.
+        XCTAssertEqual(p.content.cheapBitsPerPixel ?? 0, 1_200_000.0 / 60 * 1.5 / Double(pixels1080), accuracy: 1e-9)
+        XCTAssertLessThan(p.bitsPerPixel, ScreenRatePolicy.Limits(maxFramesPerSecond: 60, minQuantizer: 4, maxQuantizer: 56).bitsPerPixel)
+    }
+
+    /// An expensive window (libvpx dropped 2 frames among frames of 0.8 of their budget) forgets the cheap
+    /// cost at once: the cap falls back to the model's 28 fps in that same update, not after a hold. Drops
+    /// among small frames (a third of the budget) do not.
+    func testAnExpensiveWindowForgetsTheCheapCostAtOnce() {
+        var p = ScreenRatePolicy(limits: .init(maxFramesPerSecond: 60, minQuantizer: 4, maxQuantizer: 56))
+        var decision = p.update(targetKbps: 3000, pixels: pixels1080, now: 0)
+        var now: UInt64 = 0
+        for _ in 0..<12 {
+            (decision, now) = cheapSecond(&p, from: now, contentKbps: 1200, targetKbps: 3000, pixels: pixels1080,
+                                          fps: decision.framesPerSecond)
+        }
+        XCTAssertEqual(decision.framesPerSecond, 60)
+        (decision, now) = second(&p, from: now, fps: 60, bytes: 2_000, quantizer: 40, drops: 2, kbps: 3000, pixels: pixels1080)
+        XCTAssertEqual(decision.framesPerSecond, 60, "2 drops among 16-kbit frames of a 50-kbit budget")
+        (decision, _) = second(&p, from: now, fps: 60, bytes: 5_000, quantizer: 40, drops: 2, kbps: 3000, pixels: pixels1080)
+        XCTAssertNil(p.content.cheapBitsPerPixel)
+        XCTAssertEqual(decision.framesPerSecond, 28)
+    }
+
+    /// A still-cheaper screen (a few kbit a frame) is not learnt below `lowestBitsPerPixel`; windows with a
+    /// keyframe, or while one is repaid, teach nothing; a window between cheap and expensive keeps the cost.
+    func testTheCheapCostHasAFloorAndSkipsKeyframeWindows() {
+        var cost = ContentCost()
+        func window(_ start: UInt64, bytes: Int, keyframe: Bool = false) {
+            if keyframe { cost.keyframe(bytes: 1_000, at: start) }
+            for i in 0..<30 { cost.encoded(bytes: bytes, quantizer: 10, at: start + UInt64(i) * 33_333) }
+            _ = cost.evaluate(now: start + 1_000_000, targetBitsPerSecond: 3e6, pixels: pixels1080,
+                              modelBitsPerPixel: 0.05, cheapQuantizer: 28)
+        }
+        // The keyframe's window, and the next (it starts within the second of margin after the keyframe).
+        window(0, bytes: 500, keyframe: true)
+        window(1_000_000, bytes: 500)
+        window(2_000_000, bytes: 500)
+        XCTAssertNil(cost.cheapBitsPerPixel, "one small window that counts so far")
+        window(3_000_000, bytes: 500)
+        XCTAssertEqual(cost.cheapBitsPerPixel, ContentCost.lowestBitsPerPixel, "4 kbit frames: 0.0029 bit per pixel × 1.5, floored")
+        // 70 kbit frames against the 100-kbit budget of a frame at 30 fps: neither cheap nor expensive.
+        window(4_000_000, bytes: 8_750)
+        XCTAssertEqual(cost.cheapBitsPerPixel, ContentCost.lowestBitsPerPixel, "it only falls")
+        XCTAssertEqual(cost.bitsPerPixel, 0)
+    }
+
 }

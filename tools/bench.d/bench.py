@@ -724,7 +724,7 @@ def phase_g2g(mode, results, command_line):
     context = types.SimpleNamespace(work=WORK, Call=Call, start_agent=start_agent, log=log)
     out = g2g.phase(mode, results, context)
     out["command"] = command_line
-    if mode == "full":
+    if mode == "full" and g2g.CONFIGS == g2g.ALL_CONFIGS and g2g.FRAME_RATES == [30, 60]:
         g2g_report.save(out)
         g2g_report.splice(os.path.join(REPO, "BENCHMARKS.md"), g2g_report.markdown_lines(out, command_line))
         log("g2g: wrote %s and its section of BENCHMARKS.md" % g2g_report.LAST_RUN)

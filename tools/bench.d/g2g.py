@@ -39,11 +39,16 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's: python3-selenium and python3-xli
 WIDTH, HEIGHT = 1920, 1080
 PAINTER_X, PAINTER_Y = 1600, 80
 PAINT_INTERVAL_MS = 4
-CONFIGS = ["ours-jpeg", "ours-shm", "ours-i420", "chrome"]
+ALL_CONFIGS = ["ours-jpeg", "ours-shm", "ours-i420", "chrome"]
 WIRES = {"ours-jpeg": "jpeg", "ours-shm": "shm", "ours-i420": "i420"}
-FRAME_RATES = [30, 60]
+# A subset for quick looks while working (tools/bench --help): G2G_CONFIGS=ours-shm,chrome G2G_FPS=60.
+CONFIGS = [c for c in os.environ.get("G2G_CONFIGS", ",".join(ALL_CONFIGS)).split(",") if c in ALL_CONFIGS] or ALL_CONFIGS
+FRAME_RATES = [int(f) for f in os.environ.get("G2G_FPS", "30,60").split(",") if f.strip().isdigit()] or [30, 60]
 # min_valid: the fewest valid frames a usable run has, by mode (a quick run has a short window).
 MODES = {"quick": dict(runs=1, warm=3, window=5, min_valid=10), "full": dict(runs=3, warm=5, window=10, min_valid=30)}
+if os.environ.get("G2G_WARM", "").isdigit():  # seconds of playing before the window (tools/bench --help)
+    for _mode in MODES.values():
+        _mode["warm"] = int(os.environ["G2G_WARM"])
 MAX_INVALID_SHARE = 0.2
 # Per-frame latencies kept (ms): g2g = shown - painted; the rest split it (g2g_split.py for ours).
 STAGES = ["g2g", "paintedToReceived", "receivedToShown", "paintedToCaptured", "capturedToSent", "sentToReceived",
