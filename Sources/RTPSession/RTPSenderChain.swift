@@ -179,7 +179,8 @@ public struct RTPSenderChain: Sendable {
     ///   (``Statistics/framesThinned``, keyframe reason `thinned`): the last resort.
     ///
     /// A keyframe, and a delta frame larger than ``Configuration/largeFrameMicros`` of the target, leave at
-    /// ``Configuration/keyframePacingFactor`` × the target (the estimate), the rest at the pacing factor's 2.5 ×.
+    /// ``Configuration/keyframePacingFactor`` × the target (the estimate) while the target is the path's
+    /// (``targetIsPathLimited``), the rest at the pacing factor's 2.5 ×.
     /// - Throws: ``RTPSessionError/unsendableFrame(_:)`` for an empty or too large frame (nothing is queued).
     public mutating func send(_ frame: OutgoingVideoFrame, nowMicros now: UInt64) throws(RTPSessionError) -> SenderOutcome {
         var outcome = SenderOutcome()
@@ -212,9 +213,8 @@ public struct RTPSenderChain: Sendable {
             outcome.firstKeyframeWaitMicros = wait
         }
         let packetized = try stream.packetize(frame, nowMicros: now)
-        if pacer.enqueue(
-            media: packetized.packets, keyframe: frame.isKeyframe, slow: frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)
-        ) {
+        let slow = (frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)) && targetIsPathLimited
+        if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe, slow: slow) {
             latency.packetized(packetized)
             transportFeedback?.packetized(packetized)
         } else {

@@ -1,3 +1,4 @@
+import CongestionControl
 import RTP
 import RTPSession
 import XCTest
@@ -120,6 +121,34 @@ final class KeyframePacingTests: XCTestCase {
         // The factor is bounded by the pacing factor and 0.1.
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 9).keyframePacingFactor, 2.5)
         XCTAssertEqual(RTPSenderChain.Configuration(ssrc: 1, payloadType: 96, cname: "k", keyframePacingFactor: 0).keyframePacingFactor, 0.1)
+    }
+
+    /// With congestion control, a keyframe is paced at the estimate only while the target is the path's: at
+    /// GCC's own max (nothing on the path was seen to limit it: loopback, a LAN) it leaves at the pacing
+    /// factor like every frame. A 60 kB keyframe at a 1 Mbit/s target: ≈ 440 ms below the max (3 Mbit/s),
+    /// ≈ 155 ms at it (1 Mbit/s max). The start probe is left out of both (no probing here).
+    func testAKeyframeAtGCCsMaxIsPacedLikeEveryFrame() throws {
+        func keyframeMillis(startKbps: Int, maxKbps: Int) throws -> Double {
+            var controller = SendSideCongestionController.Configuration.screenSender
+            (controller.startBitsPerSecond, controller.maxBitsPerSecond) = (startKbps * 1000, maxKbps * 1000)
+            controller.probing.firstScale = 1
+            var chain = try RTPSenderChain(configuration: .init(
+                ssrc: 0x1234, payloadType: 96, cname: "k", transportWideCC: .init(extensionID: 3, controller: controller)))
+            _ = chain.start(nowMicros: 0, sendsMedia: true)
+            XCTAssertEqual(chain.report.pacingBitsPerSecond, 2_500_000)
+            _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 60_000), isKeyframe: true, captureMicros: 0), nowMicros: 0)
+            var now: UInt64 = 0
+            var first: UInt64?
+            while let next = chain.pacer.nextSendMicros(nowMicros: now) {
+                now = max(now, next)
+                if !chain.release(nowMicros: now).isEmpty { first = first ?? now }
+            }
+            return Double(now - (first ?? 0)) / 1000
+        }
+        let pathLimited = try keyframeMillis(startKbps: 1000, maxKbps: 3000)
+        let atTheMax = try keyframeMillis(startKbps: 1000, maxKbps: 1000)
+        XCTAssertEqual(pathLimited, Double(60_000 - 4_800) * 8 / 1000, accuracy: 25, "at the estimate")
+        XCTAssertEqual(atTheMax, Double(60_000 - 12_000) * 8 / 2500, accuracy: 25, "at 2.5 × the target")
     }
 
     /// The history counts from when a packet leaves the pacer, not from when it was packetized: a 60 kB
