@@ -566,7 +566,7 @@ def run_theirs(kind, xvfb, warm, window_seconds):
 
 
 def phase_compare(cfg, results):
-    tools = ["ours", "ours-i420", "ffmpeg"] + (["gstreamer"] if have_gstreamer() else [])
+    tools = ["ours", "ours-i420", "ours-shm", "ffmpeg"] + (["gstreamer"] if have_gstreamer() else [])
     log("compare: %s, %d round(s) per content, interleaved" % (", ".join(tools), cfg["compare_rounds"]))
     out = {"tools": tools, "bitrateKbps": BITRATE_KBPS, "contents": {}, "commands": {}}
     for scene_name in xscene.SCENES:
@@ -581,7 +581,7 @@ def phase_compare(cfg, results):
                 for tool in order:
                     log("compare: %s, %s (round %d)" % (scene_name, tool, round_index + 1))
                     if tool.startswith("ours"):
-                        wire = "i420" if tool == "ours-i420" else "jpeg"
+                        wire = {"ours-i420": "i420", "ours-shm": "shm"}.get(tool, "jpeg")
                         run, commands = run_ours(xvfb, scene_name, cfg["compare_warm"], window_seconds, wire)
                         out["commands"].update(commands)
                     else:
@@ -600,6 +600,7 @@ def phase_compare(cfg, results):
             theirs = entry[tool]["cpuPerSecond"]
             entry["ratioVs" + tool.capitalize()] = round(entry["ours"]["cpuPerSecond"] / theirs, 4) if theirs else None
             entry["i420RatioVs" + tool.capitalize()] = round(entry["ours-i420"]["cpuPerSecond"] / theirs, 4) if theirs else None
+            entry["shmRatioVs" + tool.capitalize()] = round(entry["ours-shm"]["cpuPerSecond"] / theirs, 4) if theirs else None
         out["contents"][scene_name] = entry
     results["compare"] = out
 

@@ -49,6 +49,11 @@ def targets(results):
     for ratio, wire in (("ratioVsFfmpeg", "JPEG wire"), ("i420RatioVsFfmpeg", "I420 wire")):
         for content, limit in (("scrolling", 1.2), ("typing", 0.3), ("static", 0.05)):
             add("CPU per second vs ffmpeg, %s, %s" % (content, wire), (contents.get(content) or {}).get(ratio), limit, "×", fmt="%.3f")
+    # Issue 15's goals for the local fast path (`--format shm`).
+    if any("shmRatioVsFfmpeg" in (entry or {}) for entry in contents.values()):
+        for content, limit in (("scrolling", 0.8), ("typing", 0.1)):
+            add("CPU per second vs ffmpeg, %s, shm wire" % content, (contents.get(content) or {}).get("shmRatioVsFfmpeg"), limit, "×",
+                fmt="%.3f")
     parse = _micro(results, "parse 1080p-sized frames")
     add("frame parsing throughput", parse["median"] if parse else None, 2.0, "GB/s", lower_is_better=False)
     scale = results.get("scale") or {}
@@ -133,7 +138,8 @@ def table(results):
     if compare:
         lines.append("\nCPU per second of screen time (cores; median of rounds), 1080p30, %d kbps CBR" % compare["bitrateKbps"])
         header = "  %-10s" % "content" + "".join("%12s" % t for t in compare["tools"]) + "   ours/ffmpeg" + (
-            "   ours/gst" if "gstreamer" in compare["tools"] else "") + "   i420/ffmpeg"
+            "   ours/gst" if "gstreamer" in compare["tools"] else "") + "   i420/ffmpeg" + (
+            "    shm/ffmpeg" if "ours-shm" in compare["tools"] else "")
         lines.append(header)
         for content, entry in compare["contents"].items():
             row = "  %-10s" % content + "".join("%12.4f" % entry[t]["cpuPerSecond"] for t in compare["tools"])
@@ -141,6 +147,8 @@ def table(results):
             if "gstreamer" in compare["tools"]:
                 row += "%11s" % _fmt(entry.get("ratioVsGstreamer"), 3)
             row += "%14s" % _fmt(entry.get("i420RatioVsFfmpeg"), 3)
+            if "ours-shm" in compare["tools"]:
+                row += "%14s" % _fmt(entry.get("shmRatioVsFfmpeg"), 3)
             lines.append(row)
     scale = results.get("scale")
     if scale:
@@ -285,9 +293,10 @@ def markdown(results):
                 "viewer attached, its CPU not counted); theirs is the one process. The X server's CPU is listed apart." % (
                     FPS_HINT, compare["bitrateKbps"], results["settings"]["compare_rounds"]), "",
                 "| content | " + " | ".join(tools) + " | ours/ffmpeg | " + ("ours/GStreamer | " if "gstreamer" in tools else "")
-                + ("ours-i420/ffmpeg | " if "ours-i420" in tools else "")
+                + ("ours-i420/ffmpeg | " if "ours-i420" in tools else "") + ("ours-shm/ffmpeg | " if "ours-shm" in tools else "")
                 + "fps (%s) | kbps (%s) | Xvfb CPU (%s) |" % ((" / ".join(tools),) * 3),
-                "|---|" + "---:|" * (len(tools) + 4 + (1 if "gstreamer" in tools else 0) + (1 if "ours-i420" in tools else 0))]
+                "|---|" + "---:|" * (len(tools) + 4 + (1 if "gstreamer" in tools else 0) + (1 if "ours-i420" in tools else 0)
+                                     + (1 if "ours-shm" in tools else 0))]
         for content, entry in compare["contents"].items():
             cells = ["%.4f (%.4f–%.4f)" % (entry[t]["cpuPerSecond"], entry[t]["min"], entry[t]["max"]) for t in tools]
             def per_tool(key, digits):
@@ -297,6 +306,8 @@ def markdown(results):
                 row += " %s |" % _fmt(entry.get("ratioVsGstreamer"), 3)
             if "ours-i420" in tools:
                 row += " **%s** |" % _fmt(entry.get("i420RatioVsFfmpeg"), 3)
+            if "ours-shm" in tools:
+                row += " **%s** |" % _fmt(entry.get("shmRatioVsFfmpeg"), 3)
             out.append(row + " %s | %s | %s |" % (per_tool("fps", 1), per_tool("kbps", 0), per_tool("xvfbCpuPerSecond", 3)))
         out += ["", "CPU busy on the machine outside the measured processes during the windows (the scene's clients, the "
                 "bench itself, and anyone else on this shared machine), max over rounds: " + "; ".join(
@@ -306,7 +317,9 @@ def markdown(results):
                 "from `/stats` (on a still screen those include re-encodes, whose capture time is the re-encode time):", ""]
         for content, entry in [(c, e) for c, e in compare["contents"].items()] + \
                 [(c + " (I420 wire)", dict(e, runs={"ours": e["runs"]["ours-i420"]})) for c, e in compare["contents"].items()
-                 if "ours-i420" in e.get("runs", {})]:
+                 if "ours-i420" in e.get("runs", {})] + \
+                [(c + " (shm wire)", dict(e, runs={"ours": e["runs"]["ours-shm"]})) for c, e in compare["contents"].items()
+                 if "ours-shm" in e.get("runs", {})]:
             runs = entry["runs"]["ours"]
             out.append("- %s: agent %.4f, call %.4f cores; %s fps; %s refinements+repeats; latency %s" % (
                 content, median([r["agentCpuPerSecond"] for r in runs]), median([r["callCpuPerSecond"] for r in runs]),
