@@ -9,7 +9,8 @@
 /// budget (the target shared by the frames offered), so the policy lowers the frame rate evenly instead.
 ///
 /// A window is **expensive** when libvpx dropped ``dropsThatCount`` frames or more (unless the frames it made
-/// were small: under ``cheapRatio`` of the budget), or the mean new frame
+/// were small, under ``cheapRatio`` of the budget, and the drops under ``minorDropShare`` of the outcomes),
+/// or the mean new frame
 /// took more than ``expensiveRatio`` of the budget; after ``expensiveWindowsThatCount`` expensive windows
 /// in a row the cost becomes the mean frame (or, when frames were within the budget and libvpx still
 /// dropped, the budget spread over the frames offered). A window with a keyframe in it is never expensive,
@@ -38,9 +39,11 @@ struct ContentCost: Sendable, Equatable {
     static let minimumOutcomes = 3
     static let staleWindowMicros: UInt64 = 5_000_000
     /// libvpx drops in a window that make it expensive.
-    /// (Drops among small frames are not the content's cost: at 60 fps libvpx dropped 2 frames a second
-    /// after a 15 kB refresh of `top` while the frames took a third of their budget.)
     static let dropsThatCount = 2
+    /// A few drops among small frames are libvpx's buffer after one burst, not the content's cost: at 60 fps
+    /// it dropped 2 frames a second after a 15 kB refresh of `top` while the frames took a third of their
+    /// budget. Below this share of the outcomes such drops do not count.
+    static let minorDropShare = 0.1
     /// Mean frame ÷ budget above which a window is expensive, below which it is cheap.
     static let expensiveRatio = 1.3
     static let cheapRatio = 0.6
@@ -132,8 +135,9 @@ struct ContentCost: Sendable, Equatable {
         let before = bitsPerPixel
         let mean = frames > 0 ? bits / Double(frames) : 0
         let repaying = keyframeInWindow || start < repayingUntilMicros
-        let small = mean < Self.cheapRatio * budgetBits
-        if !repaying, (drops >= Self.dropsThatCount && !small) || mean > Self.expensiveRatio * budgetBits {
+        let small = frames > 0 && mean < Self.cheapRatio * budgetBits
+        let dropsCount = drops >= Self.dropsThatCount && (!small || Double(drops) >= Self.minorDropShare * Double(outcomes))
+        if !repaying, dropsCount || mean > Self.expensiveRatio * budgetBits {
             cheapInARow = 0
             cheapBitsPerPixel = nil
             expensiveInARow += 1

@@ -1,3 +1,4 @@
+import CongestionControl
 import RTP
 import RTPSession
 import XCTest
@@ -8,10 +9,14 @@ final class PlayoutDelayChainTests: XCTestCase {
     static let playoutID: UInt8 = 5, twccID: UInt8 = 4
 
     func chain(playout: UInt8?, twcc: Bool) throws -> RTPSenderChain {
+        // Without the start probe: its 400-ms cluster would pace the keyframe's packets at its own rate, and
+        // this test reads the header extensions of packets released at once.
+        var controller = SendSideCongestionController.Configuration.screenSender
+        controller.probing.firstScale = 1
         var configuration = RTPSenderChain.Configuration(
             ssrc: Session.ssrc, payloadType: 96, rtx: RTXStream(ssrc: Session.rtxSSRC, payloadType: 97), cname: "c",
             initialSequenceNumber: 10, duplicateRetransmissionsAboveLoss: nil,
-            transportWideCC: twcc ? .init(extensionID: Self.twccID, initialSequenceNumber: 0x0100) : nil)
+            transportWideCC: twcc ? .init(extensionID: Self.twccID, initialSequenceNumber: 0x0100, controller: controller) : nil)
         configuration.playoutDelayExtensionID = playout
         return try RTPSenderChain(configuration: configuration)
     }

@@ -274,6 +274,27 @@ final class ContentCostTests: XCTestCase {
         XCTAssertEqual(decision.framesPerSecond, 28)
     }
 
+    /// Drops among small frames count once they are a tenth of the outcomes or more, and a window in which
+    /// libvpx dropped everything is expensive (nothing made is not "small").
+    func testManyDropsCountWhateverTheFramesSize() {
+        func judged(made: Int, bytes: Int, drops: Int) -> Bool {
+            var cost = ContentCost()
+            for second in 0..<2 {
+                let start = UInt64(second) * 1_000_000
+                for i in 0..<(made + drops) {
+                    let at = start + UInt64(i) * 10_000
+                    if i < drops { cost.dropped(at: at) } else { cost.encoded(bytes: bytes, quantizer: 40, at: at) }
+                }
+                _ = cost.evaluate(now: start + 1_000_000, targetBitsPerSecond: 3e6, pixels: pixels1080,
+                                  modelBitsPerPixel: 0.05, cheapQuantizer: 28)
+            }
+            return cost.bitsPerPixel > 0
+        }
+        XCTAssertFalse(judged(made: 58, bytes: 2_000, drops: 2), "2 of 60, frames a third of the budget")
+        XCTAssertTrue(judged(made: 50, bytes: 2_000, drops: 10), "10 of 60")
+        XCTAssertTrue(judged(made: 0, bytes: 0, drops: 30), "everything dropped")
+    }
+
     /// A still-cheaper screen (a few kbit a frame) is not learnt below `lowestBitsPerPixel`; windows with a
     /// keyframe, or while one is repaid, teach nothing; a window between cheap and expensive keeps the cost.
     func testTheCheapCostHasAFloorAndSkipsKeyframeWindows() {
