@@ -17,7 +17,12 @@ final class ICEAgentEventTests: XCTestCase {
         XCTAssertEqual(announced, pair.answererCandidates, "every gathered candidate was announced")
         try pair.exchangeEverything()
         try pair.waitUntilBothReady()
-        XCTAssertTrue(pair.offererLog.wait(seconds: 3) { contents in contents.events.contains { if case .selectedPairChanged = $0 { true } else { false } } })
+        // The agent's state says ready before its owner's log has the event (events arrive on the agent's own
+        // thread): wait for both the selected pair and the ready state in the log (seen once under ASan).
+        XCTAssertTrue(pair.offererLog.wait(seconds: 3) { contents in
+            contents.events.contains { if case .selectedPairChanged = $0 { true } else { false } }
+                && contents.events.contains(.stateChanged(.ready))
+        })
         let events = pair.offererLog.events
         XCTAssertEqual(events.filter { $0 == .gatheringDone }.count, 1)
         let states = events.compactMap { event -> ICEAgent.State? in if case .stateChanged(let state) = event { state } else { nil } }
