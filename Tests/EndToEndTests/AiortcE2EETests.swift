@@ -27,7 +27,9 @@ final class AiortcE2EETests: XCTestCase {
         var decoder = try XCTUnwrap(report["decoder"] as? [String: Any], "\(report)")
         let frames = (decoder.removeValue(forKey: "frames") as? [String] ?? []).map { bytes(hex: $0) }
         print("e2e: aiortc without the key: viewer \(viewer), decoder \(decoder)")
-        XCTAssertGreaterThan((viewer["inbound"] as? [String: Any])?["packetsReceived"] as? Int ?? 0, 100, "the packets arrive")
+        // Packets in the viewer's 4 s: about one a frame of the 640x360 pattern, so the count follows the frame
+        // rate the call reaches after its start (rehearsals: 79, 119 and 125); the point is that they arrive.
+        XCTAssertGreaterThan((viewer["inbound"] as? [String: Any])?["packetsReceived"] as? Int ?? 0, 60, "the packets arrive")
         let attempts = decoder["attempts"] as? Int ?? 0, pictures = decoder["pictures"] as? Int ?? 0
         XCTAssertGreaterThan(attempts, 60, "aiortc reassembles the frames and hands them to libvpx")
         XCTAssertGreaterThan(decoder["errors"] as? Int ?? 0, attempts / 2, "libvpx refuses most of them")
