@@ -89,6 +89,8 @@ public struct PacerQueue: Sendable {
     /// Of ``queuedBytes``, those of keyframe packets (a keyframe is never thinned: what counts against a
     /// congestion budget is the rest).
     public private(set) var queuedKeyframeBytes = 0
+    /// Of ``queuedKeyframeBytes``, those paced at the keyframe rate (`slow`); the rest leave at the pacing rate.
+    public private(set) var queuedSlowKeyframeBytes = 0
     /// Times the queue overflowed and was emptied.
     public private(set) var overflows = 0
     /// Packets released so far.
@@ -114,7 +116,10 @@ public struct PacerQueue: Sendable {
         compact()
         for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe, slow: slow)) }
         queuedBytes += size
-        if keyframe { queuedKeyframeBytes += size }
+        if keyframe {
+            queuedKeyframeBytes += size
+            if slow ?? true { queuedSlowKeyframeBytes += size }
+        }
         return true
     }
 
@@ -153,8 +158,7 @@ public struct PacerQueue: Sendable {
         var out: [Packet] = []
         while debtBytes <= Double(configuration.burstBytes), let packet = popFirst() {
             debtBytes += configuration.weight(size: packet.size, slow: packet.slow)
-            queuedBytes -= packet.size
-            if packet.keyframe { queuedKeyframeBytes -= packet.size }
+            forget(packet)
             out.append(packet)
         }
         packetsReleased += out.count
@@ -166,8 +170,7 @@ public struct PacerQueue: Sendable {
     /// itself at its own rate; nil when empty. It adds nothing to the bucket's debt.
     public mutating func releaseNext() -> Packet? {
         guard let packet = popFirst() else { return nil }
-        queuedBytes -= packet.size
-        if packet.keyframe { queuedKeyframeBytes -= packet.size }
+        forget(packet)
         packetsReleased += 1
         compact()
         return packet
@@ -181,6 +184,15 @@ public struct PacerQueue: Sendable {
         mediaHead = 0
         queuedBytes = 0
         queuedKeyframeBytes = 0
+        queuedSlowKeyframeBytes = 0
+    }
+
+    /// Takes a packet that left out of the byte counts.
+    private mutating func forget(_ packet: Packet) {
+        queuedBytes -= packet.size
+        guard packet.keyframe else { return }
+        queuedKeyframeBytes -= packet.size
+        if packet.slow { queuedSlowKeyframeBytes -= packet.size }
     }
 
     private func drained(at now: UInt64) -> Double {

@@ -8,8 +8,13 @@ extension RTPSenderChain {
     var queuedDeltaMicros: Double? {
         guard let target = congestion?.controller.targetBitsPerSecond, target > 0 else { return nil }
         let waiting = pacer.queuedBytes - pacer.queuedKeyframeBytes
+        // Each keyframe packet at the pace it was queued with: `slow` ones at the keyframe rate, the rest (a
+        // keyframe while the target is GCC's max, ``targetIsPathLimited``) at the pacing rate.
+        let pacing = Double(pacer.configuration.rateBitsPerSecond)
         let keyframeRate = Double(pacer.configuration.keyframeRateBitsPerSecond ?? pacer.configuration.rateBitsPerSecond)
-        let keyframeMicros = Double(pacer.queuedKeyframeBytes) * 8 / max(1, keyframeRate) * 1_000_000
+        let slowBytes = Double(pacer.queuedSlowKeyframeBytes)
+        let fastBytes = Double(pacer.queuedKeyframeBytes - pacer.queuedSlowKeyframeBytes)
+        let keyframeMicros = (slowBytes / max(1, keyframeRate) + fastBytes / max(1, pacing)) * 8 * 1_000_000
         return max(0, Double(waiting) * 8 / Double(target) * 1_000_000 - keyframeMicros)
     }
 

@@ -1,6 +1,6 @@
 import CongestionControl
 import RTP
-import RTPSession
+@testable import RTPSession
 import XCTest
 
 /// Keyframes paced at no more than the congestion estimate (issue 12): ``PacerQueue/Configuration/keyframeRateBitsPerSecond``
@@ -149,6 +149,38 @@ final class KeyframePacingTests: XCTestCase {
         let atTheMax = try keyframeMillis(startKbps: 1000, maxKbps: 1000)
         XCTAssertEqual(pathLimited, Double(60_000 - 4_800) * 8 / 1000, accuracy: 25, "at the estimate")
         XCTAssertEqual(atTheMax, Double(60_000 - 12_000) * 8 / 2500, accuracy: 25, "at 2.5 × the target")
+    }
+
+    /// The delta queue thinning reads (``RTPSenderChain/queuedDeltaMicros``) charges each queued keyframe packet
+    /// at the pace it was queued with. A 60 kB keyframe, then a 60 kB delta frame, at a 1 Mbit/s target: at
+    /// GCC's max the keyframe leaves at 2.5 Mbit/s (192 ms), so the delta frame's 480 ms at the target leave
+    /// 288 ms of queue to count; below the max the keyframe is paced at 1 Mbit/s (480 ms) and nothing counts.
+    /// The pacer's byte counts follow the packets out.
+    func testTheDeltaQueueChargesAKeyframeAtItsOwnPace() throws {
+        func deltaMillis(maxKbps: Int) throws -> (Double, PacerQueue) {
+            var controller = SendSideCongestionController.Configuration.screenSender
+            (controller.startBitsPerSecond, controller.maxBitsPerSecond) = (1_000_000, maxKbps * 1000)
+            controller.probing.firstScale = 1
+            var chain = try RTPSenderChain(configuration: .init(
+                ssrc: 0x1234, payloadType: 96, cname: "k", transportWideCC: .init(extensionID: 3, controller: controller)))
+            _ = chain.start(nowMicros: 0, sendsMedia: true)
+            _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x10, count: 60_000), isKeyframe: true, captureMicros: 0), nowMicros: 0)
+            _ = try chain.send(OutgoingVideoFrame(bytes: [UInt8](repeating: 0x20, count: 60_000), isKeyframe: false, captureMicros: 1), nowMicros: 0)
+            return (try XCTUnwrap(chain.queuedDeltaMicros) / 1000, chain.pacer)
+        }
+        let (atTheMax, fast) = try deltaMillis(maxKbps: 1000)
+        let (pathLimited, slow) = try deltaMillis(maxKbps: 3000)
+        let keyframeBytes = fast.queuedKeyframeBytes
+        XCTAssertGreaterThan(keyframeBytes, 60_000, "the keyframe with its RTP headers")
+        XCTAssertEqual(fast.queuedSlowKeyframeBytes, 0)
+        XCTAssertEqual(slow.queuedSlowKeyframeBytes, keyframeBytes)
+        let deltaBytes = Double(fast.queuedBytes - keyframeBytes)
+        XCTAssertEqual(atTheMax, (deltaBytes * 8 / 1000) - Double(keyframeBytes) * 8 / 2500, accuracy: 0.5, "ms")
+        XCTAssertEqual(atTheMax, 288, accuracy: 10, "ms")
+        XCTAssertEqual(pathLimited, 0, accuracy: 10, "ms")
+        var drained = slow
+        XCTAssertEqual(Session.drain(&drained, from: 0).count, slow.count)
+        XCTAssertEqual([drained.queuedBytes, drained.queuedKeyframeBytes, drained.queuedSlowKeyframeBytes], [0, 0, 0])
     }
 
     /// The history counts from when a packet leaves the pacer, not from when it was packetized: a 60 kB
