@@ -7,7 +7,8 @@ import ScreencastSupport
 enum VP8Stage {
     /// One measurement per dump: mean ms per encoded frame over each run (a fresh encoder per run), with
     /// the last run's per-frame p50/p95/max, encode CPU per second of content and the resulting bitrate.
-    static func measure(runs: Int, dumps: [(String, DumpFrames)], maxFrames: Int) throws -> [Measurement] {
+    /// `cpuUsed`: libvpx's speed (`VP8E_SET_CPUUSED`, -16…-1); nil keeps the call's default.
+    static func measure(runs: Int, dumps: [(String, DumpFrames)], maxFrames: Int, cpuUsed: Int? = nil) throws -> [Measurement] {
         let decoder = try JPEGDecoder()
         var results: [Measurement] = []
         for (name, dump) in dumps {
@@ -29,9 +30,11 @@ enum VP8Stage {
                     if encoder == nil {
                         size = (picture.width, picture.height)
                         if run == 0 { encoderMiB = -residentMiB() }
-                        encoder = try VP8Encoder(settings: VP8EncoderSettings(
+                        var settings = VP8EncoderSettings(
                             width: picture.width, height: picture.height,
-                            bitrateKbps: VP8EncoderSettings.defaultBitrateKbps(width: picture.width, height: picture.height, framesPerSecond: 30)))
+                            bitrateKbps: VP8EncoderSettings.defaultBitrateKbps(width: picture.width, height: picture.height, framesPerSecond: 30))
+                        if let cpuUsed { settings.cpuUsed = cpuUsed }
+                        encoder = try VP8Encoder(settings: settings)
                     }
                     let frame = VideoFrame(picture: picture, captureTimestampMicros: entry.timestampMicros)
                     let start = MonotonicClock.nowMicros()
@@ -46,7 +49,7 @@ enum VP8Stage {
             }
             let seconds = max(1e-3, Double((entries.last?.timestampMicros ?? 0) - (entries.first?.timestampMicros ?? 0)) / 1e6)
             results.append(Measurement(
-                stage: "VP8 encode \(name)", unit: "ms/frame", values: means,
+                stage: "VP8 encode \(name)" + (cpuUsed.map { " cpu-used \($0)" } ?? ""), unit: "ms/frame", values: means,
                 detail: [
                     ("size", .string("\(size.0)x\(size.1)")), ("frames", .number(last.frames)), ("keyframes", .number(last.keyframes)),
                     ("contentSeconds", .double(seconds)),

@@ -44,6 +44,7 @@ let usage = """
       --content NAME=DUMP  a .frames dump (screencast-agent --output) for vp8 and jpeg-decode;
                            repeatable
       --max-frames N       vp8: frames of each dump per run (default 150)
+      --vp8-cpu-used N     vp8: libvpx speed, -16 (fastest) ... -1 (default: the call's, -6)
       --size WxH           ratecontrol: scale every picture to this size first (default 1280x720;
                            "native" keeps it)
       --seconds S          ratecontrol: virtual seconds per run, 4-600 (default 20)
@@ -64,10 +65,11 @@ func main() throws -> Int32 {
     }
     if words.first == "gcc-sim" { return try GCCSimCommand.run(Array(words.dropFirst())) }
     let arguments = try CommandLineArguments(
-        words, options: ["stage", "repeat", "display", "content", "max-frames", "size", "seconds"], flags: ["json", "help"])
+        words, options: ["stage", "repeat", "display", "content", "max-frames", "vp8-cpu-used", "size", "seconds"], flags: ["json", "help"])
     if arguments.has("help") { print(usage); return 0 }
     let runs = try arguments.int("repeat", in: 1...1000) ?? 7
     let maxFrames = try arguments.int("max-frames", in: 1...100_000) ?? 150
+    let cpuUsed = try arguments.int("vp8-cpu-used", in: -16 ... -1)
     let displays = arguments.strings("display")
     var dumps: [(String, DumpFrames)] = []
     var dumpPaths: [(name: String, path: String)] = []
@@ -100,7 +102,7 @@ func main() throws -> Int32 {
         case "rotation": measured = try RotationStage.measure(runs: runs)
         case "range": measured = try RangeStage.measure(runs: runs)
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
-        case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames)
+        case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames, cpuUsed: cpuUsed)
         case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
         case "damage": measured = try DamageStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
