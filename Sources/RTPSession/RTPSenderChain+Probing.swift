@@ -1,4 +1,4 @@
-public import CongestionControl
+internal import CongestionControl
 import RTP
 
 // Probe clusters (``TransportWideCongestionControl``'s requests to send above the target for a moment): their

@@ -1,5 +1,5 @@
 public import ICE
-public import PeerConnection
+internal import PeerConnection
 public import RTPSession
 public import VideoSource
 
