@@ -148,7 +148,17 @@ struct AgentOptions {
         } else {
             capture.paintOver = PaintOver(quality: paintOverQuality ?? 95, delaySeconds: paintOverDelay ?? 1)
         }
+
+        // No display at all is the command line's to fix (exit 64), unlike a display that does not answer.
+        // Checked last, so any other fault of the command line is named first.
+        if capture.display == nil, environment["DISPLAY"]?.isEmpty ?? true {
+            throw UsageError(Self.noDisplayReason)
+        }
     }
+
+    /// Why the agent refuses to start when `DISPLAY` is unset (or empty) and `--display` was not given.
+    static let noDisplayReason =
+        "no X display: DISPLAY is not set and no --display was given; name the X server with --display :N (e.g. --display :0)"
 
     private static func nonEmpty(_ arguments: CommandLineArguments, _ name: String) throws(UsageError) -> String? {
         guard let value = arguments.string(name) else { return nil }

@@ -71,8 +71,8 @@ let agentUsage = """
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
     Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
     a --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
-    missing, or a file there that is not a socket), a --display name that does not parse, a --monitor
-    the display lacks, a --region outside the screen;
+    missing, or a file there that is not a socket), no display (DISPLAY unset and no --display), a
+    --display name that does not parse, a --monitor the display lacks, a --region outside the screen;
     1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full
     disk).
     """

@@ -3,8 +3,9 @@ import TestSupport
 import XCTest
 
 /// `screencast-agent`'s command line, as a black box, without an X server: help, bad options (exit 64 with
-/// one line and a pointer to --help), and unusable displays (exit 1 with one line). The tests that need a
-/// display are in CaptureTests (`AgentUnderXTests`, `AgentSocketTests`), beside the X server harness.
+/// one line and a pointer to --help), no display at all (exit 64, saying how to name one), and unusable
+/// displays (exit 1 with one line). The tests that need a display are in CaptureTests (`AgentUnderXTests`,
+/// `AgentSocketTests`), beside the X server harness.
 final class AgentCommandLineTests: XCTestCase {
     let agent = TestPaths.executable("screencast-agent")
 
@@ -75,14 +76,27 @@ final class AgentCommandLineTests: XCTestCase {
         }
     }
 
-    func testNoDisplayExits1WithOneLine() throws {
-        let result = try run(["--output", "/tmp/never-written-\(getpid()).frames"], environment: ["PATH": "/usr/bin:/bin"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
-        // With the socket as output too: the display is checked before the sender starts (no other lines).
-        let socket = try run(["--socket", "/tmp/screencast-agent-test-\(getpid())/agent.sock"], environment: ["PATH": "/usr/bin:/bin"])
-        XCTAssertEqual(socket.status, 1)
-        XCTAssertEqual(socket.stderr, "screencast-agent: no X display: DISPLAY is not set and no display was given\n")
+    /// No display at all (DISPLAY unset or empty, no --display) is bad usage: exit 64, the reason saying how
+    /// to name one, and the pointer to --help; nothing else is written, and no dump file is created.
+    func testNoDisplayExits64AndSaysHowToNameOne() throws {
+        let expected = "screencast-agent: no X display: DISPLAY is not set and no --display was given; "
+            + "name the X server with --display :N (e.g. --display :0)\nTry 'screencast-agent --help'.\n"
+        let dump = "/tmp/never-written-\(getpid()).frames"
+        let result = try run(["--output", dump], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(result.status, 64)
+        XCTAssertEqual(result.stderr, expected)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dump))
+        // With the socket as output, and with DISPLAY set but empty: the same, before the sender starts.
+        let folder = "/tmp/screencast-agent-test-\(getpid())"
+        let socket = try run(["--socket", "\(folder)/agent.sock"], environment: ["PATH": "/usr/bin:/bin", "DISPLAY": ""])
+        XCTAssertEqual(socket.status, 64)
+        XCTAssertEqual(socket.stderr, expected)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder))
+        // --list-monitors needs a display as much.
+        let monitors = try run(["--list-monitors"], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(monitors.status, 64)
+        XCTAssertEqual(monitors.stderr, expected)
     }
 
     /// A display that cannot be used fails before the dump file is opened: an existing file is kept.
