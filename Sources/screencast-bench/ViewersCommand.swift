@@ -19,6 +19,9 @@ enum ViewersCommand {
           --url URL      the call's WHEP endpoint, http://127.0.0.1:PORT/whep
           --count N      viewers, 1-256 (default 1)
           --seconds S    how long to stay after joining (default 10)
+
+        Exit codes: 0 every viewer connected; 1 not every one did (at once, without waiting out --seconds,
+        when every viewer's join failed: the reason on stderr); 64 bad usage.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -36,6 +39,32 @@ enum ViewersCommand {
         for viewer in viewers {
             do { try viewer.join(client: client, certificate: certificate) } catch { errors[viewer.index] = "join: \(error)" }
         }
+        let connected: Int
+        if errors.count == count {
+            // No viewer can connect: waiting out --seconds (and the 20 s for ICE) would measure nothing.
+            var reasons: [String] = []
+            for (_, reason) in errors.sorted(by: { $0.key < $1.key }) where !reasons.contains(reason) { reasons.append(reason) }
+            connected = 0
+            FileHandle.standardError.write(Data((
+                "viewers: every join failed (\(count) of \(count)): \(reasons.prefix(3).joined(separator: "; "))"
+                    + (reasons.count > 3 ? " (and \(reasons.count - 3) other reasons)" : "") + "\n").utf8))
+        } else {
+            connected = watch(viewers, errors: errors, seconds: seconds)
+        }
+        for viewer in viewers { viewer.leave(client: client) }
+        let reports = viewers.map { viewer -> JSONValue in
+            guard let error = errors[viewer.index], case .object(var fields) = viewer.report else { return viewer.report }
+            fields.append(("joinError", .string(error)))
+            return .object(fields)
+        }
+        print(JSONValue.object([("connected", .number(connected)), ("viewers", .array(reports))]).serialized)
+        return connected == count ? 0 : 1
+    }
+
+    /// Waits up to 20 s for the viewers that joined to connect (ICE and DTLS), says how many did, then stays
+    /// `seconds` seconds. Returns how many had connected by the end of the 20 s.
+    private static func watch(_ viewers: [LightViewer], errors: [Int: String], seconds: Double) -> Int {
+        let count = viewers.count
         let deadline = MonotonicClock.nowMicros() + 20_000_000
         while viewers.contains(where: { !$0.isConnected && errors[$0.index] == nil }), MonotonicClock.nowMicros() < deadline {
             usleep(20_000)
@@ -50,13 +79,6 @@ enum ViewersCommand {
                     + "a call on this machine needs --ice-address 127.0.0.1 to offer a loopback candidate\n").utf8))
         }
         usleep(useconds_t(seconds * 1e6))
-        for viewer in viewers { viewer.leave(client: client) }
-        let reports = viewers.map { viewer -> JSONValue in
-            guard let error = errors[viewer.index], case .object(var fields) = viewer.report else { return viewer.report }
-            fields.append(("joinError", .string(error)))
-            return .object(fields)
-        }
-        print(JSONValue.object([("connected", .number(connected)), ("viewers", .array(reports))]).serialized)
-        return connected == count ? 0 : 1
+        return connected
     }
 }

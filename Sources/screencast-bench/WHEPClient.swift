@@ -32,7 +32,11 @@ struct WHEPClient {
     /// POSTs `offer`; returns the answer and the session's location (the `Location` header).
     func post(offer: String) throws -> (answer: String, location: String?) {
         let response = try request("POST", path: path, headers: ["Content-Type": "application/sdp"], body: offer)
-        guard response.status == 201 else { throw BenchError("WHEP POST answered \(response.status): \(response.body.prefix(200))") }
+        guard response.status == 201 else {
+            // One line: the call's reason ends in a newline.
+            let reason = response.body.prefix(200).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw BenchError("WHEP POST answered \(response.status): \(reason)")
+        }
         return (response.body, response.headers["location"])
     }
 
