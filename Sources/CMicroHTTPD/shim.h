@@ -42,6 +42,8 @@ static inline void cmhd_log_trampoline(void *cls, const char *format, va_list ar
 ///   MHD_OPTION_CONNECTION_TIMEOUT, `memory_limit` (bytes per connection for headers and buffers) →
 ///   MHD_OPTION_CONNECTION_MEMORY_LIMIT (0 keeps MHD's default of 32 KiB); `per_ip_connection_limit` (0: none)
 ///   → MHD_OPTION_PER_IP_CONNECTION_LIMIT;
+/// - `notify`/`notify_cls` (may be NULL) → MHD_OPTION_NOTIFY_CONNECTION: told when a connection starts and when
+///   it closes (MHD calls it before it closes the socket, daemon.c of 0.9.75);
 /// - `https_key`/`https_cert` (PEM, NUL-terminated; both NULL for plain HTTP) → MHD_OPTION_HTTPS_MEM_KEY and
 ///   MHD_OPTION_HTTPS_MEM_CERT; `flags` must then hold MHD_USE_TLS. The caller keeps both alive while the
 ///   daemon runs.
@@ -52,9 +54,10 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     MHD_RequestCompletedCallback completed, void *completed_cls,
     struct cmhd_logger *logger,
     unsigned int connection_limit, unsigned int connection_timeout, size_t memory_limit,
-    unsigned int per_ip_connection_limit, const char *https_key, const char *https_cert)
+    unsigned int per_ip_connection_limit, MHD_NotifyConnectionCallback notify, void *notify_cls,
+    const char *https_key, const char *https_cert)
 {
-    struct MHD_OptionItem options[11];
+    struct MHD_OptionItem options[12];
     int n = 0;
     if (logger != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)cmhd_log_trampoline, logger };
@@ -68,6 +71,9 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     }
     if (per_ip_connection_limit > 0) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)per_ip_connection_limit, NULL };
+    }
+    if (notify != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, notify_cls };
     }
     if (https_key != NULL && https_cert != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)https_key };
@@ -98,6 +104,12 @@ static inline int cmhd_address_text(const struct sockaddr *address, char *text, 
 static inline int cmhd_client_address(struct MHD_Connection *connection, char *text, size_t size) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? -1 : cmhd_address_text(info->client_addr, text, size);
+}
+
+/// A connection's socket (MHD_get_connection_info, MHD_CONNECTION_INFO_CONNECTION_FD), or -1.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
 }
 
 /// The daemon's listening socket, or -1.

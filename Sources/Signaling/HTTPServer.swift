@@ -3,15 +3,37 @@ import Glibc
 import ScreencastSupport
 import Synchronization
 
-/// Limits of the HTTP server. The defaults suit a handful of viewers and a stats poller.
+/// Limits of the HTTP server. The defaults suit a handful of viewers and a stats poller, and make a slow or
+/// stalling client from a few addresses unable to lock the others out: one address holds at most
+/// ``defaultPerAddressConnectionLimit`` connections of ``defaultConnectionLimit``, and each request must
+/// arrive within ``defaultRequestDeadlineMillis`` whatever its pace (a bad-input review held all 64
+/// connections of the old defaults, 32 per address, from 2 addresses by dripping header bytes or stalling a
+/// TLS handshake, for as long as it ran).
 public struct HTTPServerOptions: Sendable {
+    /// Default of ``connectionLimit``: 32 addresses' worth at ``defaultPerAddressConnectionLimit``. Each
+    /// connection has a thread and a descriptor; the daemon polls with poll(2) (`MHD_USE_POLL_INTERNAL_THREAD`),
+    /// so no FD_SETSIZE bound applies.
+    public static let defaultConnectionLimit: UInt32 = 256
+    /// Default of ``perAddressConnectionLimit``: a browser opens at most 6 connections per host (Chromium's
+    /// per-group limit), a stats poller one or two.
+    public static let defaultPerAddressConnectionLimit: UInt32 = 8
+    /// Default of ``requestDeadlineMillis``, ms: a request takes a few ms on loopback and well under a second
+    /// over a slow link (a WHEP offer is a few kB).
+    public static let defaultRequestDeadlineMillis: UInt32 = 10_000
+
     /// Concurrent connections (each has a thread); more are refused at accept.
-    public var connectionLimit: UInt32 = 64
-    /// A connection idle this long (seconds) is closed, so a slow or silent client cannot hold a thread.
+    public var connectionLimit: UInt32 = defaultConnectionLimit
+    /// A connection idle this long (seconds) is closed, so a silent client cannot hold a thread.
     public var idleTimeoutSeconds: UInt32 = 30
     /// Concurrent connections from one IP address; more are closed at accept (MHD_OPTION_PER_IP_CONNECTION_LIMIT),
-    /// so one slow or hostile client cannot take every connection (a browser opens at most 6 per host).
-    public var perAddressConnectionLimit: UInt32 = 32
+    /// so one slow or hostile client cannot take every connection.
+    public var perAddressConnectionLimit: UInt32 = defaultPerAddressConnectionLimit
+    /// How long a request may take to arrive, ms: from the connection's start (for HTTPS, from the TLS
+    /// handshake's first record), or from the end of the previous request on a kept-alive connection, to
+    /// its last header and body byte. A connection still receiving then is closed, however steadily it
+    /// drips bytes (the idle timeout only catches silence). A kept-alive connection therefore lasts at
+    /// most this long between requests. See ``RequestDeadlineTable``.
+    public var requestDeadlineMillis: UInt32 = defaultRequestDeadlineMillis
     /// Bytes of headers and buffers per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT): request headers past
     /// it are refused with 431. Bodies are bounded per route (``HTTPRoute/bodyLimit``), not by this.
     public var memoryLimitBytes = 32 * 1024
@@ -23,7 +45,8 @@ public struct HTTPServerOptions: Sendable {
     public var tlsFirstByteTimeoutMillis: Int32 = TLSPortAcceptor.defaultFirstByteTimeoutMillis
 
     public init(
-        connectionLimit: UInt32 = 64, idleTimeoutSeconds: UInt32 = 30, perAddressConnectionLimit: UInt32 = 32, tls: TLSIdentity? = nil
+        connectionLimit: UInt32 = defaultConnectionLimit, idleTimeoutSeconds: UInt32 = 30,
+        perAddressConnectionLimit: UInt32 = defaultPerAddressConnectionLimit, tls: TLSIdentity? = nil
     ) {
         self.connectionLimit = connectionLimit
         self.idleTimeoutSeconds = idleTimeoutSeconds
@@ -82,7 +105,8 @@ public final class HTTPServer: Sendable {
         endpoint: HTTPEndpoint, router: HTTPRouter, options: HTTPServerOptions = HTTPServerOptions(), logger: Logger
     ) throws(SignalingError) -> HTTPServer {
         let address = try endpoint.resolve()
-        let core = ServerCore(router: router, logger: logger)
+        let deadlines = RequestDeadlineSweeper(deadlineMillis: options.requestDeadlineMillis, logger: logger)
+        let core = ServerCore(router: router, deadlines: deadlines, logger: logger)
         let logSink = LogSinkStorage(core: core)
         // poll(), not select(): with select libmicrohttpd refuses to start once its listening socket or its
         // inter-thread channel is descriptor 1024 or above (FD_SETSIZE), and closes every accepted connection
@@ -104,13 +128,26 @@ public final class HTTPServer: Sendable {
                         .access(connection, url: url, method: method, data: data, size: size, state: state)
                 },
                 context,
-                { _, _, state, _ in
+                { cls, connection, state, _ in
+                    if let cls, let connection {
+                        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().deadlines.requestCompleted(connection)
+                    }
                     guard let state, let pointer = state.pointee else { return }
                     Unmanaged<RequestState>.fromOpaque(pointer).release()
                     state.pointee = nil
                 },
-                nil, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, options.memoryLimitBytes,
-                options.perAddressConnectionLimit, pem?.key, pem?.certificate)
+                context, logSink.pointer, options.connectionLimit, options.idleTimeoutSeconds, options.memoryLimitBytes,
+                options.perAddressConnectionLimit,
+                { cls, connection, _, code in
+                    guard let cls, let connection else { return }
+                    let deadlines = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().deadlines
+                    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED (1: _CLOSED)
+                        deadlines.opened(connection, socket: cmhd_connection_fd(connection))
+                    } else {
+                        deadlines.closed(connection)
+                    }
+                },
+                context, pem?.key, pem?.certificate)
         }
         guard let started else {
             let reason = core.lastLibraryMessage.withLock { $0 } ?? "MHD_start_daemon failed"
@@ -128,6 +165,7 @@ public final class HTTPServer: Sendable {
             }
         }
         core.running.withLock { $0 = true }
+        deadlines.start()
         let server = HTTPServer(
             endpoint: endpoint, port: acceptor?.port ?? cmhd_bound_port(started), core: core, logSink: logSink, pem: pem,
             acceptor: acceptor, daemon: started)
@@ -157,6 +195,7 @@ public final class HTTPServer: Sendable {
         }
         guard let running else { return }
         acceptor?.stop()
+        core.deadlines.stop()
         MHD_stop_daemon(running)
         core.logger.info("http stopped", ["port": port])
     }
@@ -169,13 +208,19 @@ public final class HTTPServer: Sendable {
 final class ServerCore: Sendable {
     let router: HTTPRouter
     let logger: Logger
+    /// Each connection's request deadline (``HTTPServerOptions/requestDeadlineMillis``).
+    let deadlines: RequestDeadlineSweeper
+    /// libmicrohttpd says "Server reached connection limit" for every connection refused at accept: at most
+    /// one such line a minute, with the count held back (a client reconnecting in a loop would flood the log).
+    let limitMessages = Mutex(LogRateLimiter(burst: 1, intervalMicros: 60_000_000))
     let lastLibraryMessage = Mutex<String?>(nil)
     /// False while the daemon starts: the library's messages then explain a start failure (warning level);
     /// later ones are mostly about clients that went away (info level).
     let running = Mutex(false)
 
-    init(router: HTTPRouter, logger: Logger) {
+    init(router: HTTPRouter, deadlines: RequestDeadlineSweeper, logger: Logger) {
         self.router = router
+        self.deadlines = deadlines
         self.logger = logger
     }
 
@@ -203,11 +248,13 @@ final class ServerCore: Sendable {
                 headers: HTTPHeaders(Self.values(connection, .HEADER_KIND)), clientAddress: clientAddress)
             // A parameter given twice (`?token=a&token=b`) is ambiguous: refused, never one of them picked.
             if let repeated = Self.firstRepeatedName(arguments.map(\.name)) {
+                deadlines.handling(connection)
                 return queue(.text(400, "query parameter '\(repeated)' is given more than once"), request: request, on: connection)
             }
             let declared = request.headers["Content-Length"].flatMap { Int($0.trimmingWhitespace()) }
             switch router.begin(request, contentLength: declared) {
             case .respond(let response):
+                deadlines.handling(connection)
                 return queue(response, request: request, on: connection)
             case .readBody(let pending):
                 state.pointee = Unmanaged.passRetained(RequestState(pending)).toOpaque()
@@ -229,6 +276,7 @@ final class ServerCore: Sendable {
             size.pointee = 0
             return .YES
         }
+        deadlines.handling(connection)
         let response = request.overflowed
             ? router.bodyTooLarge(limit: request.pending.limit, crossOrigin: request.pending.route.crossOrigin) : router.finish(request.pending, body: request.body)
         return queue(response, request: request.pending.request, on: connection)
@@ -267,6 +315,11 @@ final class ServerCore: Sendable {
         var message = text
         while message.last == "\n" { message.removeLast() }
         lastLibraryMessage.withLock { $0 = message }
+        if message.hasPrefix("Server reached connection limit") {
+            guard let suppressed = limitMessages.withLock({ $0.admit() }) else { return }
+            logger.info("libmicrohttpd", ["message": message, "suppressed": suppressed])
+            return
+        }
         logger.log(running.withLock { $0 } ? .info : .warning, "libmicrohttpd", ["message": message])
     }
 }

@@ -17,13 +17,17 @@ import Synchronization
 /// one address (more are closed at accept, logged at most once a minute): silent connections from one
 /// client cannot lock every other out of the port before libmicrohttpd's own per-address limit applies (a
 /// break-it trial held all 64 from one address); a plaintext request is read up to ``maxPlaintextBytes``.
+/// A connection handed on must finish its TLS handshake and its request within
+/// ``HTTPServerOptions/requestDeadlineMillis`` of being handed on (``RequestDeadlineTable``): the first byte of a
+/// ClientHello alone no longer holds a connection (a review sent `16 03 01 40 00` and stalled).
 public final class TLSPortAcceptor: @unchecked Sendable {
     // @unchecked Sendable: `listener` and `daemon` are set in init and only read after; `waiting` and
     // `stopped` are Mutex-guarded; the accept thread is the only one calling accept(2).
     /// How long a new connection may stay silent before it is closed, ms.
     public static let defaultFirstByteTimeoutMillis: Int32 = 10_000
-    /// Connections waiting for their first byte at once; more are closed at accept.
-    public static let maxWaiting = 64
+    /// Connections waiting for their first byte at once; more are closed at accept. 16 addresses' worth at
+    /// ``maxWaitingPerAddress`` (each has a thread for at most the first-byte timeout).
+    public static let maxWaiting = 128
     /// Of ``maxWaiting``, those from one IP address.
     public static let maxWaitingPerAddress = 8
     /// Bytes of a plaintext request read before it is answered.

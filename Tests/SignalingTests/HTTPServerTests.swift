@@ -214,14 +214,15 @@ final class HTTPServerTests: XCTestCase {
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
         let started = ContinuousClock.now
-        for _ in 0..<20 {
+        // From 5 loopback addresses, 4 each: within the per-address connection limit (8).
+        for index in 0..<20 {
             group.enter()
             Thread.detachNewThread { [port] in
                 var status = -1
                 do {
                     status = try RawHTTPClient.request(
                         port: port, method: "POST", path: "/whep", headers: [("Content-Type", "application/sdp")],
-                        body: Array(Offers.vp8.utf8), timeout: 10).status
+                        body: Array(Offers.vp8.utf8), timeout: 10, source: "127.0.0.\(10 + index % 5)").status
                 } catch {
                     failures.withLock { $0.append("\(error) after \(ContinuousClock.now - started)") }
                 }
@@ -359,7 +360,7 @@ final class HTTPServerLimitTests: XCTestCase {
     /// connection back; the defaults are the ones the threat model names.
     func testASilentClientIsClosedAtTheIdleTimeout() throws {
         let defaults = HTTPServerOptions()
-        XCTAssertEqual([defaults.connectionLimit, defaults.perAddressConnectionLimit, defaults.idleTimeoutSeconds], [64, 32, 30])
+        XCTAssertEqual([defaults.connectionLimit, defaults.perAddressConnectionLimit, defaults.idleTimeoutSeconds], [256, 8, 30])
         XCTAssertEqual(defaults.memoryLimitBytes, 32 * 1024)
         let port = try start(perAddress: 32, idleSeconds: 1)
         let fd = try RawHTTPClient.connect(port: port)

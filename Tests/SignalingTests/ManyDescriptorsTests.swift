@@ -42,11 +42,13 @@ final class ManyDescriptorsTests: XCTestCase {
         let statuses = Mutex<[Int]>([])
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
-        for _ in 0..<20 {
+        // From 5 loopback addresses, 4 each: within the per-address connection limit (8).
+        for index in 0..<20 {
             group.enter()
             Thread.detachNewThread { [port = server.port] in
                 do {
-                    let status = try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 10).status
+                    let status = try RawHTTPClient.request(
+                        port: port, method: "GET", path: "/healthz", timeout: 10, source: "127.0.0.\(10 + index % 5)").status
                     statuses.withLock { $0.append(status) }
                 } catch {
                     failures.withLock { $0.append("\(error)") }

@@ -1,0 +1,172 @@
+import DTLS
+import Foundation
+import Glibc
+import ScreencastSupport
+@testable import Signaling
+import Synchronization
+import TestSupport
+import XCTest
+
+/// Slow and stalling clients against the real server, plain HTTP and HTTPS, over 127.0.0.0/8 (each address
+/// stands for another client). A bad-input review locked every client out with 2 addresses × 32 connections
+/// that dripped header bytes, or sent the 5-byte header of a TLS record (`16 03 01 40 00`) and stalled: now one
+/// address holds at most ``HTTPServerOptions/defaultPerAddressConnectionLimit`` connections, and a request
+/// that has not arrived within ``HTTPServerOptions/requestDeadlineMillis`` is closed however it drips.
+final class SlowClientTests: XCTestCase {
+    private let logger = Logger(component: "test", threshold: .error)
+    private var server: SignalingServer?
+    private var held: [Int32] = []
+
+    override func tearDown() {
+        held.forEach { close($0) }
+        held = []
+        server?.stop()
+        server = nil
+        super.tearDown()
+    }
+
+    private func start(tls: Bool, deadlineMillis: UInt32 = HTTPServerOptions.defaultRequestDeadlineMillis) throws -> UInt16 {
+        var configuration = SignalingConfiguration(endpoint: HTTPEndpoint(host: "127.0.0.1", port: 0))
+        configuration.serverOptions.requestDeadlineMillis = deadlineMillis
+        if tls {
+            let certificate = try DTLSCertificate.generate(commonName: "test", validityDays: 1)
+            configuration.serverOptions.tls = TLSIdentity(
+                certificatePEM: try certificate.certificatePEM(), privateKeyPEM: try certificate.privateKeyPEM(),
+                fingerprint: certificate.fingerprint.value)
+        }
+        let started = try SignalingServer(configuration: configuration, sessions: FakeSessions(), stats: { .null }, logger: logger)
+        server = started
+        return started.port
+    }
+
+    /// The first bytes of a request that never completes: half a request line, or a TLS record header that
+    /// announces 16 KiB (RFC 8446 §5.1: handshake(22), legacy version 3.1, length 0x4000) and stops there.
+    private static func stalledStart(tls: Bool) -> [UInt8] {
+        tls ? [0x16, 0x03, 0x01, 0x40, 0x00] : Array("GET /healthz HTTP/1.1\r\nHo".utf8)
+    }
+
+    func testTheDefaultsAreTheNamedLimits() {
+        let defaults = HTTPServerOptions()
+        XCTAssertEqual(defaults.connectionLimit, HTTPServerOptions.defaultConnectionLimit)
+        XCTAssertEqual(defaults.perAddressConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit)
+        XCTAssertEqual(defaults.requestDeadlineMillis, HTTPServerOptions.defaultRequestDeadlineMillis)
+        XCTAssertEqual([HTTPServerOptions.defaultConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit], [256, 8])
+        XCTAssertEqual(HTTPServerOptions.defaultRequestDeadlineMillis, 10_000)
+        XCTAssertEqual(Int(HTTPServerOptions.defaultConnectionLimit / HTTPServerOptions.defaultPerAddressConnectionLimit), 32, "addresses it takes to fill the server")
+    }
+
+    func testPlainHTTPAnAddressAtItsLimitLeavesOthersServed() throws { try anAddressAtItsLimitLeavesOthersServed(tls: false) }
+
+    func testHTTPSAnAddressAtItsLimitLeavesOthersServed() throws { try anAddressAtItsLimitLeavesOthersServed(tls: true) }
+
+    /// 127.0.0.2 opens its 8 connections and stalls each one; its 9th–12th are closed at once; 127.0.0.3 is
+    /// served meanwhile (the default limits; the deadline is not what frees the server here).
+    private func anAddressAtItsLimitLeavesOthersServed(tls: Bool) throws {
+        let port = try start(tls: tls)
+        let limit = Int(HTTPServerOptions.defaultPerAddressConnectionLimit)
+        for _ in 0..<limit {
+            let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
+            held.append(fd)
+            XCTAssertTrue(RawHTTPClient.sendAll(fd, Self.stalledStart(tls: tls)))
+        }
+        usleep(300_000)  // each one is in the server, waiting for the rest of its request
+        var closedAtOnce = 0
+        for _ in 0..<4 {
+            let fd = try RawHTTPClient.connect(port: port, timeout: 3, source: "127.0.0.2")
+            defer { close(fd) }
+            RawHTTPClient.sendAll(fd, Self.stalledStart(tls: tls))
+            let started = Date()
+            let reply = (try? RawHTTPClient.readAll(fd)) ?? [0]
+            if reply.isEmpty, Date().timeIntervalSince(started) < 2 { closedAtOnce += 1 }
+        }
+        XCTAssertEqual(closedAtOnce, 4, "the same address's connections past its limit are closed at accept")
+        if tls {
+            let status = try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/curl"),
+                ["-sk", "-m", "5", "--interface", "127.0.0.3", "-o", "/dev/null", "-w", "%{http_code}", "https://127.0.0.1:\(port)/healthz"],
+                timeout: 10
+            ).stdout
+            XCTAssertEqual(status, "200", "another client is served over HTTPS")
+        } else {
+            XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 3, source: "127.0.0.3").status, 200)
+        }
+        for fd in held { XCTAssertEqual(recv(fd, nil, 0, Int32(MSG_DONTWAIT)), -1, "the stalled ones are still open (no deadline yet)") }
+    }
+
+    func testPlainHTTPADrippingRequestIsClosedAtTheDeadline() throws { try aDrippingRequestIsClosedAtTheDeadline(tls: false) }
+
+    func testHTTPSADrippingHandshakeIsClosedAtTheDeadline() throws { try aDrippingRequestIsClosedAtTheDeadline(tls: true) }
+
+    /// A byte every 100 ms keeps the idle timeout (30 s) from ever firing; the 800 ms request deadline closes
+    /// the connection anyway, after the deadline and before the deadline plus a sweep plus scheduling slack.
+    private func aDrippingRequestIsClosedAtTheDeadline(tls: Bool) throws {
+        let deadline: UInt32 = 800
+        let port = try start(tls: tls, deadlineMillis: deadline)
+        let fd = try RawHTTPClient.connect(port: port, timeout: 10)
+        defer { close(fd) }
+        let started = Date()
+        XCTAssertTrue(RawHTTPClient.sendAll(fd, Self.stalledStart(tls: tls)))
+        let stop = Atomic(false)
+        let dripper = Thread {
+            while !stop.load(ordering: .relaxed) {
+                usleep(100_000)
+                var byte: UInt8 = tls ? 0 : UInt8(ascii: "a")
+                if send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 { return }
+            }
+        }
+        dripper.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        let reply = try RawHTTPClient.readAll(fd)
+        let waited = Date().timeIntervalSince(started)
+        stop.store(true, ordering: .relaxed)
+        print("http: a request dripping a byte every 100 ms was closed after \(String(format: "%.2f", waited)) s (deadline \(deadline) ms, tls \(tls))")
+        XCTAssertEqual(reply, [], "closed without an answer")
+        XCTAssertGreaterThanOrEqual(waited, Double(deadline) / 1000 - 0.05, "not before the deadline")
+        XCTAssertLessThan(waited, Double(deadline) / 1000 + 1.0, "at the deadline (sweeps every 80 ms), not at the idle timeout")
+        // The server goes on: a whole request within the deadline is answered.
+        if !tls { XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz").status, 200) }
+    }
+
+    /// A kept-alive connection is served request after request as long as each arrives within the deadline.
+    func testKeptAliveRequestsWithinTheDeadlineAreServed() throws {
+        let port = try start(tls: false, deadlineMillis: 600)
+        let fd = try RawHTTPClient.connect(port: port, timeout: 5)
+        defer { close(fd) }
+        for _ in 0..<3 {
+            usleep(400_000)  // under the deadline since the previous answer
+            RawHTTPClient.sendAll(fd, Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            XCTAssertGreaterThan(count, 0)
+            XCTAssertTrue(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+}
+
+/// The deadline's bookkeeping, driven by hand (µs clock injected).
+final class RequestDeadlineTableTests: XCTestCase {
+    func testARequestStillArrivingAtTheDeadlineExpiresOnce() {
+        var table = RequestDeadlineTable(deadlineMicros: 1_000)
+        table.opened(1, socket: 11, now: 0)
+        table.opened(2, socket: 12, now: 500)
+        XCTAssertEqual(table.expire(now: 999), [])
+        XCTAssertEqual(table.expire(now: 1_000), [11])
+        XCTAssertEqual(table.expire(now: 5_000), [12], "the first is returned once")
+        table.closed(1)
+        table.closed(2)
+        XCTAssertTrue(table.connections.isEmpty)
+    }
+
+    func testHandlingStopsTheClockAndCompletionRestartsIt() {
+        var table = RequestDeadlineTable(deadlineMicros: 1_000)
+        table.opened(1, socket: 11, now: 0)
+        table.handling(1)
+        XCTAssertEqual(table.expire(now: 10_000), [], "a handler's time is not the client's")
+        table.requestCompleted(1, now: 10_000)
+        XCTAssertEqual(table.expire(now: 10_999), [])
+        XCTAssertEqual(table.expire(now: 11_000), [11], "the next request on a kept-alive connection has its own deadline")
+        table.requestCompleted(7, now: 0)
+        table.handling(7)
+        XCTAssertNil(table.connections[7], "events of an unknown connection add nothing")
+    }
+}
