@@ -203,6 +203,14 @@ public final class ICEAgent: Sendable {
         try core.addRemoteCandidates(candidates.map { ($0.description, $0) })
     }
 
+    /// Adds an offer's parsed candidates in one batch: the unusable and refused ones are skipped, and so is one
+    /// libnice cannot parse (each is optional); refusals are logged once for the batch. Returns how many were
+    /// added.
+    @discardableResult
+    public func addOfferedCandidates(_ candidates: [ICECandidate]) throws(ICEError) -> Int {
+        try core.addRemoteCandidates(candidates.map { ($0.description, $0) }, skippingUnparseable: true)
+    }
+
     /// Applies the peer's transport from its description: credentials, candidates, and
     /// `a=end-of-candidates`. Returns how many candidates were usable (0 is normal for a browser that hides
     /// its addresses: it is learned as peer-reflexive from its checks).

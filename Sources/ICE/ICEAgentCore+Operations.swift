@@ -85,20 +85,40 @@ extension ICEAgentCore {
     }
 
     /// Gives the usable ones of `candidates` to libnice (`text`: the candidate as given, for errors).
-    func addRemoteCandidates(_ candidates: [(text: String, candidate: ICECandidate)]) throws(ICEError) -> Int {
+    /// Refusals are logged once per call, with their count and the first one (an offer may carry hundreds:
+    /// a line each flooded the log, 6,110 lines for five offers in a bad-input review).
+    /// - Parameter skippingUnparseable: skip (and count) a candidate libnice cannot parse instead of throwing
+    ///   (an offer's candidates are each optional; a trickle fragment is all or none).
+    func addRemoteCandidates(
+        _ candidates: [(text: String, candidate: ICECandidate)], skippingUnparseable: Bool = false
+    ) throws(ICEError) -> Int {
         let policy = configuration.effectiveRemoteCandidatePolicy
         var refused = 0
+        var skipped = 0
+        var firstSkipped: (reason: String, candidate: ICECandidate)?
+        var firstRefused: (reason: String, candidate: ICECandidate)?
         let allowed = candidates.filter { text, candidate in
             if let reason = Self.unusableReason(candidate) {
-                logger.debug("remote candidate skipped", ["reason": reason, "candidate": candidate.sdpValue])
+                skipped += 1
+                if firstSkipped == nil { firstSkipped = (reason, candidate) }
                 return false
             }
             if let reason = policy.refusal(of: candidate.address) {
-                logger.info("remote candidate refused", ["reason": reason, "candidate": candidate.sdpValue])
                 refused += 1
+                if firstRefused == nil { firstRefused = (reason, candidate) }
                 return false
             }
             return true
+        }
+        if let firstSkipped {
+            logger.debug("remote candidates skipped", [
+                "count": skipped, "reason": firstSkipped.reason, "candidate": firstSkipped.candidate.sdpValue,
+            ])
+        }
+        if let firstRefused {
+            logger.info("remote candidates refused", [
+                "count": refused, "reason": firstRefused.reason, "candidate": firstRefused.candidate.sdpValue,
+            ])
         }
         // The limit: the first ones within it are taken, in the order given.
         let room = shared.withLock { shared in
@@ -116,12 +136,19 @@ extension ICEAgentCore {
         let handle = try agentHandle()
         var list: UnsafeMutablePointer<GSList>?
         defer { Self.freeCandidateList(list) }
+        var unparseable = 0
         for (text, candidate) in usable {
             guard let parsed = nice_agent_parse_remote_candidate_sdp(
                 handle.agent, streamID, "a=candidate:" + candidate.sdpValue)
-            else { throw .badRemoteCandidate(text, reason: "libnice cannot parse it") }
+            else {
+                guard skippingUnparseable else { throw .badRemoteCandidate(text, reason: "libnice cannot parse it") }
+                unparseable += 1
+                continue
+            }
             list = g_slist_append(list, parsed)
         }
+        if unparseable > 0 { logger.info("remote candidates libnice cannot parse skipped", ["count": unparseable]) }
+        guard list != nil else { return 0 }
         let added = nice_agent_set_remote_candidates(handle.agent, streamID, 1, list)
         guard added >= 0 else { throw .badRemoteCandidate(usable[0].text, reason: "libnice refused the candidates") }
         logger.debug("remote candidates added", ["count": added])

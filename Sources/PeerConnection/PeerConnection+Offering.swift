@@ -83,8 +83,7 @@ extension PeerConnection {
                 relay.set(peer)
                 let remote = negotiated.remote
                 try ice { () throws(ICEError) in try agent.setRemoteCredentials(.init(ufrag: remote.iceUfrag, password: remote.icePwd)) }
-                var usable = 0
-                for candidate in remote.candidates where (try? agent.addRemoteCandidate(candidate.description)) == true { usable += 1 }
+                let usable = (try? agent.addOfferedCandidates(remote.candidates)) ?? 0
                 if remote.candidatesComplete, usable > 0 { agent.remoteCandidatesComplete() }
                 peer.start()
                 logger.info("offer answered", [

@@ -111,10 +111,8 @@ public final class PeerConnection: @unchecked Sendable {
 
             let remote = plan.negotiated.remote
             try ice { () throws(ICEError) in try agent.setRemoteCredentials(.init(ufrag: remote.iceUfrag, password: remote.icePwd)) }
-            var usable = 0
-            for candidate in remote.candidates {
-                if (try? agent.addRemoteCandidate(candidate.description)) == true { usable += 1 }
-            }
+            // One batch: refusals are logged once with their count, not a line per candidate.
+            let usable = (try? agent.addOfferedCandidates(remote.candidates)) ?? 0
             if remote.candidatesComplete, usable > 0 { agent.remoteCandidatesComplete() }
             peer.start()
             logger.info("peer answered", [

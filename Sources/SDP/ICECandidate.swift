@@ -12,7 +12,7 @@
 /// e.g. `1467250027 1 udp 2122260223 3e0a….local 54321 typ host generation 0 network-id 1`. The address
 /// may be an IP literal or a host name (browsers hide host addresses behind mDNS `.local` names). The
 /// extensions (`tcptype`, `generation`, `ufrag`, `network-id`, `network-cost`, …) are kept in order.
-public struct ICECandidate: Sendable, Equatable, CustomStringConvertible {
+public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case host, serverReflexive, peerReflexive, relay
         case other(String)
@@ -126,8 +126,30 @@ public struct ICECandidate: Sendable, Equatable, CustomStringConvertible {
     /// `candidate:<value>`, as in WHEP trickle fragments and `RTCIceCandidate.candidate`.
     public var description: String { "candidate:" + sdpValue }
 
+    /// Field by field, as their ``sdpValue`` texts compare (the kind by its token), without building them:
+    /// an offer's candidates are deduplicated through a `Set` (``RemoteTransport``), in time linear in their count.
     public static func == (a: ICECandidate, b: ICECandidate) -> Bool {
-        a.sdpValue == b.sdpValue
+        a.foundation == b.foundation && a.component == b.component && a.transport == b.transport && a.priority == b.priority
+            && a.address == b.address && a.port == b.port && a.kind.token == b.kind.token && a.relatedAddress == b.relatedAddress
+            && a.relatedPort == b.relatedPort
+            && a.extensions.elementsEqual(b.extensions) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(foundation)
+        hasher.combine(component)
+        hasher.combine(transport)
+        hasher.combine(priority)
+        hasher.combine(address)
+        hasher.combine(port)
+        hasher.combine(kind.token)
+        hasher.combine(relatedAddress)
+        hasher.combine(relatedPort)
+        hasher.combine(extensions.count)
+        for (name, value) in extensions {
+            hasher.combine(name)
+            hasher.combine(value)
+        }
     }
 
     /// True when every character is an ice-char (RFC 8839 §5.1): what `ice-ufrag`, `ice-pwd` and

@@ -13,6 +13,13 @@ public struct RemoteTransport: Sendable, Equatable {
     /// `a=end-of-candidates` was present.
     public var candidatesComplete: Bool
 
+    /// The most `a=candidate` lines the BUNDLE transport's sections may hold together; an offer with more is
+    /// refused (``SDPError/tooManyCandidates(count:limit:)``, a 413). A browser offers one or two per network
+    /// interface and address family (a dozen on a busy host); an offer with 1,250 cost ~3 s of CPU to
+    /// deduplicate before this limit (quadratic) and libnice takes at most
+    /// `ICEAgent.Configuration.remoteCandidateLimit` (32) anyway.
+    public static let maxCandidates = 256
+
     /// Reads the transport of `offer.media[chosen]`: media-level attributes first, then those of the
     /// BUNDLE-tagged section (the first mid of the BUNDLE group, RFC 8843 §7.2.1), then session level.
     init(offer: SessionDescription, chosen: Int) throws(SDPError) {
@@ -38,10 +45,12 @@ public struct RemoteTransport: Sendable, Equatable {
         iceLite = offer.attributes.contains(.iceLite)
         self.fingerprints = fingerprints
         setup = all.lazy.compactMap(\.setup).first ?? .active
+        let offered = sources.map(\.candidates)
+        let count = offered.reduce(0) { $0 + $1.count }
+        guard count <= Self.maxCandidates else { throw .tooManyCandidates(count: count, limit: Self.maxCandidates) }
         var candidates: [ICECandidate] = []
-        for source in sources {
-            for candidate in source.candidates where !candidates.contains(candidate) { candidates.append(candidate) }
-        }
+        var seen = Set<ICECandidate>()
+        for candidate in offered.joined() where seen.insert(candidate).inserted { candidates.append(candidate) }
         self.candidates = candidates
         candidatesComplete = sources.contains { $0.hasEndOfCandidates }
     }

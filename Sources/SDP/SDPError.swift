@@ -7,6 +7,9 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The description is larger than the parser accepts (bytes, limit).
     case tooLarge(bytes: Int, limit: Int)
+    /// The BUNDLE transport carries more `a=candidate` lines than ``RemoteTransport/maxCandidates`` (count,
+    /// limit): refused as too large (413), like ``tooLarge(bytes:limit:)``.
+    case tooManyCandidates(count: Int, limit: Int)
     /// The bytes are not UTF-8 text, or hold a NUL or a bare CR.
     case notText
     /// A line is not `<letter>=<value>`, has an unknown type letter, or its fields are malformed.
@@ -74,6 +77,7 @@ public enum SDPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .tooLarge(let bytes, let limit): "SDP of \(bytes) bytes exceeds the limit of \(limit)"
+        case .tooManyCandidates(let count, let limit): "the offer has \(count) ICE candidates, more than the \(limit) accepted"
         case .notText: "SDP is not UTF-8 text"
         case .badLine(let line, let text, let reason): "SDP line \(line) (\(text.escapingControls)): \(reason.escapingControls)"
         case .missingLine(let type, let section): "SDP \(section) lacks its \(type) line"

@@ -14,7 +14,7 @@ extension SignalingError {
         }
         let fault: DescriptionFault
         switch error {
-        case .sdp(.tooLarge): fault = .tooLarge
+        case .sdp(.tooLarge), .sdp(.tooManyCandidates): fault = .tooLarge
         case .sdp(let sdp) where sdp.isMalformed: fault = .malformed
         default: fault = .unanswerable  // well-formed but unanswerable: no VP8, no rtcp-mux, no fingerprint, …
         }

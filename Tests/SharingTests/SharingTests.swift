@@ -164,6 +164,7 @@ final class ViewerHubRefusalTests: XCTestCase {
         XCTAssertEqual(SignalingError(SDPError.badLine(line: 1, text: "x", reason: "y")).httpStatus, 400)
         XCTAssertEqual(SignalingError(SDPError.badAttribute(line: 3, name: "candidate", reason: "y")).httpStatus, 400)
         XCTAssertEqual(SignalingError(SDPError.tooLarge(bytes: 2, limit: 1)).httpStatus, 413)
+        XCTAssertEqual(SignalingError(SDPError.tooManyCandidates(count: 2_000, limit: 256)).httpStatus, 413)
         XCTAssertEqual(SignalingError(SDPError.invalidConfiguration("no cert")).httpStatus, 500)
         XCTAssertEqual(SignalingError(.ice(.badRemoteCandidate("candidate:x", reason: "libnice"))).httpStatus, 422)
         XCTAssertEqual(SignalingError(.ice(.gatheringFailed(reason: "no address"))).httpStatus, 500)
