@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// A response: its final URL (after redirects), status, head and body.
@@ -95,29 +96,94 @@ public final class HTTPCancellation: Sendable {
 /// Resolving a URI reference (a `Location` header, a `Link` target) against the request URL (RFC 3986
 /// §5.2, for the forms servers send: absolute, network-path `//host/…`, absolute-path `/…`, relative).
 public enum URLReference {
-    /// Whether `url` is one we can send a request to: http or https, a host (and a numeric port, if any), no
-    /// white space or control characters anywhere (`http://`, `http://x y/` are refused before any attempt).
-    public static func isRequestable(_ url: String) -> Bool {
-        guard let scheme = origin(of: url)?.scheme, scheme == "http" || scheme == "https" else { return false }
-        return !url.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
+    /// Whether `url` is one we can send a request to (``requestProblem(_:)`` finds nothing wrong).
+    public static func isRequestable(_ url: String) -> Bool { requestProblem(url) == nil }
+
+    /// What makes `url` one we cannot send a request to, in a few words, or nil when it is fine: http or https;
+    /// a host that is a name (ASCII letters, digits, `-._~`, or non-ASCII for IDN), a dotted IPv4 address with
+    /// each part 0–255, or a bracketed IPv6 literal that `inet_pton(3)` reads (RFC 3986 §3.2.2: no zone, no
+    /// `%` or control byte in any host); a port, if any, of 1–65535 (RFC 3986 §3.2.3; TCP has no port 0 to
+    /// connect to); no white space or control characters anywhere. libcurl refuses the rest only when the
+    /// request is made ("URL using bad/illegal format"), and a publisher would retry that for ever
+    /// (`http://[::1`, `http://x:99999/`, `http://[zz]/`, `http://x%00/` in a bad-input review).
+    public static func requestProblem(_ url: String) -> String? {
+        if url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F || $0.value == 0x85 }) {
+            return "white space or a control character in the URL"
+        }
+        guard let schemeEnd = url.range(of: "://") else { return "not an absolute URL (no scheme://)" }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "http" || scheme == "https" else { return "the scheme must be http or https" }
+        switch authority(of: url) {
+        case .failure(let problem): return problem.text
+        case .success: return nil
+        }
     }
 
-    /// The scheme, host and port of an absolute URL, lowercased, the port made explicit (80 for http, 443 for
-    /// https); nil for a URL without `://` or without a host.
-    public static func origin(of url: String) -> (scheme: String, host: String, port: Int)? {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+    /// What is wrong with an authority (``authority(of:)``).
+    public struct AuthorityProblem: Error, Equatable {
+        public var text: String
+    }
+
+    /// The host (lowercased, an IPv6 literal without its brackets) and the port (nil when none is written) of
+    /// an absolute URL's authority, checked as ``requestProblem(_:)`` says.
+    public static func authority(of url: String) -> Result<(host: String, port: Int?), AuthorityProblem> {
+        func problem(_ text: String) -> Result<(host: String, port: Int?), AuthorityProblem> { .failure(AuthorityProblem(text: text)) }
+        guard let schemeEnd = url.range(of: "://") else { return problem("not an absolute URL (no scheme://)") }
         let rest = url[schemeEnd.upperBound...]
         var authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var host = Substring(authority), port: Int?
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
-            host = authority[..<colon]
-            port = Int(authority[authority.index(after: colon)...])
-            guard port != nil else { return nil }
+        let host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return problem("an IPv6 address must be closed with ']'") }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return problem("only ':PORT' may follow ']'") }
+                portText = after.dropFirst()
+            }
+            var address = in6_addr()
+            guard !host.contains("%"), inet_pton(AF_INET6, String(host), &address) == 1 else {
+                return problem("'[\(host)]' is not an IPv6 address")
+            }
+        } else {
+            if let colon = authority.firstIndex(of: ":") {
+                host = authority[..<colon]
+                portText = authority[authority.index(after: colon)...]
+            } else {
+                host = authority
+            }
+            guard !host.isEmpty else { return problem("the URL has no host") }
+            let allowed = host.unicodeScalars.allSatisfy { scalar in
+                scalar.value > 0x7F || ("0"..."9").contains(scalar) || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                    || "-._~".unicodeScalars.contains(scalar)
+            }
+            guard allowed else { return problem("the host '\(host)' may hold letters, digits and '-._~' only (no '%', brackets or ':')") }
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }) {  // a numeric address: dotted IPv4
+                guard parts.count == 4, parts.allSatisfy({ $0.count <= 3 && Int($0)! <= 255 }) else {
+                    return problem("'\(host)' is not an IPv4 address (four parts of 0–255)")
+                }
+            }
         }
-        guard !host.isEmpty else { return nil }
-        return (scheme, host.lowercased(), port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0))
+        var port: Int?
+        if let portText {
+            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ ("0"..."9").contains($0) }), let value = Int(portText), (1...65535).contains(value) else {
+                return problem("the port must be a number of 1–65535, not '\(portText)'")
+            }
+            port = value
+        }
+        return .success((host.lowercased(), port))
+    }
+
+    /// The scheme, host and port of an absolute URL, lowercased, the port made explicit (80 for http, 443 for
+    /// https); nil for a URL without `://`, or whose authority ``authority(of:)`` refuses (no host, a bad port
+    /// or IPv6 literal, …). An IPv6 host keeps its brackets.
+    public static func origin(of url: String) -> (scheme: String, host: String, port: Int)? {
+        guard let schemeEnd = url.range(of: "://"), case .success(let authority) = authority(of: url) else { return nil }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let host = authority.host.contains(":") ? "[\(authority.host)]" : authority.host
+        return (scheme, host, authority.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0))
     }
 
     /// The absolute URL, or nil when `base` is not an absolute http(s) URL.

@@ -1,4 +1,5 @@
 import Foundation
+import ScreencastSupport
 import Synchronization
 
 /// Publishing into a Janus VideoRoom over the Janus HTTP API (`--janus URL --janus-room N`), as an
@@ -46,8 +47,9 @@ public struct JanusVideoRoom: SFUTransport {
     public var server: String { "\(options.url) room \(options.room)" }
 
     public init(options: Options, http: HTTPClient = HTTPClient()) throws(PublishingError) {
-        guard URLReference.isRequestable(options.url) else {
-            throw .invalidConfiguration("--janus needs an http:// or https:// URL with a host and no spaces, not '\(options.url)'")
+        if let problem = URLReference.requestProblem(options.url) {
+            throw .invalidConfiguration(
+                "--janus needs an http:// or https:// URL with a host and no spaces, not '\(options.url.escapingNonPrintable)': \(problem)")
         }
         guard options.room > 0 else { throw .invalidConfiguration("--janus-room must be a positive number") }
         self.options = options

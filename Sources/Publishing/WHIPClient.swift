@@ -1,3 +1,5 @@
+import ScreencastSupport
+
 /// A WHIP session as the server created it (RFC 9725 §4.2): the session URL (`Location`, resolved
 /// against the endpoint), the SDP answer, the entity tag for ICE restarts (`ETag`, §4.3.1) and the ICE
 /// servers offered in `Link` headers (§4.6).
@@ -50,8 +52,9 @@ public struct WHIPClient: Sendable {
     public var http: HTTPClient
 
     public init(endpoint: String, token: String? = nil, http: HTTPClient = HTTPClient()) throws(PublishingError) {
-        guard URLReference.isRequestable(endpoint) else {
-            throw .invalidConfiguration("--whip needs an http:// or https:// URL with a host and no spaces, not '\(endpoint)'")
+        if let problem = URLReference.requestProblem(endpoint) {
+            throw .invalidConfiguration(
+                "--whip needs an http:// or https:// URL with a host and no spaces, not '\(endpoint.escapingNonPrintable)': \(problem)")
         }
         if let token { guard !token.isEmpty, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
             throw .invalidConfiguration("--whip-token must be non-empty printable ASCII without spaces")

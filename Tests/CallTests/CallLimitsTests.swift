@@ -47,6 +47,10 @@ final class CallLimitsTests: CallTestCase {
             (["--whip", "http://"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://'"),
             (["--whip", "http://x y/whip"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://x y/whip'"),
             (["--whip", "http://h:port/whip"], "--whip needs an http:// or https:// URL with a host and no spaces"),
+            // Forms libcurl refuses only at the request ("URL using bad/illegal format"), retried for ever before.
+            (["--whip", "http://x:99999/"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://x:99999/': the port must be a number of 1–65535, not '99999'"),
+            (["--whip", "http://[::1"], "--whip needs an http:// or https:// URL with a host and no spaces, not 'http://[::1': an IPv6 address must be closed with ']'"),
+            (["--janus", "http://x%00/", "--janus-room", "5"], "--janus needs an http:// or https:// URL with a host and no spaces, not 'http://x%00/': the host 'x%00'"),
             (["--whip", "http://127.0.0.1:9/whip", "--whip-token", "two words"], "--whip-token must be non-empty printable ASCII without spaces"),
             (["--whip-token", "t"], "--whip-token needs --whip"),
             (["--whip", "http://127.0.0.1:9/whip", "--janus", "http://127.0.0.1:9/janus"], "--whip and --janus cannot go together"),

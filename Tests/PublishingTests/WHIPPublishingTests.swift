@@ -125,7 +125,7 @@ final class WHIPPublishingTests: XCTestCase {
             XCTAssertEqual(reason, "Couldn't connect to server")
         }
         XCTAssertThrowsError(try WHIPClient(endpoint: "ftp://x")) { error in
-            XCTAssertEqual(error as? PublishingError, .invalidConfiguration("--whip needs an http:// or https:// URL with a host and no spaces, not 'ftp://x'"))
+            XCTAssertEqual(error as? PublishingError, .invalidConfiguration("--whip needs an http:// or https:// URL with a host and no spaces, not 'ftp://x': the scheme must be http or https"))
         }
     }
 
