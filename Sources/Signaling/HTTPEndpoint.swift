@@ -34,6 +34,19 @@ public struct HTTPEndpoint: Sendable, Equatable, CustomStringConvertible {
             if host.contains(":") { throw .invalidEndpoint(text, reason: "put an IPv6 address in brackets: [ADDR]:PORT") }
         }
         guard !host.isEmpty else { throw .invalidEndpoint(text, reason: "empty host") }
+        // A numeric host is an address, never a name to look up: one that is not a valid address is the
+        // command line's fault (exit 64), not a resolver failure (`256.0.0.1` was "cannot resolve", exit 1).
+        if host.allSatisfy({ $0 == "." || ("0"..."9").contains($0) }) {
+            var address = in_addr()
+            guard inet_pton(AF_INET, String(host), &address) == 1 else {
+                throw .invalidEndpoint(text, reason: "'\(host)' is not an IPv4 address (four parts of 0–255)")
+            }
+        } else if text.hasPrefix("[") {
+            var address = in6_addr()  // a zone (`%eth0`) after the address is getaddrinfo's to read
+            guard inet_pton(AF_INET6, String(host.prefix { $0 != "%" }), &address) == 1 else {
+                throw .invalidEndpoint(text, reason: "'\(host)' is not an IPv6 address")
+            }
+        }
         guard !portText.isEmpty, portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
               let port = UInt16(portText)
         else { throw .invalidEndpoint(text, reason: "port must be 0-65535") }

@@ -43,7 +43,7 @@ public enum SignalingError: Error, Sendable, Equatable, CustomStringConvertible 
         case .addressResolution(let host, let reason): "cannot resolve '\(host)': \(reason)"
         case .startFailed(let endpoint, let reason): "the server on \(endpoint) did not start: \(reason)"
         case .refused(_, let reason): reason
-        case .unknownSession(let id): "no session \(id)"
+        case .unknownSession(let id): "no session \(WHEPSessionID.echoed(id))"
         case .unavailable(let reason): "unavailable: \(reason)"
         case .tooManyPending(let reason): "too many sessions pending: \(reason)"
         case .internalFailure(let reason): "internal error: \(reason)"

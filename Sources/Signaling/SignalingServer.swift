@@ -87,7 +87,7 @@ public final class SignalingServer: Sendable {
                     guard let statsText else { return .text(404, "no text form of the stats here") }
                     return HTTPResponse(
                         status: 200, headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
-                        body: Array(statsText().utf8))
+                        body: Array(Self.printableLines(statsText()).utf8))
                 case let other?:
                     return .text(400, "format must be json or text, not '\(other.prefix(40))'")
                 }
@@ -104,6 +104,13 @@ public final class SignalingServer: Sendable {
 
     /// The port actually bound.
     public var port: UInt16 { http.port }
+
+    /// `text` with its lines kept and every other non-printable character escaped
+    /// (`String.escapingNonPrintable`): the text stats carry what a sender chose (the agent's
+    /// `Capture-Rect`), and an ESC or CR in it must not act on the terminal of whoever runs `curl`.
+    public static func printableLines(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).escapingNonPrintable }.joined(separator: "\n")
+    }
 
     /// `http://HOST:PORT` (a wildcard host is shown as loopback).
     public var baseURL: String {

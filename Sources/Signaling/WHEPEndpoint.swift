@@ -55,6 +55,17 @@ public enum WHEPSessionID {
         }.joined()
     }
 
+    /// Characters of a client's session id that a 404 or a log line repeats: twice the length of ours
+    /// (``random()``, 32). A `DELETE /whep/<5,000 characters>` had its whole id echoed in the 404.
+    public static let maxEchoedCharacters = 64
+
+    /// `id` as an answer repeats it: its first ``maxEchoedCharacters`` characters, non-printable ones
+    /// escaped, then `…` when it was longer.
+    public static func echoed(_ id: String) -> String {
+        let shown = String(id.prefix(maxEchoedCharacters)).escapingNonPrintable
+        return id.count > maxEchoedCharacters ? shown + "…" : shown
+    }
+
     /// 1–128 characters of RFC 3986 `unreserved` (letters, digits, `-._~`).
     public static func isValid(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 128
@@ -104,7 +115,7 @@ public enum WHEPEndpoint {
             },
             HTTPRoute("DELETE", .parameter(prefix: sessionPrefix), bodyLimit: 4096, crossOrigin: true, check: precheck(token: token, type: nil)) { request in
                 let id = request.pathParameter ?? ""
-                guard provider.deleteSession(id: id) else { return .text(404, "no session \(id)") }
+                guard provider.deleteSession(id: id) else { return .text(404, "no session \(WHEPSessionID.echoed(id))") }
                 logger.info("viewer session deleted", ["session": id])
                 return HTTPResponse(status: 200)
             },
@@ -159,7 +170,9 @@ public enum WHEPEndpoint {
             logger.info("viewer ICE restart", ["session": id])
             return HTTPResponse(status: 200, headers: ["Content-Type": fragmentType], body: Array(answer.utf8))
         } catch {
-            logger.log(error.httpStatus >= 500 ? .warning : .debug, "viewer fragment refused", ["session": id, "status": error.httpStatus])
+            logger.log(error.httpStatus >= 500 ? .warning : .debug, "viewer fragment refused", [
+                "session": WHEPSessionID.echoed(id), "status": error.httpStatus,
+            ])
             return errorResponse(error)
         }
     }

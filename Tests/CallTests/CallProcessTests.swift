@@ -32,6 +32,8 @@ final class CallProcessTests: CallTestCase {
             (["--consent-timeout", "1"], "--consent-timeout must be a whole number from 2 to 300, not '1'"),
             (["--consent-timeout", "301"], "--consent-timeout must be a whole number from 2 to 300, not '301'"),
             (["extra"], "unexpected argument 'extra'"),
+            // A numeric host that is no address is a usage error, not a resolver failure (exit 1 before).
+            (["--http", "256.0.0.1:80"], "--http: invalid HTTP endpoint '256.0.0.1:80': '256.0.0.1' is not an IPv4 address (four parts of 0–255)"),
         ] {
             let result = try ProcessRunner.run(call, arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")
