@@ -42,6 +42,8 @@ static inline void cmhd_log_trampoline(void *cls, const char *format, va_list ar
 ///   MHD_OPTION_CONNECTION_TIMEOUT, `memory_limit` (bytes per connection for headers and buffers) →
 ///   MHD_OPTION_CONNECTION_MEMORY_LIMIT (0 keeps MHD's default of 32 KiB); `per_ip_connection_limit` (0: none)
 ///   → MHD_OPTION_PER_IP_CONNECTION_LIMIT;
+/// - MHD_OPTION_STRICT_FOR_CLIENT 1, always: an HTTP/1.1 request without `Host` (RFC 9112 §3.2: "A server MUST
+///   respond with a 400") and a request line with a space inside its target are refused with 400;
 /// - `notify`/`notify_cls` (may be NULL) → MHD_OPTION_NOTIFY_CONNECTION: told when a connection starts and when
 ///   it closes (MHD calls it before it closes the socket, daemon.c of 0.9.75);
 /// - `https_key`/`https_cert` (PEM, NUL-terminated; both NULL for plain HTTP) → MHD_OPTION_HTTPS_MEM_KEY and
@@ -57,7 +59,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int per_ip_connection_limit, MHD_NotifyConnectionCallback notify, void *notify_cls,
     const char *https_key, const char *https_cert)
 {
-    struct MHD_OptionItem options[12];
+    struct MHD_OptionItem options[13];
     int n = 0;
     if (logger != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)cmhd_log_trampoline, logger };
@@ -66,6 +68,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)connection_timeout, NULL };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL };
     if (memory_limit > 0) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)memory_limit, NULL };
     }

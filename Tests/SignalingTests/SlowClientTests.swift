@@ -90,7 +90,11 @@ final class SlowClientTests: XCTestCase {
         } else {
             XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 3, source: "127.0.0.3").status, 200)
         }
-        for fd in held { XCTAssertEqual(recv(fd, nil, 0, Int32(MSG_DONTWAIT)), -1, "the stalled ones are still open (no deadline yet)") }
+        for fd in held {
+            var byte: UInt8 = 0
+            let got = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+            XCTAssertTrue(got == -1 && errno == EAGAIN, "the stalled ones are still open, nothing sent (no deadline yet): \(got)")
+        }
     }
 
     func testPlainHTTPADrippingRequestIsClosedAtTheDeadline() throws { try aDrippingRequestIsClosedAtTheDeadline(tls: false) }
@@ -168,5 +172,25 @@ final class RequestDeadlineTableTests: XCTestCase {
         table.requestCompleted(7, now: 0)
         table.handling(7)
         XCTAssertNil(table.connections[7], "events of an unknown connection add nothing")
+    }
+}
+
+/// libmicrohttpd runs strict for clients (MHD_OPTION_STRICT_FOR_CLIENT 1): an HTTP/1.1 request without
+/// `Host` is refused with 400 (RFC 9112 §3.2); HTTP/1.0 needs none.
+final class StrictRequestTests: XCTestCase {
+    func testHTTP11WithoutHostIs400AndHTTP10IsServed() throws {
+        let server = try SignalingServer(
+            configuration: SignalingConfiguration(endpoint: HTTPEndpoint(host: "127.0.0.1", port: 0)), sessions: FakeSessions(),
+            stats: { .null }, logger: Logger(component: "test", threshold: .error))
+        defer { server.stop() }
+        func raw(_ text: String) throws -> Int {
+            let fd = try RawHTTPClient.connect(port: server.port)
+            defer { close(fd) }
+            RawHTTPClient.sendAll(fd, Array(text.utf8))
+            return try RawHTTPClient.readResponse(fd).status
+        }
+        XCTAssertEqual(try raw("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"), 400)
+        XCTAssertEqual(try raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 200)
+        XCTAssertEqual(try raw("GET /healthz HTTP/1.0\r\n\r\n"), 200)
     }
 }
