@@ -111,18 +111,25 @@ final class SlowClientTests: XCTestCase {
         let started = Date()
         XCTAssertTrue(RawHTTPClient.sendAll(fd, Self.stalledStart(tls: tls)))
         let stop = Atomic(false)
+        let dripperDone = DispatchSemaphore(value: 0)
         let dripper = Thread {
-            while !stop.load(ordering: .relaxed) {
+            defer { dripperDone.signal() }
+            while true {
                 usleep(100_000)
+                if stop.load(ordering: .relaxed) { return }
                 var byte: UInt8 = tls ? 0 : UInt8(ascii: "a")
                 if send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 { return }
             }
         }
         dripper.start()
-        defer { stop.store(true, ordering: .relaxed) }
+        // The dripper ends before `fd` is closed: a byte sent after would go to whatever socket takes the
+        // number next (the next test's, which then no longer starts with a TLS record).
+        defer {
+            stop.store(true, ordering: .relaxed)
+            dripperDone.wait()
+        }
         let reply = try RawHTTPClient.readAll(fd)
         let waited = Date().timeIntervalSince(started)
-        stop.store(true, ordering: .relaxed)
         print("http: a request dripping a byte every 100 ms was closed after \(String(format: "%.2f", waited)) s (deadline \(deadline) ms, tls \(tls))")
         XCTAssertEqual(reply, [], "closed without an answer")
         XCTAssertGreaterThanOrEqual(waited, Double(deadline) / 1000 - 0.05, "not before the deadline")
