@@ -210,9 +210,16 @@ final class ServerCore: Sendable {
     let logger: Logger
     /// Each connection's request deadline (``HTTPServerOptions/requestDeadlineMillis``).
     let deadlines: RequestDeadlineSweeper
-    /// libmicrohttpd says "Server reached connection limit" for every connection refused at accept: at most
-    /// one such line a minute, with the count held back (a client reconnecting in a loop would flood the log).
-    let limitMessages = Mutex(LogRateLimiter(burst: 1, intervalMicros: 60_000_000))
+    /// libmicrohttpd's messages once the server runs come from clients ("Server reached connection limit"
+    /// for each connection refused at accept, a GnuTLS error for each broken handshake): at most
+    /// ``libraryMessageBurst`` back to back, then one per ``libraryMessageIntervalMicros``, each saying how
+    /// many were held back (a review's client reconnecting in a loop caused 112 handshake lines in 70 s and
+    /// ~14,000 refusals).
+    let libraryMessages = Mutex(LogRateLimiter(burst: ServerCore.libraryMessageBurst, intervalMicros: ServerCore.libraryMessageIntervalMicros))
+    /// Library lines that may go out back to back while the server runs.
+    static let libraryMessageBurst = 10
+    /// One more library line per this many µs once the burst is spent (10 a minute).
+    static let libraryMessageIntervalMicros: UInt64 = 6_000_000
     let lastLibraryMessage = Mutex<String?>(nil)
     /// False while the daemon starts: the library's messages then explain a start failure (warning level);
     /// later ones are mostly about clients that went away (info level).
@@ -310,17 +317,22 @@ final class ServerCore: Sendable {
         return collector.fields
     }
 
-    /// A message from libmicrohttpd's own logger.
+    /// A message from libmicrohttpd's own logger: a warning while the daemon starts (it explains a start
+    /// failure), then at info level and rate-limited (``libraryMessages``).
     func libraryMessage(_ text: String) {
         var message = text
         while message.last == "\n" { message.removeLast() }
         lastLibraryMessage.withLock { $0 = message }
-        if message.hasPrefix("Server reached connection limit") {
-            guard let suppressed = limitMessages.withLock({ $0.admit() }) else { return }
-            logger.info("libmicrohttpd", ["message": message, "suppressed": suppressed])
+        if running.withLock({ $0 }) {
+            guard let suppressed = libraryMessages.withLock({ $0.admit() }) else { return }
+            if suppressed > 0 {
+                logger.info("libmicrohttpd", ["message": message, "suppressed": suppressed])
+            } else {
+                logger.info("libmicrohttpd", ["message": message])
+            }
             return
         }
-        logger.log(running.withLock { $0 } ? .info : .warning, "libmicrohttpd", ["message": message])
+        logger.warning("libmicrohttpd", ["message": message])
     }
 }
 

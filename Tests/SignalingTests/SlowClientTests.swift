@@ -201,3 +201,21 @@ final class StrictRequestTests: XCTestCase {
         XCTAssertEqual(try raw("GET /healthz HTTP/1.0\r\n\r\n"), 200)
     }
 }
+
+/// libmicrohttpd's messages about clients are rate-limited once the server runs; start-up ones are not.
+final class LibraryMessageRateTests: XCTestCase {
+    func testAFloodOfLibraryMessagesGivesABurstOfLines() {
+        let box = LineBox()
+        let logger = Logger(component: "http", threshold: .debug, output: LogOutput { line in box.lines.withLock { $0.append(line) } })
+        let core = ServerCore(router: HTTPRouter(routes: []), deadlines: RequestDeadlineSweeper(deadlineMillis: 1_000, logger: logger), logger: logger)
+        for _ in 0..<3 { core.libraryMessage("Failed to bind to port 1: Address already in use\n") }
+        XCTAssertEqual(box.lines.withLock { $0.count }, 3, "start-up messages all go out")
+        core.running.withLock { $0 = true }
+        for _ in 0..<1_000 { core.libraryMessage("Error: received handshake message out of context.\n") }
+        XCTAssertEqual(box.lines.withLock { $0.count }, 3 + ServerCore.libraryMessageBurst, "a burst, then one per 6 s")
+    }
+}
+
+final class LineBox: Sendable {
+    let lines = Mutex<[String]>([])
+}
