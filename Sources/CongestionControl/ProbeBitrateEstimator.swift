@@ -45,6 +45,9 @@ struct ProbeBitrateEstimator: Sendable {
     private(set) var pendingMeasuredPastBurst = false
     /// The rate the pending result's cluster was sent at (``ProbeCluster/bitsPerSecond``).
     private(set) var pendingClusterBitsPerSecond = 0
+    /// Whether the pending result's cluster arrived slower than it left (under
+    /// ``minRatioForUnsaturatedLink`` of its send rate): it found the link full.
+    private(set) var pendingSaturated = false
 
     /// Adds one received result of `cluster`; returns the cluster's rate when it now has enough.
     @discardableResult
@@ -85,8 +88,10 @@ struct ProbeBitrateEstimator: Sendable {
         }
         guard receiveRate <= Self.maxValidRatio * sendRate else { return nil }
         var rate = min(sendRate, receiveRate)
-        if receiveRate < Self.minRatioForUnsaturatedLink * sendRate { rate = Self.targetUtilization * receiveRate }
+        let saturated = receiveRate < Self.minRatioForUnsaturatedLink * sendRate
+        if saturated { rate = Self.targetUtilization * receiveRate }
         pending = rate
+        pendingSaturated = saturated
         pendingMeasuredPastBurst = cluster.measuresPastBurst
         pendingClusterBitsPerSecond = cluster.bitsPerSecond
         return rate

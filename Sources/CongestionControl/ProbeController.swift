@@ -71,6 +71,11 @@ public struct ProbeController: Sendable {
         public var periodicScale = 2.0
         /// No periodic probe within this long of an over-use, µs (0: no such wait; ``screenSender``: 5 s).
         public var periodicQuietMicros: Int64 = 0
+        /// Periodic clusters are burst-robust (with ``burstRobust``) even while the sender fills its target:
+        /// a short one into a full token-bucket link reads the bucket's burst, not the link (``screenSender``).
+        public var periodicProbesMeasurePastBurst = false
+        /// A saturated result ends the chain (``ProbeController/onSaturatedResult()``; ``screenSender``).
+        public var endChainWhenSaturated = false
         /// 0 disables ALR probing (the default, as in libwebrtc without its field trial).
         public var alrIntervalMicros: Int64 = 0
         public var alrScale = 2.0
@@ -118,6 +123,19 @@ public struct ProbeController: Sendable {
             // 3 Mbit/s link, which the AIMD increase (≤ 1.5 × acknowledged) would take a minute to find.
             configuration.alrIntervalMicros = 5_000_000
             configuration.burstRobust = true
+            // Periodic clusters too (issue 12): a 15-ms cluster at 2 × a 220 kbit/s target read 315–387 kbit/s
+            // through a 300 kbit/s tbf's burst, set the target above the link, and the loss that followed held
+            // the estimate at 153–197 kbit/s with 0.4–0.5 decoded fps.
+            configuration.periodicProbesMeasurePastBurst = true
+            // At 1.5 × the estimate, not 2 ×: 400 ms at 2 × an estimate near a full link queue 0.4 s of it (a
+            // 1 Mbit/s link's 30 kB queue filled, read as over-use: the target dipped to 570–690 kbit/s every
+            // 5 s in memory); at 1.5 × half that. A link that opened still shows at once (the cluster arrives
+            // as fast as it left) and the chain goes on at 2 × each result.
+            configuration.periodicScale = 1.5
+            // …and a cluster that found the link full ends its chain: at 1.5 × a 200 kbit/s estimate on a 300
+            // kbit/s link the result (≈ 270) passed the further-probe threshold (0.7 × 300), and the further
+            // cluster at 2 × 270 brought 38–48 % loss.
+            configuration.endChainWhenSaturated = true
             return configuration
         }
     }
@@ -181,6 +199,13 @@ public struct ProbeController: Sendable {
         return clusters
     }
 
+    /// A cluster found the link full (it arrived slower than it left): the chain ends, no further cluster
+    /// (with ``Configuration/endChainWhenSaturated``; a further cluster at 2 × a full link's rate is only loss).
+    public mutating func onSaturatedResult() {
+        guard configuration.endChainWhenSaturated, case .waitingForResult = phase else { return }
+        phase = .complete
+    }
+
     /// The detector went from under-use back to normal.
     public mutating func onRecoveredFromOveruse(nowMicros: Int64) -> [ProbeCluster] {
         guard phase == .complete, let lastDropMicros, nowMicros - lastDropMicros < configuration.dropTimeoutMicros,
@@ -209,8 +234,12 @@ public struct ProbeController: Sendable {
         guard phase == .complete, configuration.periodicIntervalMicros > 0, estimate > 0, estimate < 0.9 * maxBitrate,
               nowMicros - lastProbeMicros >= configuration.periodicIntervalMicros,
               nowMicros - lastOveruseMicros >= configuration.periodicQuietMicros else { return [] }
-        let clusters = probe([configuration.periodicScale * estimate], nowMicros: nowMicros, further: true)
-        if configuration.alrIntervalMicros > 0, applicationLimitedSince != nil, !clusters.isEmpty { alrProbes += 1 }
+        // One that counts as an ALR probe (the sender is application-limited) goes at the ALR probe's scale.
+        let countsAsALR = configuration.alrIntervalMicros > 0 && applicationLimitedSince != nil
+        let scale = countsAsALR ? configuration.alrScale : configuration.periodicScale
+        let clusters = probe([scale * estimate], nowMicros: nowMicros, further: true,
+                             pastBurst: configuration.periodicProbesMeasurePastBurst)
+        if countsAsALR, !clusters.isEmpty { alrProbes += 1 }
         return clusters
     }
 

@@ -155,7 +155,9 @@ public struct SendSideCongestionController: Sendable {
         }
         let pastBurst = probeEstimator.pendingMeasuredPastBurst
         let clusterAtMax = Double(probeEstimator.pendingClusterBitsPerSecond) >= probeController.maxBitrate.rounded() - 1
+        let saturated = probeEstimator.pendingSaturated
         var probe = probeEstimator.fetchResult()
+        if probe != nil, saturated { probeController.onSaturatedResult() }
         var probeAboveTarget: Double?
         if var result = probe {
             probeResults += 1

@@ -32,14 +32,25 @@ final class ApplicationLimitedControllerTests: XCTestCase {
         XCTAssertEqual(gcc.stats.alrProbes, 1)
     }
 
-    func testASenderThatFillsItsTargetGetsShortProbes() throws {
+    func testASenderThatFillsItsTargetGetsBurstRobustPeriodicProbes() throws {
         var gcc = try SendSideCongestionController(configuration: .screenSender)
         // 750 bytes every 20 ms: 300 kbit/s, the whole target.
         let clusters = run(&gcc, bytes: 750, seconds: 6)
         XCTAssertFalse(gcc.stats.applicationLimited)
-        // The start probe is burst-robust (nothing is known at the start); the periodic one 5 s later is short.
-        XCTAssertEqual(clusters.map(\.measuresPastBurst), [true, false])
+        // The start probe is burst-robust (nothing is known at the start); the periodic one 5 s later too
+        // (``ProbeController/Configuration/periodicProbesMeasurePastBurst``), though the sender is not
+        // application-limited (no ALR probe).
+        XCTAssertEqual(clusters.map(\.measuresPastBurst), [true, true])
+        XCTAssertEqual(clusters.map(\.bitsPerSecond), [900_000, 450_000], "the periodic probe at 1.5 × the estimate")
+        XCTAssertEqual(clusters.map(\.minBytes), [45_000, 22_500], "400 ms at 900 and 450 kbit/s")
         XCTAssertEqual(gcc.stats.alrProbes, 0)
+        // Without that setting the periodic cluster is short (15 ms).
+        var probing = ProbeController.Configuration.screenSender
+        probing.periodicProbesMeasurePastBurst = false
+        var configuration = SendSideCongestionController.Configuration.screenSender
+        configuration.probing = probing
+        var plain = try SendSideCongestionController(configuration: configuration)
+        XCTAssertEqual(run(&plain, bytes: 750, seconds: 6).map(\.measuresPastBurst), [true, false])
     }
 
     /// Probe packets (padding, or media sent ahead of its turn) are not what the application sends: a sender

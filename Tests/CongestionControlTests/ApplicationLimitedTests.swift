@@ -68,11 +68,16 @@ final class ApplicationLimitedTests: XCTestCase {
         XCTAssertEqual(further.map(\.minBytes), [78_000], "400 ms at 1.56 Mbit/s")
         let next = probes.onEstimate(1_500_000, nowMicros: 8_000_000)
         XCTAssertEqual(next.map(\.measuresPastBurst), [true])
-        // A new chain (a periodic probe) follows the owner again: short while not application-limited.
+        // A new chain (a periodic probe) is burst-robust too, whatever the owner says (the screen sender's
+        // periodicProbesMeasurePastBurst); with that off it follows the owner: short while not application-limited.
         XCTAssertEqual(probes.onEstimate(2_900_000, nowMicros: 8_500_000).map(\.bitsPerSecond), [5_000_000])
         XCTAssertEqual(probes.onEstimate(3_000_000, nowMicros: 9_000_000), [], "capped at the max: the chain ends")
-        let periodic = probes.onTick(nowMicros: 14_000_000)
-        XCTAssertEqual(periodic.map(\.measuresPastBurst), [false])
+        XCTAssertEqual(probes.onTick(nowMicros: 14_000_000).map(\.measuresPastBurst), [true])
+        var configuration = ProbeController.Configuration.screenSender
+        configuration.periodicProbesMeasurePastBurst = false
+        var plain = ProbeController(configuration: configuration, maxBitrate: 5_000_000)
+        _ = plain.onEstimate(3_000_000, nowMicros: 9_000_000)
+        XCTAssertEqual(plain.onTick(nowMicros: 14_000_000).map(\.measuresPastBurst), [false])
     }
 
     func testALRProbesEveryFiveSecondsIgnoringTheOveruseQuiet() {

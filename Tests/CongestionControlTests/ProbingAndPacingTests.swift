@@ -42,7 +42,27 @@ final class ProbingAndPacingTests: XCTestCase {
         probes.onOveruse(nowMicros: 4_000_000)
         XCTAssertEqual(probes.onTick(nowMicros: 5_100_000), [], "5 s after the last probe, but 1.1 s after an over-use")
         XCTAssertEqual(probes.onTick(nowMicros: 6_499_999), [])
-        XCTAssertEqual(probes.onTick(nowMicros: 6_500_000).map(\.bitsPerSecond), [600_000], "quiet for 2.5 s: 2 × the estimate")
+        XCTAssertEqual(probes.onTick(nowMicros: 6_500_000).map(\.bitsPerSecond), [450_000], "quiet for 2.5 s: 1.5 × the estimate")
+    }
+
+    /// A cluster that found the link full ends its chain for the screen sender (``ProbeController/Configuration/endChainWhenSaturated``):
+    /// the periodic probe at 1.5 × 200 kbit/s reads 270 kbit/s, above the further-probe threshold (0.7 × 300),
+    /// and no cluster at 2 × 270 follows it into the full link. Without that setting the chain goes on.
+    func testASaturatedResultEndsTheChain() {
+        func further(endChain: Bool, saturated: Bool) -> [Int] {
+            var configuration = ProbeController.Configuration.screenSender
+            configuration.endChainWhenSaturated = endChain
+            var probes = ProbeController(configuration: configuration, maxBitrate: 3_000_000)
+            _ = probes.start(startBitrate: 200_000, nowMicros: 0)
+            _ = probes.onTick(nowMicros: 1_100_000)  // the start probe timed out
+            XCTAssertEqual(probes.onEstimate(200_000, nowMicros: 2_000_000), [])
+            XCTAssertEqual(probes.onTick(nowMicros: 5_100_000).map(\.bitsPerSecond), [300_000], "1.5 × the estimate")
+            if saturated { probes.onSaturatedResult() }
+            return probes.onEstimate(270_000, nowMicros: 5_600_000).map(\.bitsPerSecond)
+        }
+        XCTAssertEqual(further(endChain: true, saturated: true), [])
+        XCTAssertEqual(further(endChain: true, saturated: false), [540_000], "a link that opened: the chain goes on")
+        XCTAssertEqual(further(endChain: false, saturated: true), [540_000])
     }
 
     func testDisabledPeriodicProbing() {
