@@ -154,20 +154,6 @@ struct EncodeScheduler: Sendable {
         return .wait(until: wake)
     }
 
-    /// The earliest a new frame is taken once one is encoded at `now`: the slot schedule of
-    /// ``didEncode(at:keyframe:reason:)`` and the early share of ``next(now:hasNewFrame:hasPicture:idleAllowedAt:)``.
-    func nextNewFrameMicros(ifEncodingAt now: UInt64) -> UInt64 {
-        let interval = policy.minFrameIntervalMicros
-        let slot = lastSlotAt.map { max(now, $0 + interval) } ?? now
-        return slot + interval - UInt64(Double(interval) * Self.earlyShare)
-    }
-
-    /// The earliest the next new frame is taken (nil before the first encode).
-    var nextNewFrameMicros: UInt64? {
-        let interval = policy.minFrameIntervalMicros
-        return lastSlotAt.map { $0 + interval - UInt64(Double(interval) * Self.earlyShare) }
-    }
-
     /// Records an encode at `now` (also when libvpx dropped the frame or failed, so the schedule moves on).
     mutating func didEncode(at now: UInt64, keyframe: Bool, reason: Reason) {
         lastEncodeAt = now

@@ -169,8 +169,6 @@ final class EncoderLoop: Sendable {
         var droppablePeriod: Int?
         /// Non-reference frames delivered since the last reference frame.
         var framesSinceReference = 0
-        /// Moving average of a new frame's encode (wall clock, µs; nil before the first).
-        var newFrameEncodeMicros: Double?
         /// Told of every frame delivered, with why it was encoded (`EncoderReplay`; nil in the call).
         var observer: ((EncodedFrame, EncodeScheduler.Reason) -> Void)?
     }
@@ -194,14 +192,7 @@ final class EncoderLoop: Sendable {
         if let old = state.last { hub.pool.recycle(old.picture) }
         state.last = nil
         state.last = pending.frame
-        // The screen capturer defers decoding while a newer frame will be ready before this loop takes one
-        // (DecodeDeferral): tell it when that is, for this encode and once it is done.
-        hub.noteEncoderFree(at: max(now + UInt64(state.newFrameEncodeMicros ?? 0), state.scheduler.nextNewFrameMicros(ifEncodingAt: now)))
-        let started = MonotonicClock.nowMicros()
         encode(pending.frame, keyframe: keyframe || state.keyframeOwed, ceiling: nil, reason: .newFrame, now: now, &state)
-        let took = Double(MonotonicClock.nowMicros() - started)
-        state.newFrameEncodeMicros = state.newFrameEncodeMicros.map { $0 + DecodeDeferral.smoothing * (took - $0) } ?? took
-        hub.noteEncoderFree(at: state.scheduler.nextNewFrameMicros)
     }
 
     private func encode(

@@ -8,9 +8,6 @@ import Synchronization
 /// the server's reader thread (a raw I420 body is used as it is), applies its rotation and submits it to
 /// the hub.
 ///
-/// - A JPEG that a newer frame is expected to replace before the encoder takes one (``DecodeDeferral``)
-///   goes to the hub undecoded and is decoded on the encoder thread only if it is taken after all.
-///
 /// - A sender's first picture that decodes makes the screen the active source (`onFirstPicture`, before
 ///   that picture is submitted); connecting alone does not, so connections that send nothing (or nothing
 ///   that decodes) never interrupt the fallback and cost no keyframes. When the sender leaves, `onEnded`
@@ -47,9 +44,6 @@ final class ScreenCapturer: Sendable {
     private let connection = Mutex<Connection?>(nil)
     /// Used only on the server's reader thread; the Mutex makes that checkable, not contended.
     private let pipeline: Mutex<WireFramePipeline>
-    /// Whether a JPEG is decoded as it arrives or left to the encoder thread (arrivals on the reader thread,
-    /// decode times on either).
-    private let deferral = Mutex(DecodeDeferral())
     private let server: Mutex<FrameServer?> = Mutex(nil)
     /// "screen sender ended" lines at info: a burst, then one per 5 s with `suppressed=N`, so a loop of
     /// connections (empty, garbage, or one frame each) cannot flood the log; the rest go out at debug.
@@ -160,54 +154,13 @@ final class ScreenCapturer: Sendable {
         let header = frame.header
         hub.stats.received(capture: header.capture, damagedFraction: header.damage == nil ? nil : header.damagedFraction)
         let timestamp = Self.captureTime(sender: header.timestampMicros, received: now)
-        // Deferred only once this sender has taken over (its first picture is decoded here, to make the screen
-        // active), and only a JPEG: the header is still read and checked here, the decode is what waits.
-        let deferring = deferral.withLock { d in
-            d.noteArrival(nowMicros: now)
-            return d.shouldDefer(nowMicros: now, encoderFreeAt: hub.encoderFreeAt)
-        } && connection.withLock { $0?.tookOver == true }
-        let prepared = withPipeline { $0.prepare(frame, captureTimestampMicros: timestamp, decodingJPEG: false) }
-        switch prepared {
-        case .success(.picture(let picture)):
-            if let picture = conclude(.success(picture), frame) { hub.submit(picture, from: .screen) }
-        case .success(.jpeg(let inspected)):
-            let deferred = DeferredPicture(kind: .screen) { [self] in
-                conclude(decodeJPEG(frame, inspected, captureTimestampMicros: timestamp), frame)
-            }
-            if deferring, hub.submitDeferred(deferred) { return }
-            if let picture = deferred.decode() { hub.submit(picture, from: .screen) }
-        case .failure(let failure):
-            _ = conclude(.failure(failure), frame)
-        }
-    }
-
-    /// Runs `body` on the pipeline and counts what it noted (size mismatches, damage faults, partial conversions).
-    private func withPipeline<T: Sendable>(_ body: (WireFramePipeline) -> T) -> T {
-        let (result, mismatches, faults, partial) = pipeline.withLock { p -> (T, Int, Int, Int) in
+        let (result, mismatches, faults, partial) = pipeline.withLock { p -> (Result<VideoFrame, FrameFailure>, Int, Int, Int) in
             let before = (p.sizeMismatches, p.damageFaults, p.partialConversions)
-            let result = body(p)
+            let result = p.process(frame, captureTimestampMicros: timestamp)
             return (result, p.sizeMismatches - before.0, p.damageFaults - before.1, p.partialConversions - before.2)
         }
         if mismatches > 0 { hub.stats.sizeMismatch() }
         if faults + partial > 0 { hub.stats.damage(faults: faults, partialConversions: partial) }
-        return result
-    }
-
-    /// Decodes an inspected JPEG (on the reader thread, or on the encoder thread for a deferred one), timed
-    /// for ``DecodeDeferral``.
-    private func decodeJPEG(
-        _ frame: Frame, _ inspected: WireFramePipeline.InspectedJPEG, captureTimestampMicros timestamp: UInt64
-    ) -> Result<VideoFrame, FrameFailure> {
-        let started = MonotonicClock.nowMicros()
-        let result = withPipeline { $0.decodeJPEG(frame, inspected, captureTimestampMicros: timestamp) }
-        let took = MonotonicClock.nowMicros() - started
-        deferral.withLock { $0.noteDecode(micros: took) }
-        return result
-    }
-
-    /// Counts a frame's outcome; its picture, or nil (counted, logged rate-limited) when it gave none. A
-    /// sender's first picture makes the screen active (`onFirstPicture`) before it is returned.
-    private func conclude(_ result: Result<VideoFrame, FrameFailure>, _ frame: Frame) -> VideoFrame? {
         switch result {
         case .success(let picture):
             let takeOver = connection.withLock { c -> SenderInfo? in
@@ -219,7 +172,7 @@ final class ScreenCapturer: Sendable {
             }
             hub.stats.decoded()
             if let takeOver { onFirstPicture(takeOver) }
-            return picture
+            hub.submit(picture, from: .screen)
         case .failure(.tooLarge):
             connection.withLock { c in
                 c?.frames += 1
@@ -249,7 +202,6 @@ final class ScreenCapturer: Sendable {
                 ])
             }
         }
-        return nil
     }
 
     /// Counts a frame whose body gave no picture (`DropReason.decodeError`). Returns the sender's count so

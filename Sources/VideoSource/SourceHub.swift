@@ -11,14 +11,6 @@ struct PendingFrame: Sendable {
     var kind: SourceKind
 }
 
-/// A picture handed to the hub undecoded (``DecodeDeferral``): decoded by the encoder thread if it is taken,
-/// never if a newer frame replaces it first. `decode` returns nil when the body does not decode (the capturer
-/// counts and logs that itself).
-struct DeferredPicture: Sendable {
-    var kind: SourceKind
-    var decode: @Sendable () -> VideoFrame?
-}
-
 /// Where capturers and the encoder thread meet: which source is active, the one-frame slot (latest
 /// frame wins), and the requests (keyframe, bitrate, stop) the encoder thread picks up.
 ///
@@ -29,10 +21,6 @@ final class SourceHub: Sendable {
         var active: SourceKind?
         var generation = 0
         var pending: PendingFrame?
-        /// Instead of `pending` (never both): a picture still to be decoded, with its generation.
-        var deferred: (picture: DeferredPicture, generation: Int)?
-        /// When the encoder thread will next take a new frame (its clock, µs); nil: it would take one now.
-        var encoderFreeAt: UInt64?
         var keyframeRequested = false
         var bitrateChange: Int??
         var cadenceChange: Int??
@@ -88,11 +76,9 @@ final class SourceHub: Sendable {
     func submit(_ frame: VideoFrame, from kind: SourceKind) {
         var frame: VideoFrame? = frame
         var replaced: VideoFrame?
-        var skipped = false
         let accepted = state.withLock { s -> Bool in
             guard !s.stopping, s.active == kind, let incoming = frame.take() else { return false }
             replaced = s.pending.take()?.frame
-            skipped = s.deferred.take() != nil
             s.pending = PendingFrame(frame: incoming, generation: s.generation, kind: kind)
             return true
         }
@@ -103,48 +89,11 @@ final class SourceHub: Sendable {
             stats.dropped(.inactive)
             pool.recycle(frame.picture)
         }
-        noteReplaced(replaced, skipped: skipped)
-    }
-
-    /// Offers a picture still to be decoded (``DecodeDeferral``): it replaces whatever waits, and is decoded
-    /// by ``takePending()`` only if the encoder takes it. False when `kind` is not the active source (then
-    /// nothing was counted: the capturer decides what to do with the frame).
-    func submitDeferred(_ picture: DeferredPicture) -> Bool {
-        var replaced: VideoFrame?
-        var skipped = false
-        let accepted = state.withLock { s -> Bool in
-            guard !s.stopping, s.active == picture.kind else { return false }
-            replaced = s.pending.take()?.frame
-            skipped = s.deferred.take() != nil
-            s.deferred = (picture, s.generation)
-            return true
-        }
-        guard accepted else { return false }
-        stats.submitted()
-        stats.deferred()
-        wakeEncoder()
-        noteReplaced(replaced, skipped: skipped)
-        return true
-    }
-
-    /// Counts (and recycles) what a newer frame replaced.
-    private func noteReplaced(_ replaced: VideoFrame?, skipped: Bool) {
         if let replaced {
             stats.dropped(.stale)
             pool.recycle(replaced.picture)
         }
-        if skipped {
-            stats.dropped(.stale)
-            stats.decodeSkipped()
-        }
     }
-
-    /// When the encoder thread will next take a new frame (its clock, µs; nil: it would take one now), as
-    /// the encoder loop last said (``noteEncoderFree(at:)``).
-    var encoderFreeAt: UInt64? { state.withLock { $0.encoderFreeAt } }
-
-    /// Told by the encoder loop: it takes no new frame before `micros` (nil: it would take one now).
-    func noteEncoderFree(at micros: UInt64?) { state.withLock { $0.encoderFreeAt = micros } }
 
     /// Offers a picture whose planes another encoder still uses (``SecondEncoding``): it replaces a foreign
     /// picture still waiting (released, not recycled: the buffer is not this hub's) and wakes the encoder
@@ -204,22 +153,16 @@ final class SourceHub: Sendable {
                 s.bitrateChange = nil
                 s.cadenceChange = nil
             }
-            return Requests(hasPending: s.pending != nil || s.deferred != nil, keyframeRequested: s.keyframeRequested,
+            return Requests(hasPending: s.pending != nil, keyframeRequested: s.keyframeRequested,
                             bitrateChange: s.bitrateChange, cadenceChange: s.cadenceChange, stopping: s.stopping)
         }
     }
 
-    /// Takes the waiting frame (encoder thread); a deferred one is decoded here, outside the lock (nil when
-    /// its body does not decode).
-    func takePending() -> PendingFrame? {
-        let (pending, deferred) = state.withLock { s in (s.pending.take(), s.deferred.take()) }
-        if let pending { return pending }
-        guard let (picture, generation) = deferred, let frame = picture.decode() else { return nil }
-        return PendingFrame(frame: frame, generation: generation, kind: picture.kind)
-    }
+    /// Takes the waiting frame (encoder thread).
+    func takePending() -> PendingFrame? { state.withLock { $0.pending.take() } }
 
     /// Frames waiting (0 or 1).
-    var queueDepth: Int { state.withLock { $0.pending == nil && $0.deferred == nil ? 0 : 1 } }
+    var queueDepth: Int { state.withLock { $0.pending == nil ? 0 : 1 } }
 
     /// Signals the encoder thread once per wait: frames arriving while it encodes add no signals.
     private func wakeEncoder() {

@@ -56,10 +56,6 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var received = 0
     /// Of those, JPEGs decoded.
     public var decoded = 0
-    /// JPEGs handed to the encoder undecoded (``DecodeDeferral``: a newer frame was expected before it took one).
-    public var deferred = 0
-    /// Of those, replaced before the encoder took them: never decoded (also counted as dropped `stale`).
-    public var decodesSkipped = 0
     /// Pictures handed to the source by any capturer (decoded JPEGs and test-pattern frames).
     public var submitted = 0
     /// Encoded frames delivered to the sinks (new frames, refinements, repeats).
@@ -126,7 +122,7 @@ public struct VideoSourceStats: Sendable, Equatable {
 
     /// The same numbers as ordered JSON:
     /// `{"source","fallback","width","height","bitrateKbps","frames":{received,decoded,submitted,encoded,
-    /// keyframes,refinements,repeats,downscaled,droppable,deferred,decodesSkipped},"droppablePeriod" (0: off),"dropped":{decodeError,stale,unchanged,inactive,encoder,
+    /// keyframes,refinements,repeats,downscaled,droppable},"droppablePeriod" (0: off),"dropped":{decodeError,stale,unchanged,inactive,encoder,
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
     /// {display,area,rect,fpsAsked},"damage":{frames,meanFraction (null before one),faults,partialConversions}},
@@ -142,7 +138,7 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("received", .number(received)), ("decoded", .number(decoded)), ("submitted", .number(submitted)),
                 ("encoded", .number(encoded)), ("keyframes", .number(keyframes)),
                 ("refinements", .number(refinements)), ("repeats", .number(repeats)), ("downscaled", .number(downscaled)),
-                ("droppable", .number(droppable)), ("deferred", .number(deferred)), ("decodesSkipped", .number(decodesSkipped)),
+                ("droppable", .number(droppable)),
             ])),
             ("droppablePeriod", .number(droppablePeriod)),
             ("dropped", .object(DropReason.allCases.map { ($0.rawValue, .number(dropped($0))) })),
@@ -223,8 +219,6 @@ final class StatsRecorder: Sendable {
         }
     }
     func decoded() { state.withLock { $0.stats.decoded += 1 } }
-    func deferred() { state.withLock { $0.stats.deferred += 1 } }
-    func decodeSkipped() { state.withLock { $0.stats.decodesSkipped += 1 } }
     func submitted() { state.withLock { $0.stats.submitted += 1 } }
     func dropped(_ reason: DropReason) { state.withLock { $0.stats.dropped[reason, default: 0] += 1 } }
     /// A connection was accepted (it becomes a sender with its first frame: `senderSentFirstFrame`).

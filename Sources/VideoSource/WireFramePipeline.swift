@@ -109,34 +109,9 @@ final class WireFramePipeline {
 
     /// Decodes and rotates `frame`; the result's picture comes from the pool (or is the I420 body itself).
     func process(_ frame: Frame, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
-        switch prepare(frame, captureTimestampMicros: captureTimestampMicros, decodingJPEG: true) {
-        case .success(.picture(let picture)): .success(picture)
-        case .success(.jpeg(let inspected)): decodeJPEG(frame, inspected, captureTimestampMicros: captureTimestampMicros)
-        case .failure(let failure): .failure(failure)
-        }
-    }
-
-    /// What ``prepare(_:captureTimestampMicros:decodingJPEG:)`` gives.
-    enum Prepared: Sendable {
-        /// The upright picture, in BT.601 limited range.
-        case picture(VideoFrame)
-        /// A JPEG read and checked but not decoded (``decodeJPEG(_:_:captureTimestampMicros:)`` finishes it).
-        case jpeg(InspectedJPEG)
-    }
-
-    /// A JPEG frame whose header was read and checked against the budget, its sizes and rotation noted
-    /// (logged once per change, counted in ``sizeMismatches``): everything but the decode.
-    struct InspectedJPEG: Sendable {
-        let info: JPEGInfo
-        let rotation: PictureRotation
-    }
-
-    /// `frame` as far as it goes without a JPEG decode when `decodingJPEG` is false (a raw I420 or shared
-    /// frame is always made into its picture: neither has a decode to save).
-    func prepare(_ frame: Frame, captureTimestampMicros: UInt64, decodingJPEG: Bool) -> Result<Prepared, FrameFailure> {
         if let fault = frame.header.damageFault { noteDamageFault(fault) }
-        if frame.header.format == .i420 { return processI420(frame, captureTimestampMicros: captureTimestampMicros).map { .picture($0) } }
-        if frame.header.format == .sharedBGRX { return processShared(frame, captureTimestampMicros: captureTimestampMicros).map { .picture($0) } }
+        if frame.header.format == .i420 { return processI420(frame, captureTimestampMicros: captureTimestampMicros) }
+        if frame.header.format == .sharedBGRX { return processShared(frame, captureTimestampMicros: captureTimestampMicros) }
         let header = frame.header
         let info: JPEGInfo
         do throws(MediaError) {
@@ -148,17 +123,9 @@ final class WireFramePipeline {
             noteRefused(width: info.width, height: info.height, what: "jpeg")
             return .failure(.tooLarge(width: info.width, height: info.height, budget: maximumDecodePixels))
         }
-        noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (info.width, info.height))
-        let inspected = InspectedJPEG(info: info, rotation: noteRotation(header))
-        guard decodingJPEG else { return .success(.jpeg(inspected)) }
-        return decodeJPEG(frame, inspected, captureTimestampMicros: captureTimestampMicros).map { .picture($0) }
-    }
-
-    /// Decodes an inspected JPEG (libturbojpeg, straight to I420), turns it upright and converts it to
-    /// limited range, into a pooled buffer.
-    func decodeJPEG(_ frame: Frame, _ inspected: InspectedJPEG, captureTimestampMicros: UInt64) -> Result<VideoFrame, FrameFailure> {
-        let info = inspected.info
         renewDecoderIfOversized(pixels: info.width * info.height)
+
+        let rotation = noteRotation(header)
         var decoded = pool.take(width: info.width, height: info.height)
         let decodedInfo: JPEGInfo
         do throws(MediaError) {
@@ -170,12 +137,13 @@ final class WireFramePipeline {
         decoderPeakPixels = max(decoderPeakPixels, decodedInfo.width * decodedInfo.height)
         let picture: I420Buffer
         do throws(MediaError) {
-            picture = try limitedRange(try upright(decoded, rotation: inspected.rotation))
+            picture = try limitedRange(try upright(decoded, rotation: rotation))
         } catch {
             return .failure(.decode(error))
         }
+        noteSizes(buffer: (header.bufferWidth, header.bufferHeight), jpeg: (decodedInfo.width, decodedInfo.height))
         return .success(VideoFrame(picture: picture, captureTimestampMicros: captureTimestampMicros,
-                                   appliedRotation: inspected.rotation))
+                                   appliedRotation: rotation))
     }
 
     /// A raw I420 frame: checked against the budget and its exact size, then used without a copy.
