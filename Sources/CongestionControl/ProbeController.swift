@@ -38,10 +38,13 @@ public struct ProbeCluster: Sendable, Equatable {
 /// - After recovery: when the detector goes back to normal from under-use within
 ///   ``Configuration/dropTimeoutMicros`` (5 s) of a large drop (the estimate fell below 66 % of what it was),
 ///   one cluster at 85 % of the rate before the drop (at most every 5 s).
-/// - Periodic: while the estimate stays below 90 % of the max, a cluster at 2× the estimate every
-///   ``Configuration/periodicIntervalMicros`` (5 s), and not within ``Configuration/periodicQuietMicros``
+/// - Periodic: while the estimate stays below 90 % of the max, a cluster at ``Configuration/periodicScale``
+///   (2×; the screen sender 1.5×, burst-robust: ``Configuration/periodicProbesMeasurePastBurst``) the estimate
+///   every ``Configuration/periodicIntervalMicros`` (5 s), and not within ``Configuration/periodicQuietMicros``
 ///   of an over-use — libwebrtc probes like this only when the sender is application-limited; a greedy
 ///   screen sender needs it too to find capacity that came back, once the link stopped saying it is full.
+/// - A cluster that found the link full (it arrived slower than it left) ends its chain when
+///   ``Configuration/endChainWhenSaturated`` (``onSaturatedResult()``).
 /// - Application-limited (ALR, libwebrtc's periodic ALR probing): while the sender sends well below its
 ///   target (``ApplicationLimitedDetector``), a cluster at ``Configuration/alrScale`` (2×) the estimate every
 ///   ``Configuration/alrIntervalMicros`` since the later of the ALR start and the last probe — the only way

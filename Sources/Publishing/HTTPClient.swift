@@ -121,6 +121,7 @@ public enum URLReference {
 
     /// What is wrong with an authority (``authority(of:)``).
     public struct AuthorityProblem: Error, Equatable {
+        /// The reason, one line for a usage error (e.g. "the port must be a number of 1–65535, not '99999'").
         public var text: String
     }
 

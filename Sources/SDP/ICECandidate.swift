@@ -135,6 +135,7 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
             && a.extensions.elementsEqual(b.extensions) { $0.name == $1.name && $0.value == $1.value }
     }
 
+    /// The fields ``==`` compares, in its order (the kind by its token, every extension's name and value).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(foundation)
         hasher.combine(component)
