@@ -28,7 +28,8 @@ internal import CVPX
 ///   frame; bit-exact too): 320×240 moving window at q24 ×1.13–×1.25 against ×1.46–×2.09 of the bytes
 ///   without the cadence, window-drag 640×360 about equal, 1280×720 5 % more: the golden frame it keeps
 ///   serves as a long-term reference for revealed background.
-/// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase.
+/// - Timestamps: pts is the capture time in microseconds (timebase 1/1 000 000), forced to increase by at
+///   least ``minimumFrameSpacingMicros``.
 /// - Colours: BT.601 limited range pictures only (``YCbCrColorSpace/bt601Limited``). VP8 has no range flag
 ///   (RFC 6386 §9.2 names BT.601) and every decoder (Chromium, libvpx, ffmpeg, GStreamer) shows its samples
 ///   as limited range, so a full-range picture is refused with `MediaError.wrongColorSpace` instead of being
@@ -60,6 +61,14 @@ public final class VP8Encoder {
     /// duration, made one late frame end when the next one did, and libvpx then dropped most frames for
     /// seconds (81 of 437 in `Tests/Fixtures/encoder-timing/sfu-republish.txt`).
     public static let nominalFrameDurationMicros: UInt64 = 33_333
+    /// The least spacing of two frames' pts that libvpx is shown, µs: 1/240 s, the fastest the call encodes
+    /// (`--max-fps` 240). A frame may follow the one before by microseconds (a keyframe request re-encodes
+    /// the last picture just before a new picture arrives); libvpx read that as a frame rate of thousands a
+    /// second and went on dropping most frames for seconds (112 of 506 in
+    /// `Tests/Fixtures/encoder-timing/sfu-rekey.txt`: a new frame 12 µs after a requested keyframe). Such a
+    /// frame's pts is moved this far past the previous one (at most this far from its capture time; the RTP
+    /// timestamp still comes from the capture time).
+    public static let minimumFrameSpacingMicros: Int64 = 4_167
     private var firstCapture: UInt64?
 
     /// Creates the libvpx encoder.
@@ -134,7 +143,7 @@ public final class VP8Encoder {
         let first = firstCapture ?? frame.captureTimestampMicros
         firstCapture = first
         var pts = Int64(clamping: frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros))
-        if pts <= lastPts { pts = lastPts + 1 }
+        if lastPts >= 0, pts < lastPts + Self.minimumFrameSpacingMicros { pts = lastPts + Self.minimumFrameSpacingMicros }
         lastPts = pts
 
         var flags: vpx_enc_frame_flags_t = forceKeyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
