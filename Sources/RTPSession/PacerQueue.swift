@@ -114,11 +114,12 @@ public struct PacerQueue: Sendable {
             return false
         }
         compact()
+        let slow = slow ?? keyframe
         for packet in packets { media.append(Packet(rtp: packet, kind: .media, keyframe: keyframe, slow: slow)) }
         queuedBytes += size
         if keyframe {
             queuedKeyframeBytes += size
-            if slow ?? true { queuedSlowKeyframeBytes += size }
+            if slow { queuedSlowKeyframeBytes += size }
         }
         return true
     }
