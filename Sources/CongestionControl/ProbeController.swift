@@ -55,22 +55,33 @@ public struct ProbeCluster: Sendable, Equatable {
 /// result ends the exponential phase.
 public struct ProbeController: Sendable {
     public struct Configuration: Sendable, Equatable {
+        /// The start chain's first cluster, × the start bitrate (libwebrtc: 3).
         public var firstScale = 3.0
+        /// The start chain's second cluster, × the start bitrate (libwebrtc: 6).
         public var secondScale = 6.0
+        /// A further cluster, × the estimate that asked for it (libwebrtc: 2).
         public var furtherScale = 2.0
+        /// A further cluster is asked for when the estimate exceeds this share of the highest rate probed
+        /// (libwebrtc: 0.7).
         public var furtherThreshold = 0.7
         /// A cluster lasts at least this long at its rate, µs (libwebrtc: 15 ms).
         public var minDurationMicros: Int64 = 15_000
         /// …and holds at least this many packets (libwebrtc: 5).
         public var minPackets = 5
+        /// How long a chain waits for a result before it ends, µs (libwebrtc: 1 s).
         public var resultTimeoutMicros: Int64 = 1_000_000
+        /// A large drop: the estimate falls below this share of what it was (libwebrtc: 0.66).
         public var dropThreshold = 0.66
         /// 0 disables recovery probes (``screenSender`` does).
         public var dropTimeoutMicros: Int64 = 5_000_000
+        /// A recovery cluster's rate, as a share of the estimate before the drop (libwebrtc: 0.85).
         public var fractionAfterDrop = 0.85
+        /// The least time between two recovery clusters, µs.
         public var minRecoveryIntervalMicros: Int64 = 5_000_000
         /// 0 disables periodic probing.
         public var periodicIntervalMicros: Int64 = 5_000_000
+        /// A periodic cluster, × the estimate (``screenSender``: 1.5; one counted as an ALR probe goes at
+        /// ``alrScale``).
         public var periodicScale = 2.0
         /// No periodic probe within this long of an over-use, µs (0: no such wait; ``screenSender``: 5 s).
         public var periodicQuietMicros: Int64 = 0
@@ -81,6 +92,7 @@ public struct ProbeController: Sendable {
         public var endChainWhenSaturated = false
         /// 0 disables ALR probing (the default, as in libwebrtc without its field trial).
         public var alrIntervalMicros: Int64 = 0
+        /// An ALR cluster, × the estimate (libwebrtc: 2).
         public var alrScale = 2.0
         /// Clusters asked for while ``ProbeController/applicationLimited`` last ``burstRobustDurationMicros``
         /// instead of ``minDurationMicros`` and are marked ``ProbeCluster/measuresPastBurst``. Only those: a sender that fills

@@ -64,8 +64,8 @@ public final class VP8Encoder {
     /// The least spacing of two frames' pts that libvpx is shown, µs: 1/240 s, the fastest the call encodes
     /// (`--max-fps` 240). A frame may follow the one before by microseconds (a keyframe request re-encodes
     /// the last picture just before a new picture arrives); libvpx read that as a frame rate of thousands a
-    /// second and went on dropping most frames for seconds (112 of 506 in
-    /// `Tests/Fixtures/encoder-timing/sfu-rekey.txt`: a new frame 12 µs after a requested keyframe). Such a
+    /// second and went on dropping most frames for seconds (122 of 506 when
+    /// `Tests/Fixtures/encoder-timing/sfu-rekey.txt` is replayed: a new frame 12 µs after a requested keyframe). Such a
     /// frame's pts is moved this far past the previous one (at most this far from its capture time; the RTP
     /// timestamp still comes from the capture time).
     public static let minimumFrameSpacingMicros: Int64 = 4_167
