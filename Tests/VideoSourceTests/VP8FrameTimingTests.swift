@@ -13,7 +13,7 @@ import XCTest
 /// measures each frame's real spacing from successive ends.
 /// The other way round, a frame microseconds after the one before (a requested keyframe re-encoding the
 /// last picture just before a new one arrived) read as thousands of frames a second and had the same effect
-/// (JanusCallTests after Janus's restart, 1 run in 4: the subscriber decoded 8–13 frames in 4 s); libvpx is
+/// (JanusCallTests after Janus's restart, about 1 run in 6: the subscriber decoded 8–13 frames in 4 s); libvpx is
 /// now shown frames at least `VP8Encoder.minimumFrameSpacingMicros` apart.
 final class VP8FrameTimingTests: XCTestCase {
     /// Encodes `count` frames of the test pattern 33.3 ms apart, with one gap of `gapMicros` before frame
@@ -34,42 +34,39 @@ final class VP8FrameTimingTests: XCTestCase {
     /// Encodes `count` test-pattern frames, frame `i` `step(i)` µs after the one before, forcing keyframes
     /// at `keyframes`; returns the frames libvpx dropped.
     private func encode(count: Int, keyframes: Set<Int>, step: (Int) -> UInt64) throws -> [Int] {
+        var capture: UInt64 = 2_374_843_850
+        return try encode((0..<count).map { index in
+            capture += step(index)
+            return (capture, keyframes.contains(index))
+        })
+    }
+
+    /// Encodes the 320×240 test pattern at the call's rate control for 184 kbit/s and 30 fps, one frame per
+    /// `(capture µs, forced keyframe)`; returns the frames libvpx dropped.
+    private func encode(_ frames: [(capture: UInt64, keyframe: Bool)]) throws -> [Int] {
         let painter = TestPatternPainter(width: 320, height: 240)
         let encoder = try VP8Encoder(settings: VP8EncoderSettings(
             width: 320, height: 240, bitrateKbps: 184, rateControl: .screen(framesPerSecond: 30)))
         var picture = I420Buffer(width: 320, height: 240, colorSpace: .bt601Limited)
-        var capture: UInt64 = 2_374_843_850
         var dropped: [Int] = []
-        for index in 0..<count {
-            capture += step(index)
-            painter.paint(frameNumber: index, timestampMicros: capture, into: &picture)
-            let frame = try encoder.encode(VideoFrame(picture: picture, captureTimestampMicros: capture), forceKeyframe: keyframes.contains(index))
-            if frame == nil { dropped.append(index) }
+        for (index, frame) in frames.enumerated() {
+            painter.paint(frameNumber: index, timestampMicros: frame.capture, into: &picture)
+            if try encoder.encode(VideoFrame(picture: picture, captureTimestampMicros: frame.capture), forceKeyframe: frame.keyframe) == nil {
+                dropped.append(index)
+            }
         }
         return dropped
     }
 
     /// Replays a recorded case (`Tests/Fixtures/encoder-timing/NAME`, lines `capture_us forced_keyframe`)
-    /// through the call's encoder for the 320×240 test pattern at 184 kbit/s; returns the frames libvpx
-    /// dropped and how many frames the case has.
+    /// with ``encode(_:)``; returns the frames libvpx dropped and how many frames the case has.
     private func replay(_ name: String) throws -> (dropped: [Int], count: Int) {
         let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/encoder-timing/\(name)"), encoding: .utf8)
-        let frames = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line -> (UInt64, Bool) in
+        let frames = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line -> (capture: UInt64, keyframe: Bool) in
             let fields = line.split(separator: " ")
             return (UInt64(fields[0]) ?? 0, fields.count > 1 && fields[1] == "1")
         }
-        let painter = TestPatternPainter(width: 320, height: 240)
-        let encoder = try VP8Encoder(settings: VP8EncoderSettings(
-            width: 320, height: 240, bitrateKbps: 184, rateControl: .screen(framesPerSecond: 30)))
-        var picture = I420Buffer(width: 320, height: 240, colorSpace: .bt601Limited)
-        var dropped: [Int] = []
-        for (index, (capture, keyframe)) in frames.enumerated() {
-            painter.paint(frameNumber: index, timestampMicros: capture, into: &picture)
-            if try encoder.encode(VideoFrame(picture: picture, captureTimestampMicros: capture), forceKeyframe: keyframe) == nil {
-                dropped.append(index)
-            }
-        }
-        return (dropped, frames.count)
+        return (try encode(frames), frames.count)
     }
 
     /// The case the call met, replayed: its encoder's input times and forced keyframes as it logged them
