@@ -61,36 +61,3 @@ public struct DroppableCadencePolicy: Sendable, Equatable {
         return .some(wanted)
     }
 }
-
-/// Spaces the keyframes a thinned viewer asks of the shared encoder (sans-I/O): a viewer among
-/// ``BitrateFollower/outliers`` gets one keyframe request through per ``minimumSpacingMicros``; the rest are
-/// held back (its lobby asks again every second, so the request is not lost, only later). Every other viewer's
-/// requests pass. A keyframe sized for the fast viewers is seconds of a slow viewer's estimate, and every
-/// viewer of the shared encoder pays for it: the slow viewer must not pace everybody's keyframes.
-public struct OutlierKeyframeGate: Sendable, Equatable {
-    /// The least time between two keyframe requests of one outlier passed on, µs.
-    public let minimumSpacingMicros: UInt64
-    /// The default ``minimumSpacingMicros``: 4 s.
-    public static let defaultMinimumSpacingMicros: UInt64 = 4_000_000
-    /// Requests held back so far.
-    public private(set) var held = 0
-    private var lastPassed: [String: UInt64] = [:]
-
-    public init(minimumSpacingMicros: UInt64 = OutlierKeyframeGate.defaultMinimumSpacingMicros) {
-        self.minimumSpacingMicros = minimumSpacingMicros
-    }
-
-    /// Whether `peer`'s keyframe request at `nowMicros` goes to the encoder.
-    public mutating func admit(peer: String, isOutlier: Bool, nowMicros: UInt64) -> Bool {
-        guard isOutlier else { return true }
-        if let last = lastPassed[peer], nowMicros >= last, nowMicros - last < minimumSpacingMicros {
-            held += 1
-            return false
-        }
-        lastPassed[peer] = nowMicros
-        return true
-    }
-
-    /// The viewer left.
-    public mutating func remove(peer: String) { lastPassed[peer] = nil }
-}

@@ -40,7 +40,9 @@ extension ViewerHub {
             ("created", .number(s.sessionsCreated)),
             ("refused", .number(s.sessionsRefused)),
             ("keyframeRequests", .number(s.keyframeRequests)),
-            ("outlierKeyframeRequestsHeld", .number(s.outlierKeyframes.held)),
+            // Requests the per-viewer keyframe gate held back (ViewerKeyframeGate), all and of thinned viewers.
+            ("keyframeRequestsHeld", .number(s.keyframeGate.held)),
+            ("outlierKeyframeRequestsHeld", .number(s.keyframeGate.heldFromOutliers)),
             ("bitrate", .object(bitrate)),
             ("secondEncoding", secondEncodingJSON(s)),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
@@ -48,6 +50,9 @@ extension ViewerHub {
                 fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
                 // Which encoding the viewer gets: main, low, or main->low while it waits for the keyframe.
                 fields.append(("encoding", .string(s.switches[snapshot.id]?.description ?? EncodingChoice.main.rawValue)))
+                // The least time between two of its keyframe requests passed on now, ms (16000: it keeps asking
+                // whatever it is sent, e.g. an end-to-end encrypted call watched without the key).
+                fields.append(("keyframeSpacingMs", s.keyframeGate.spacingMicros(of: snapshot.id).map { .number(Int($0 / 1_000)) } ?? .null))
                 return .object(fields)
             })),
             ("ended", .array(s.recentlyEnded.map { ended in

@@ -16,7 +16,8 @@ public import VideoSource
 /// ```
 ///   WHEP POST ──▶ createSession ──▶ PeerConnection.answering ──▶ peers[id]
 ///   VideoSource ── consume(frame) ──▶ every peer's send (each: lobby, RTP, pacer, SRTP, ICE)
-///   peer events: keyframeNeeded ──▶ source.requestKeyframe()   (new viewer, PLI, FIR; coalesced there)
+///   peer events: keyframeNeeded ──▶ ViewerKeyframeGate ──▶ source.requestKeyframe()   (new viewer, PLI, FIR;
+///                                   (spaced per viewer)        coalesced there)
 ///                estimatedBitrate ──▶ BitrateFollower ──▶ source.setBitrate (lowest viewer, clamped)
 ///                                           └──▶ DroppableCadencePolicy ──▶ source.setDroppableCadence
 ///                                                (a GCC viewer far below the rest: its frames thinned cleanly)
@@ -44,8 +45,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         /// The droppable cadence asked of the encoder, from the follower's outliers.
         var cadence: DroppableCadencePolicy
         var cadenceChanges = 0
-        /// Outliers' keyframe requests, spaced.
-        var outlierKeyframes = OutlierKeyframeGate()
+        /// Each viewer's keyframe requests, spaced (more after keyframes that did not help; outliers' at least 4 s).
+        var keyframeGate = ViewerKeyframeGate()
         var lastFrameSize: (width: Int, height: Int)?
         var finished = false
         var sessionsCreated = 0
@@ -230,12 +231,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .iceConnectionFailed:
             break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
         case .keyframeNeeded(let reason):
-            // To the encoding the viewer is on (or moving to); an outlier's requests of the main one are spaced.
+            // To the encoding the viewer is on (or moving to); each viewer's requests of the main one are
+            // spaced (ViewerKeyframeGate): one viewer that cannot decode must not set everybody's keyframe rate.
             let (admitted, encoding) = state.withLock { s -> (Bool, EncodingChoice) in
                 s.keyframeRequests += 1
                 let encoding = s.switches[id]?.keyframeSource ?? .main
                 guard encoding == .main else { return (true, encoding) }
-                return (s.outlierKeyframes.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros()), encoding)
+                return (s.keyframeGate.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros()), encoding)
             }
             logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted, "encoding": encoding.rawValue])
             if admitted { requestKeyframe(of: encoding) }
@@ -260,7 +262,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 s.switches[id] = nil
                 s.unconnected[id] = nil
                 s.rtcpSeen[id] = nil
-                s.outlierKeyframes.remove(peer: id)
+                s.keyframeGate.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
                 if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
                 let decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))

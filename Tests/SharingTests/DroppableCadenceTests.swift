@@ -130,24 +130,3 @@ final class ViewerHubCadenceTests: XCTestCase {
         XCTAssertEqual(bitrateJSON(hub).first { $0.0 == "droppablePeriod" }?.1, .number(3))
     }
 }
-
-/// A thinned viewer's keyframe requests reach the shared encoder at most every 4 s; others' always.
-final class OutlierKeyframeGateTests: XCTestCase {
-    func testOutliersAreSpacedOthersPass() {
-        var gate = OutlierKeyframeGate()
-        XCTAssertEqual(gate.minimumSpacingMicros, 4_000_000)
-        for time in stride(from: UInt64(0), to: 10_000_000, by: 500_000) {
-            XCTAssertTrue(gate.admit(peer: "fast", isOutlier: false, nowMicros: time))
-        }
-        var passed: [UInt64] = []
-        for time in stride(from: UInt64(1_000_000), to: 11_000_000, by: 1_000_000)
-        where gate.admit(peer: "slow", isOutlier: true, nowMicros: time) {
-            passed.append(time)
-        }
-        XCTAssertEqual(passed, [1_000_000, 5_000_000, 9_000_000], "the lobby's retries every second, passed every 4 s")
-        XCTAssertEqual(gate.held, 7)
-        XCTAssertTrue(gate.admit(peer: "other", isOutlier: true, nowMicros: 9_500_000), "each outlier has its own spacing")
-        gate.remove(peer: "slow")
-        XCTAssertTrue(gate.admit(peer: "slow", isOutlier: true, nowMicros: 9_600_000), "a viewer that left and joined again starts afresh")
-    }
-}
