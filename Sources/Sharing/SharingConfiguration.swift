@@ -38,9 +38,11 @@ public struct SharingConfiguration: Sendable {
     /// A droppable cadence kept on from the start whatever the estimates (`--droppable-period`, 2…6; for
     /// measurements); nil: it follows the outliers.
     public var fixedDroppablePeriod: Int?
-    /// Sessions one client address may hold before they connect (each holds a viewer slot until ICE connects
-    /// or its time limit ends it); more are refused with 429, so one client cannot take every slot with offers
-    /// it never connects (a break-it trial kept all 16 for 30 s with 16 POSTs).
+    /// Unconnected sessions one client address keeps when the call is full (each holds a viewer slot until ICE
+    /// connects or its time limit ends it): past this, the address's oldest gives its slot up to a newcomer from
+    /// another address, and its own new offers get 429 (``PendingSessions``). While slots are free an address
+    /// may hold any number, so a whole office behind one NAT joins at once; one client still cannot keep others
+    /// out with offers it never connects (a break-it trial kept all 16 slots for 30 s with 16 POSTs).
     public var maxPendingPerAddress: Int = 4
     /// The thresholds of the second encoding (``SecondEncodingPolicy``; it runs when the hub has a factory).
     public var secondEncoding = SecondEncodingPolicy.Settings()

@@ -39,6 +39,8 @@ extension ViewerHub {
             ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
             ("created", .number(s.sessionsCreated)),
             ("refused", .number(s.sessionsRefused)),
+            // Unconnected sessions that gave their slot up to a newcomer from another address (PendingSessions).
+            ("givenUp", .number(s.sessionsGivenUp)),
             ("keyframeRequests", .number(s.keyframeRequests)),
             // Requests the per-viewer keyframe gate held back (ViewerKeyframeGate), all and of thinned viewers.
             ("keyframeRequestsHeld", .number(s.keyframeGate.held)),

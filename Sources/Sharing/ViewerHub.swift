@@ -38,8 +38,13 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         var sendRates = SendRateMeter()
         var pending = 0
         /// Sessions not connected yet and the client address that made each (those with a known address).
-        var unconnected: [String: String] = [:]
+        var unconnected: PendingSessions
         var endedEarly: Set<String> = []
+        /// Sessions the hub took out of `peers` itself before closing them (a DELETE, a slot given up): their
+        /// `closed` event is expected, not an end before registration.
+        var removedByHub: Set<String> = []
+        /// Unconnected sessions that gave their slot up to a newcomer from another address.
+        var sessionsGivenUp = 0
         var recentlyEnded: [Ended] = []
         var follower: BitrateFollower
         /// The droppable cadence asked of the encoder, from the follower's outliers.
@@ -94,6 +99,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         peers.consentLimitMicros = configuration.consentLimitMicros
         peerConfiguration = peers
         state = Mutex(State(
+            unconnected: PendingSessions(fairShare: configuration.maxPendingPerAddress),
             follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
             cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros),
             encodings: SecondEncodingPolicy(settings: configuration.secondEncoding)))
@@ -121,28 +127,48 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         try createSession(offer: offer, clientAddress: nil)
     }
 
-    /// ``createSession(offer:)`` for a client at `clientAddress`: at most ``SharingConfiguration/maxPendingPerAddress``
-    /// of its sessions may be waiting for ICE at once.
-    /// - Throws: also `SignalingError.tooManyPending` (429) past that limit.
+    /// ``createSession(offer:)`` for a client at `clientAddress`. While viewer slots are free any address takes
+    /// them; when the call is full, the oldest unconnected session of an address holding more than
+    /// ``SharingConfiguration/maxPendingPerAddress`` unconnected ones gives its slot up to a newcomer from
+    /// another address (``PendingSessions``): a whole office behind one NAT can join at once, and one client
+    /// cannot keep others out with offers it never connects.
+    /// - Throws: also `SignalingError.tooManyPending` (429) when the call is full and `clientAddress` itself holds
+    ///   more than that many unconnected sessions.
     public func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
-        enum Admission { case admitted, full, tooManyPending }
-        let admission = state.withLock { s -> Admission in
-            guard !s.finished, s.peers.count + s.pending < configuration.maxViewers else {
+        enum Admission { case admitted, full, tooManyPending(Int) }
+        let (admission, givenUp) = state.withLock { s -> (Admission, PeerConnection?) in
+            guard !s.finished else {
                 s.sessionsRefused += 1
-                return .full
+                return (.full, nil)
             }
-            if let clientAddress, s.unconnected.values.filter({ $0 == clientAddress }).count >= configuration.maxPendingPerAddress {
-                s.sessionsRefused += 1
-                return .tooManyPending
+            if s.peers.count + s.pending < configuration.maxViewers {
+                s.pending += 1
+                return (.admitted, nil)
             }
-            s.pending += 1
-            return .admitted
+            if let victim = s.unconnected.sessionToGiveUp(forNewcomerFrom: clientAddress), let peer = s.peers.removeValue(forKey: victim) {
+                s.unconnected.remove(victim)
+                s.removedByHub.insert(victim)
+                s.sessionsGivenUp += 1
+                s.pending += 1
+                return (.admitted, peer)
+            }
+            s.sessionsRefused += 1
+            if let clientAddress, s.unconnected.count(from: clientAddress) > configuration.maxPendingPerAddress {
+                return (.tooManyPending(s.unconnected.count(from: clientAddress)), nil)
+            }
+            return (.full, nil)
+        }
+        if let givenUp {
+            logger.info("viewer slot given up by an unconnected session", [
+                "peer": givenUp.id, "for": clientAddress ?? "-", "reason": "its address holds more than \(configuration.maxPendingPerAddress) unconnected sessions",
+            ])
+            givenUp.close(reason: "gave its slot up: the call was full and its address held more than \(configuration.maxPendingPerAddress) unconnected sessions")
         }
         switch admission {
         case .admitted: break
         case .full: throw .unavailable("\(configuration.maxViewers) viewers already (or the call is ending)")
-        case .tooManyPending:
-            throw .tooManyPending("\(configuration.maxPendingPerAddress) sessions from \(clientAddress ?? "-") have not connected yet")
+        case .tooManyPending(let count):
+            throw .tooManyPending("the call is full and \(count) sessions from \(clientAddress ?? "-") have not connected yet")
         }
         let id = WHEPSessionID.random()
         let peer: PeerConnection
@@ -162,7 +188,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             s.sessionsCreated += 1
             if s.endedEarly.remove(id) != nil || s.finished { return false }
             s.peers[id] = peer
-            if let clientAddress, !s.watching.keys.contains(id) { s.unconnected[id] = clientAddress }
+            if let clientAddress, !s.watching.keys.contains(id) { s.unconnected.add(id, address: clientAddress, nowMicros: MonotonicClock.nowMicros()) }
             return true
         }
         if !kept { peer.close(reason: "ended before it was registered") }
@@ -184,7 +210,12 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     /// A WHEP DELETE (RFC 9725 §4.4's shape): closes the session's peer. False when no such session exists.
     public func deleteSession(id: String) -> Bool {
-        guard let peer = state.withLock({ $0.peers.removeValue(forKey: id) }) else { return false }
+        let peer = state.withLock { s -> PeerConnection? in
+            guard let peer = s.peers.removeValue(forKey: id) else { return nil }
+            s.removedByHub.insert(id)
+            return peer
+        }
+        guard let peer else { return false }
         peer.close(reason: "DELETE by the viewer")
         return true
     }
@@ -220,7 +251,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             let (peer, count) = state.withLock { s in
                 let peer = s.peers[id]
                 s.watching[id] = peer
-                s.unconnected[id] = nil
+                s.unconnected.remove(id)
                 return (peer, s.peers.count)
             }
             let logger = logger
@@ -257,10 +288,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         case .closed(let reason, let failed):
             let (decision, encodings, cadence, left, count) = state.withLock {
                 s -> (BitrateFollower.Decision?, EncodingWork, CadenceChange?, PeerConnection?, Int) in
-                if s.peers.removeValue(forKey: id) == nil, !s.finished { s.endedEarly.insert(id) }
+                if s.peers.removeValue(forKey: id) == nil, !s.finished, s.removedByHub.remove(id) == nil { s.endedEarly.insert(id) }
                 let left = s.watching.removeValue(forKey: id)
                 s.switches[id] = nil
-                s.unconnected[id] = nil
+                s.unconnected.remove(id)
                 s.rtcpSeen[id] = nil
                 s.keyframeGate.remove(peer: id)
                 s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))

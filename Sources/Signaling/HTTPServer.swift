@@ -3,20 +3,26 @@ import Glibc
 import ScreencastSupport
 import Synchronization
 
-/// Limits of the HTTP server. The defaults suit a handful of viewers and a stats poller, and make a slow or
-/// stalling client from a few addresses unable to lock the others out: one address holds at most
-/// ``defaultPerAddressConnectionLimit`` connections of ``defaultConnectionLimit``, and each request must
-/// arrive within ``defaultRequestDeadlineMillis`` whatever its pace (a bad-input review held all 64
-/// connections of the old defaults, 32 per address, from 2 addresses by dripping header bytes or stalling a
-/// TLS handshake, for as long as it ran).
+/// Limits of the HTTP server. The defaults let a whole office behind one NAT watch (twenty browsers from one
+/// address, each with a few kept-alive connections) and make a slow or stalling client unable to lock the
+/// others out: what is capped per address is what harms — connections that have not completed a request
+/// (``defaultPerAddressIncompleteLimit``), and each request must arrive within ``defaultRequestDeadlineMillis``
+/// whatever its pace — while established connections are bounded only by ``defaultPerAddressConnectionLimit``
+/// of ``defaultConnectionLimit`` (a bad-input review held all 64 connections of older defaults from 2
+/// addresses by dripping header bytes or stalling a TLS handshake; 16 viewers joining at once from one
+/// address were refused under a limit of 8 connections per address, issue 31).
 public struct HTTPServerOptions: Sendable {
     /// Default of ``connectionLimit``: 32 addresses' worth at ``defaultPerAddressConnectionLimit``. Each
     /// connection has a thread and a descriptor; the daemon polls with poll(2) (`MHD_USE_POLL_INTERNAL_THREAD`),
     /// so no FD_SETSIZE bound applies.
     public static let defaultConnectionLimit: UInt32 = 256
-    /// Default of ``perAddressConnectionLimit``: a browser opens at most 6 connections per host (Chromium's
-    /// per-group limit), a stats poller one or two.
-    public static let defaultPerAddressConnectionLimit: UInt32 = 8
+    /// Default of ``perAddressConnectionLimit``: half of ``defaultConnectionLimit``, room for twenty browsers
+    /// behind one NAT at Chromium's 6 connections per host and more, while other addresses keep the other half.
+    public static let defaultPerAddressConnectionLimit: UInt32 = 128
+    /// Default of ``perAddressIncompleteLimit``: connections from one address still sending their first request.
+    /// A browser has one or two at a time; twenty opening the link in the same second may have 20–40 for a few
+    /// ms. A slow client holds at most this many (each until the request deadline), an eighth of the server.
+    public static let defaultPerAddressIncompleteLimit: UInt32 = 32
     /// Default of ``requestDeadlineMillis``, ms: a request takes a few ms on loopback and well under a second
     /// over a slow link (a WHEP offer is a few kB).
     public static let defaultRequestDeadlineMillis: UInt32 = 10_000
@@ -25,9 +31,13 @@ public struct HTTPServerOptions: Sendable {
     public var connectionLimit: UInt32 = defaultConnectionLimit
     /// A connection idle this long (seconds) is closed, so a silent client cannot hold a thread.
     public var idleTimeoutSeconds: UInt32 = 30
-    /// Concurrent connections from one IP address; more are closed at accept (MHD_OPTION_PER_IP_CONNECTION_LIMIT),
-    /// so one slow or hostile client cannot take every connection.
+    /// Concurrent connections from one IP address, established ones included; more are closed at accept
+    /// (MHD_OPTION_PER_IP_CONNECTION_LIMIT), so one address cannot take every connection.
     public var perAddressConnectionLimit: UInt32 = defaultPerAddressConnectionLimit
+    /// Connections from one IP address that have not completed a request yet (a slow or stalled request, a
+    /// dripped TLS handshake); more are closed as they open (``RequestDeadlineTable``). Kept-alive connections
+    /// that have completed one do not count.
+    public var perAddressIncompleteLimit: UInt32 = defaultPerAddressIncompleteLimit
     /// How long a request may take to arrive, ms: from the connection's start (for HTTPS, from the TLS
     /// handshake's first record), or from the end of the previous request on a kept-alive connection, to
     /// its last header and body byte. A connection still receiving then is closed, however steadily it
@@ -105,7 +115,8 @@ public final class HTTPServer: Sendable {
         endpoint: HTTPEndpoint, router: HTTPRouter, options: HTTPServerOptions = HTTPServerOptions(), logger: Logger
     ) throws(SignalingError) -> HTTPServer {
         let address = try endpoint.resolve()
-        let deadlines = RequestDeadlineSweeper(deadlineMillis: options.requestDeadlineMillis, logger: logger)
+        let deadlines = RequestDeadlineSweeper(
+            deadlineMillis: options.requestDeadlineMillis, incompleteLimitPerAddress: options.perAddressIncompleteLimit, logger: logger)
         let core = ServerCore(router: router, deadlines: deadlines, logger: logger)
         let logSink = LogSinkStorage(core: core)
         // poll(), not select(): with select libmicrohttpd refuses to start once its listening socket or its
@@ -142,7 +153,7 @@ public final class HTTPServer: Sendable {
                     guard let cls, let connection else { return }
                     let deadlines = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().deadlines
                     if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED (1: _CLOSED)
-                        deadlines.opened(connection, socket: cmhd_connection_fd(connection))
+                        deadlines.opened(connection, socket: cmhd_connection_fd(connection), address: ServerCore.clientAddress(connection))
                     } else {
                         deadlines.closed(connection)
                     }
@@ -231,6 +242,13 @@ final class ServerCore: Sendable {
         self.logger = logger
     }
 
+    /// The connection's client IP address as text (no port), nil when libmicrohttpd does not know it.
+    static func clientAddress(_ connection: OpaquePointer) -> String? {
+        var text = [CChar](repeating: 0, count: 64)
+        guard cmhd_client_address(connection, &text, text.count) == 0 else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The first name that appears twice, nil when each appears once.
     static func firstRepeatedName(_ names: [String]) -> String? {
         var seen = Set<String>()
@@ -246,9 +264,7 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         guard let pointer = state.pointee else {
             let arguments = Self.values(connection, .GET_ARGUMENT_KIND)
-            var addressText = [CChar](repeating: 0, count: 64)
-            let clientAddress = cmhd_client_address(connection, &addressText, addressText.count) == 0
-                ? String(decoding: addressText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+            let clientAddress = Self.clientAddress(connection)
             let request = HTTPRequest(
                 method: String(cString: method), path: String(cString: url),
                 query: Dictionary(arguments.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),

@@ -15,12 +15,21 @@ import Synchronization
 /// holds its connection for ever (a bad-input review held all 64 with 2 addresses). This table is the
 /// deadline libmicrohttpd lacks: a connection still receiving its request ``deadlineMicros`` after it began
 /// is expired, and the server shuts its socket down (``HTTPServer``).
+///
+/// It also bounds what a slow client harms per address: connections that have not completed a request yet
+/// (a slow or stalled first request, a dripped TLS handshake). A connection that has completed one is an
+/// established client (a browser's kept-alive connection) and does not count: twenty browsers behind one
+/// office NAT share an address and hold two or three such connections each (issue 31).
 struct RequestDeadlineTable {
     /// A connection's socket and when its current request began to arrive (µs, CLOCK_MONOTONIC); nil while
     /// the request is being handled or answered.
     struct Entry: Equatable {
         var socket: Int32
         var waitingSince: UInt64?
+        /// The client's IP address as text (nil: unknown); the key of ``incompleteLimitPerAddress``.
+        var address: String?
+        /// A request on this connection has been answered.
+        var completedOne = false
     }
 
     /// How long a request (TLS handshake, headers and body) may take to arrive, µs.
@@ -28,11 +37,26 @@ struct RequestDeadlineTable {
     /// By connection (its `MHD_Connection` address).
     private(set) var connections: [UInt: Entry] = [:]
 
-    init(deadlineMicros: UInt64) { self.deadlineMicros = deadlineMicros }
+    /// Connections from one address that have not completed a request, at most; more are refused as they open.
+    let incompleteLimitPerAddress: Int
 
-    /// A connection started (`MHD_CONNECTION_NOTIFY_STARTED`): its first request begins to arrive now.
-    mutating func opened(_ connection: UInt, socket: Int32, now: UInt64) {
-        connections[connection] = Entry(socket: socket, waitingSince: now)
+    init(deadlineMicros: UInt64, incompleteLimitPerAddress: Int = Int(HTTPServerOptions.defaultPerAddressIncompleteLimit)) {
+        self.deadlineMicros = deadlineMicros
+        self.incompleteLimitPerAddress = incompleteLimitPerAddress
+    }
+
+    /// A connection started (`MHD_CONNECTION_NOTIFY_STARTED`) from `address`: its first request begins to
+    /// arrive now. False (and nothing recorded) when `address` already holds ``incompleteLimitPerAddress``
+    /// connections that have not completed a request: the caller closes this one.
+    mutating func opened(_ connection: UInt, socket: Int32, address: String? = nil, now: UInt64) -> Bool {
+        if let address, incomplete(from: address) >= incompleteLimitPerAddress { return false }
+        connections[connection] = Entry(socket: socket, waitingSince: now, address: address)
+        return true
+    }
+
+    /// Connections from `address` that have not completed a request.
+    func incomplete(from address: String) -> Int {
+        connections.values.reduce(0) { $0 + ($1.address == address && !$1.completedOne ? 1 : 0) }
     }
 
     /// A connection closed (`MHD_CONNECTION_NOTIFY_CLOSED`, before libmicrohttpd closes its socket).
@@ -43,7 +67,11 @@ struct RequestDeadlineTable {
 
     /// The request was answered (`MHD_OPTION_NOTIFY_COMPLETED`): a kept-alive connection's next request begins
     /// to arrive now.
-    mutating func requestCompleted(_ connection: UInt, now: UInt64) { connections[connection]?.waitingSince = now }
+    mutating func requestCompleted(_ connection: UInt, now: UInt64) {
+        guard connections[connection] != nil else { return }
+        connections[connection]?.waitingSince = now
+        connections[connection]?.completedOne = true
+    }
 
     /// The sockets of connections whose request has been arriving for longer than the deadline at `now`;
     /// each is returned once (its wait is cleared; the entry stays until the connection closes).
@@ -73,9 +101,13 @@ final class RequestDeadlineSweeper: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let stopped = Mutex(false)
 
-    init(deadlineMillis: UInt32, logger: Logger) {
+    /// Connections closed as they opened because their address held too many incomplete ones (logged
+    /// rate-limited: a client reconnecting in a loop must not flood the log).
+    private let refusals = Mutex(LogRateLimiter(burst: 1, intervalMicros: 60_000_000))
+
+    init(deadlineMillis: UInt32, incompleteLimitPerAddress: UInt32 = HTTPServerOptions.defaultPerAddressIncompleteLimit, logger: Logger) {
         let deadlineMicros = UInt64(max(1, deadlineMillis)) * 1_000
-        table = Mutex(RequestDeadlineTable(deadlineMicros: deadlineMicros))
+        table = Mutex(RequestDeadlineTable(deadlineMicros: deadlineMicros, incompleteLimitPerAddress: Int(incompleteLimitPerAddress)))
         sweepMicros = min(1_000_000, max(50_000, deadlineMicros / 10))
         self.logger = logger
     }
@@ -93,8 +125,18 @@ final class RequestDeadlineSweeper: Sendable {
         finished.wait()
     }
 
-    func opened(_ connection: OpaquePointer, socket: Int32) {
-        table.withLock { $0.opened(Self.key(connection), socket: socket, now: MonotonicClock.nowMicros()) }
+    /// A connection opened from `address`; when that address already holds its limit of incomplete connections
+    /// the socket is shut down at once (libmicrohttpd's connection thread then sees the end and closes it).
+    func opened(_ connection: OpaquePointer, socket: Int32, address: String?) {
+        let (admitted, limit) = table.withLock { table -> (Bool, Int) in
+            let admitted = table.opened(Self.key(connection), socket: socket, address: address, now: MonotonicClock.nowMicros())
+            if !admitted, socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+            return (admitted, table.incompleteLimitPerAddress)
+        }
+        guard !admitted, let suppressed = refusals.withLock({ $0.admit() }) else { return }
+        logger.info("http connection refused: too many incomplete requests from one address", [
+            "address": address ?? "-", "limit": limit, "suppressed": suppressed,
+        ])
     }
 
     func closed(_ connection: OpaquePointer) { table.withLock { $0.closed(Self.key(connection)) } }

@@ -25,11 +25,12 @@ public final class TLSPortAcceptor: @unchecked Sendable {
     // `stopped` are Mutex-guarded; the accept thread is the only one calling accept(2).
     /// How long a new connection may stay silent before it is closed, ms.
     public static let defaultFirstByteTimeoutMillis: Int32 = 10_000
-    /// Connections waiting for their first byte at once; more are closed at accept. 16 addresses' worth at
+    /// Connections waiting for their first byte at once; more are closed at accept. 4 addresses' worth at
     /// ``maxWaitingPerAddress`` (each has a thread for at most the first-byte timeout).
     public static let maxWaiting = 128
-    /// Of ``maxWaiting``, those from one IP address.
-    public static let maxWaitingPerAddress = 8
+    /// Of ``maxWaiting``, those from one IP address: ``HTTPServerOptions/defaultPerAddressIncompleteLimit``, the
+    /// same bound on a slow client as the daemon's (twenty browsers behind one NAT open 20–40 at once).
+    public static let maxWaitingPerAddress = Int(HTTPServerOptions.defaultPerAddressIncompleteLimit)
     /// Bytes of a plaintext request read before it is answered.
     public static let maxPlaintextBytes = 8192
     private let firstByteTimeoutMillis: Int32

@@ -1,6 +1,6 @@
 import Foundation
 import ScreencastSupport
-import Sharing
+@testable import Sharing
 import Signaling
 import Synchronization
 import TestSupport
@@ -221,29 +221,72 @@ final class ViewerHubPendingSessionTests: XCTestCase {
         XCTAssertNoThrow(try hub.createSession(offer: offer))
     }
 
-    /// One client address holds at most `maxPendingPerAddress` sessions waiting for ICE: its next offer is
-    /// 429 (Retry-After) while another address is still served; once its sessions end, it is served again.
-    /// (A break-it trial kept all 16 viewer slots with 16 offers it never connected.)
-    func testOneAddressHoldsAtMostItsShareOfPendingSessions() throws {
+    /// A whole office behind one NAT joins at once: 6 sessions from one address all take slots while slots are
+    /// free (maxPendingPerAddress 2 does not cap them then). The call full, a newcomer from another (or an
+    /// unknown) address takes the slot of that address's oldest unconnected session; a newcomer from the address
+    /// holding the most gets 429; once it is down to its share, 503. (A break-it trial kept all 16 slots with 16
+    /// offers it never connected.)
+    func testOneAddressMayFillFreeSlotsButGivesThemUpToOthersWhenFull() throws {
         let offer = try SDPFixture.text("aiortc-offer.sdp")
         let ice = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], connectTimeLimit: .milliseconds(1500))
-        var configuration = SharingConfiguration(ice: ice, maxViewers: 16)
+        var configuration = SharingConfiguration(ice: ice, maxViewers: 6)
         configuration.maxPendingPerAddress = 2
         let hub = try ViewerHub(configuration: configuration, encoder: ViewerHubRefusalTests.Encoder(), logger: Logger(component: "test", threshold: .error))
         defer { hub.closeAll(reason: "test over") }
-        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
-        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
+        let office = try (0..<6).map { _ in try hub.createSession(offer: offer, clientAddress: "192.0.2.7") }
+        XCTAssertEqual(hub.viewerCount, 6, "every free slot taken by one address")
         XCTAssertThrowsError(try hub.createSession(offer: offer, clientAddress: "192.0.2.7")) { error in
-            XCTAssertEqual(error as? SignalingError, .tooManyPending("2 sessions from 192.0.2.7 have not connected yet"))
+            XCTAssertEqual(error as? SignalingError, .tooManyPending("the call is full and 6 sessions from 192.0.2.7 have not connected yet"))
             XCTAssertEqual((error as? SignalingError)?.httpStatus, 429)
         }
-        XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.8"), "another client is served")
-        XCTAssertNoThrow(try hub.createSession(offer: offer), "an unknown address is bounded by maxViewers only")
-        XCTAssertEqual(hub.viewerCount, 4)
+        // Four newcomers from elsewhere (one of unknown address) take the slots of the office's four oldest; then
+        // it is down to its share.
+        XCTAssertNoThrow(try hub.createSession(offer: offer), "a newcomer of unknown address")
+        for index in 0..<3 {
+            XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.\(20 + index)"), "newcomer \(index)")
+        }
+        XCTAssertThrowsError(try hub.createSession(offer: offer, clientAddress: "192.0.2.30")) { error in
+            XCTAssertEqual((error as? SignalingError)?.httpStatus, 503, "the office keeps its share of 2")
+        }
+        XCTAssertEqual(hub.viewerCount, 6)
+        guard case .object(let fields) = hub.json else { return XCTFail("stats are an object") }
+        XCTAssertEqual(fields.first { $0.0 == "givenUp" }?.1, .int(4))
+        XCTAssertEqual(fields.first { $0.0 == "refused" }?.1, .int(2))
+        // The four given up are ended (the oldest), the two newest remain.
         let started = Date()
-        while hub.viewerCount > 0, Date().timeIntervalSince(started) < 10 { usleep(20_000) }
-        XCTAssertEqual(hub.viewerCount, 0)
-        XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.7"), "its sessions ended: served again")
+        var endedIDs: [String] = []
+        while Date().timeIntervalSince(started) < 5 {
+            if case .object(let fields) = hub.json, case .array(let ended)? = fields.first(where: { $0.0 == "ended" })?.1 {
+                endedIDs = office.map(\.id).filter { id in ended.contains { "\($0)".contains(id) } }
+                if endedIDs.count >= 4 { break }
+            }
+            usleep(20_000)
+        }
+        XCTAssertEqual(Set(endedIDs), Set(office.prefix(4).map(\.id)), "the office's four oldest gave their slots up")
+        XCTAssertFalse(hub.deleteSession(id: office[0].id), "a session given up is gone")
+        XCTAssertTrue(hub.deleteSession(id: office[5].id))
+    }
+}
+
+/// Which unconnected session gives its slot up when the call is full (sans-I/O).
+final class PendingSessionsTests: XCTestCase {
+    func testTheOldestOfTheHeaviestAddressOverItsShareGivesUp() {
+        var pending = PendingSessions(fairShare: 2)
+        XCTAssertNil(pending.sessionToGiveUp(forNewcomerFrom: "b"), "nobody pending")
+        pending.add("a1", address: "a", nowMicros: 30)
+        pending.add("a2", address: "a", nowMicros: 10)
+        XCTAssertNil(pending.sessionToGiveUp(forNewcomerFrom: "b"), "a holds its share, not more")
+        pending.add("a3", address: "a", nowMicros: 20)
+        pending.add("c1", address: "c", nowMicros: 0)
+        XCTAssertEqual(pending.sessionToGiveUp(forNewcomerFrom: "b"), "a2", "the oldest of the address over its share")
+        XCTAssertEqual(pending.sessionToGiveUp(forNewcomerFrom: nil), "a2")
+        XCTAssertNil(pending.sessionToGiveUp(forNewcomerFrom: "a"), "never for a newcomer of the same address")
+        XCTAssertEqual(pending.count(from: "a"), 3)
+        pending.remove("a2")
+        XCTAssertNil(pending.sessionToGiveUp(forNewcomerFrom: "b"))
+        for index in 0..<3 { pending.add("d\(index)", address: "d", nowMicros: UInt64(100 + index)) }
+        for index in 0..<3 { pending.add("e\(index)", address: "e", nowMicros: UInt64(50 + index)) }
+        XCTAssertEqual(pending.sessionToGiveUp(forNewcomerFrom: "b"), "d0", "a tie goes by address, not dictionary order")
     }
 }
 

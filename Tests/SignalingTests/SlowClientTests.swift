@@ -10,8 +10,10 @@ import XCTest
 /// Slow and stalling clients against the real server, plain HTTP and HTTPS, over 127.0.0.0/8 (each address
 /// stands for another client). A bad-input review locked every client out with 2 addresses × 32 connections
 /// that dripped header bytes, or sent the 5-byte header of a TLS record (`16 03 01 40 00`) and stalled: now one
-/// address holds at most ``HTTPServerOptions/defaultPerAddressConnectionLimit`` connections, and a request
-/// that has not arrived within ``HTTPServerOptions/requestDeadlineMillis`` is closed however it drips.
+/// address holds at most ``HTTPServerOptions/defaultPerAddressIncompleteLimit`` connections that have not
+/// completed a request, and a request that has not arrived within ``HTTPServerOptions/requestDeadlineMillis``
+/// is closed however it drips. Established (kept-alive) connections do not count: a whole office behind one NAT
+/// watches (issue 31).
 final class SlowClientTests: XCTestCase {
     private let logger = Logger(component: "test", threshold: .error)
     private var server: SignalingServer?
@@ -50,20 +52,25 @@ final class SlowClientTests: XCTestCase {
         XCTAssertEqual(defaults.connectionLimit, HTTPServerOptions.defaultConnectionLimit)
         XCTAssertEqual(defaults.perAddressConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit)
         XCTAssertEqual(defaults.requestDeadlineMillis, HTTPServerOptions.defaultRequestDeadlineMillis)
-        XCTAssertEqual([HTTPServerOptions.defaultConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit], [256, 8])
+        XCTAssertEqual(defaults.perAddressIncompleteLimit, HTTPServerOptions.defaultPerAddressIncompleteLimit)
+        XCTAssertEqual(
+            [HTTPServerOptions.defaultConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit, HTTPServerOptions.defaultPerAddressIncompleteLimit],
+            [256, 128, 32])
+        XCTAssertEqual(TLSPortAcceptor.maxWaitingPerAddress, 32, "the same bound on a slow client before TLS")
         XCTAssertEqual(HTTPServerOptions.defaultRequestDeadlineMillis, 10_000)
-        XCTAssertEqual(Int(HTTPServerOptions.defaultConnectionLimit / HTTPServerOptions.defaultPerAddressConnectionLimit), 32, "addresses it takes to fill the server")
+        XCTAssertEqual(Int(HTTPServerOptions.defaultConnectionLimit / HTTPServerOptions.defaultPerAddressIncompleteLimit), 8,
+                       "addresses of slow clients it takes to fill the server")
     }
 
     func testPlainHTTPAnAddressAtItsLimitLeavesOthersServed() throws { try anAddressAtItsLimitLeavesOthersServed(tls: false) }
 
     func testHTTPSAnAddressAtItsLimitLeavesOthersServed() throws { try anAddressAtItsLimitLeavesOthersServed(tls: true) }
 
-    /// 127.0.0.2 opens its 8 connections and stalls each one; its 9th–12th are closed at once; 127.0.0.3 is
+    /// 127.0.0.2 opens its 32 connections and stalls each one; its 33rd–36th are closed at once; 127.0.0.3 is
     /// served meanwhile (the default limits; the deadline is not what frees the server here).
     private func anAddressAtItsLimitLeavesOthersServed(tls: Bool) throws {
         let port = try start(tls: tls)
-        let limit = Int(HTTPServerOptions.defaultPerAddressConnectionLimit)
+        let limit = Int(HTTPServerOptions.defaultPerAddressIncompleteLimit)
         for _ in 0..<limit {
             let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
             held.append(fd)
@@ -95,6 +102,44 @@ final class SlowClientTests: XCTestCase {
             let got = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
             XCTAssertTrue(got == -1 && errno == EAGAIN, "the stalled ones are still open, nothing sent (no deadline yet): \(got)")
         }
+    }
+
+    /// Twenty browsers behind one NAT: 60 kept-alive connections from 127.0.0.2 (three a browser), each having
+    /// completed a request, are all served and stay open; new ones are served beside them; and that address's
+    /// incomplete connections are still capped (32 stalled, the next closed at once) while its established ones
+    /// answer a second request.
+    func testEstablishedConnectionsFromOneAddressAreNotCapped() throws {
+        let port = try start(tls: false)
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        func served(_ fd: Int32) -> Bool {
+            guard RawHTTPClient.sendAll(fd, request) else { return false }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return count > 0 && String(decoding: buffer.prefix(count), as: UTF8.self).hasPrefix("HTTP/1.1 200")
+        }
+        var established: [Int32] = []
+        for _ in 0..<60 {
+            let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
+            held.append(fd)
+            established.append(fd)
+            XCTAssertTrue(served(fd))
+        }
+        XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 3, source: "127.0.0.2").status, 200,
+                       "a 61st connection from the same address is served")
+        let limit = Int(HTTPServerOptions.defaultPerAddressIncompleteLimit)
+        for _ in 0..<limit {
+            let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
+            held.append(fd)
+            XCTAssertTrue(RawHTTPClient.sendAll(fd, Self.stalledStart(tls: false)))
+        }
+        usleep(300_000)
+        let extra = try RawHTTPClient.connect(port: port, timeout: 3, source: "127.0.0.2")
+        defer { close(extra) }
+        RawHTTPClient.sendAll(extra, Self.stalledStart(tls: false))
+        let started = Date()
+        XCTAssertEqual((try? RawHTTPClient.readAll(extra)) ?? [0], [], "the 33rd incomplete connection is closed without an answer")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "at once, not at the deadline")
+        XCTAssertEqual(established.filter(served).count, 60, "every established connection answers again")
     }
 
     func testPlainHTTPADrippingRequestIsClosedAtTheDeadline() throws { try aDrippingRequestIsClosedAtTheDeadline(tls: false) }
@@ -158,8 +203,8 @@ final class SlowClientTests: XCTestCase {
 final class RequestDeadlineTableTests: XCTestCase {
     func testARequestStillArrivingAtTheDeadlineExpiresOnce() {
         var table = RequestDeadlineTable(deadlineMicros: 1_000)
-        table.opened(1, socket: 11, now: 0)
-        table.opened(2, socket: 12, now: 500)
+        XCTAssertTrue(table.opened(1, socket: 11, now: 0))
+        XCTAssertTrue(table.opened(2, socket: 12, now: 500))
         XCTAssertEqual(table.expire(now: 999), [])
         XCTAssertEqual(table.expire(now: 1_000), [11])
         XCTAssertEqual(table.expire(now: 5_000), [12], "the first is returned once")
@@ -170,7 +215,7 @@ final class RequestDeadlineTableTests: XCTestCase {
 
     func testHandlingStopsTheClockAndCompletionRestartsIt() {
         var table = RequestDeadlineTable(deadlineMicros: 1_000)
-        table.opened(1, socket: 11, now: 0)
+        XCTAssertTrue(table.opened(1, socket: 11, now: 0))
         table.handling(1)
         XCTAssertEqual(table.expire(now: 10_000), [], "a handler's time is not the client's")
         table.requestCompleted(1, now: 10_000)
@@ -179,6 +224,30 @@ final class RequestDeadlineTableTests: XCTestCase {
         table.requestCompleted(7, now: 0)
         table.handling(7)
         XCTAssertNil(table.connections[7], "events of an unknown connection add nothing")
+    }
+
+    /// Per address, only connections that have not completed a request count against the limit.
+    func testIncompleteConnectionsAreCappedPerAddressEstablishedOnesAreNot() {
+        var table = RequestDeadlineTable(deadlineMicros: 1_000, incompleteLimitPerAddress: 2)
+        XCTAssertTrue(table.opened(1, socket: 11, address: "10.0.0.1", now: 0))
+        XCTAssertTrue(table.opened(2, socket: 12, address: "10.0.0.1", now: 0))
+        XCTAssertFalse(table.opened(3, socket: 13, address: "10.0.0.1", now: 0), "a third still sending its first request")
+        XCTAssertNil(table.connections[3], "a refused connection is not recorded")
+        XCTAssertTrue(table.opened(4, socket: 14, address: "10.0.0.2", now: 0), "another address has its own count")
+        XCTAssertTrue(table.opened(5, socket: 15, now: 0), "an unknown address is not capped")
+        table.handling(1)
+        XCTAssertFalse(table.opened(6, socket: 16, address: "10.0.0.1", now: 0), "handled but not yet answered: still incomplete")
+        table.requestCompleted(1, now: 10)
+        XCTAssertEqual(table.incomplete(from: "10.0.0.1"), 1)
+        XCTAssertTrue(table.opened(6, socket: 16, address: "10.0.0.1", now: 10), "an established connection does not count")
+        table.requestCompleted(2, now: 20)
+        table.requestCompleted(6, now: 20)
+        XCTAssertEqual(table.incomplete(from: "10.0.0.1"), 0)
+        XCTAssertEqual(table.expire(now: 1_010).sorted(), [11, 14, 15], "an established connection's next request still has its deadline")
+        table.closed(4)
+        XCTAssertTrue(table.opened(7, socket: 17, address: "10.0.0.2", now: 30))
+        XCTAssertTrue(table.opened(8, socket: 18, address: "10.0.0.2", now: 30))
+        XCTAssertFalse(table.opened(9, socket: 19, address: "10.0.0.2", now: 30))
     }
 }
 
