@@ -27,6 +27,16 @@ Options:
                      encoded frames it was given (hex, as aiortc reassembled them from the RTP payloads);
                      reported as "decoder": {"attempts", "errors", "pictures", "lastError", "frames"}
   --until-file PATH  stop watching as soon as PATH exists (still at most --seconds)
+  --together         all viewers join at once (their offers POSTed concurrently), as an office opening the
+                     link in the same second; without it they join one after another
+  --insecure         HTTPS without certificate checks (a --share call's self-signed certificate)
+  --page URL         each viewer GETs URL (the viewer page, with its ?token=) before it POSTs its offer:
+                     "pageStatus" in its result
+  --poll URL         each viewer GETs URL (/stats) once a second while it watches, as the page does:
+                     "polls" and "polls200" in its result
+  --slow-clients N   before the viewers join, N TCP connections from --slow-source to --url's host and port
+  --slow-source A    each send the 5-byte header of a TLS record announcing 16 KiB and stall; held until the
+                     end ("slowClients": {"opened", "closedBeforeEnd"} in the report)
   --progress PATH    every second, append a JSON line for viewer 0 to PATH (for tools/soak):
                      {"t": CLOCK_MONOTONIC seconds, "frames", "stallsOver1000": gaps between decoded frames over
                      1 s so far, "maxGapMs" so far, "state": connection state}
@@ -94,12 +104,29 @@ def record_decoder(limit):
     vpx.Vp8Decoder.decode = decode
 
 
+SSL_CONTEXT = [None]  # --insecure: an unverified context for the self-signed certificate of --share
+
+
+def get_status(url, token):
+    request = urllib.request.Request(url, method="GET")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=SSL_CONTEXT[0]) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except Exception as error:
+        return repr(error)
+
+
 def post_offer(url, token, sdp):
     request = urllib.request.Request(url, data=sdp.encode(), method="POST")
     request.add_header("Content-Type", "application/sdp")
     if token:
         request.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=10, context=SSL_CONTEXT[0]) as response:
         location = response.headers.get("Location")
         return response.status, response.read().decode(), location
 
@@ -112,10 +139,43 @@ def delete_session(url, token, location):
     if token:
         request.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10, context=SSL_CONTEXT[0]) as response:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def open_slow_clients(url, count, source):
+    """--slow-clients: connections that start a TLS record (RFC 8446 section 5.1: handshake, 3.1, 16 KiB) and stall."""
+    import socket
+    parsed = urllib.parse.urlparse(url)
+    sockets = []
+    for _ in range(count):
+        try:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((source, 0))
+            sock.settimeout(5)
+            sock.connect((parsed.hostname, parsed.port))
+            sock.sendall(bytes([0x16, 0x03, 0x01, 0x40, 0x00]))
+            sockets.append(sock)
+        except OSError:
+            pass
+    return sockets
+
+
+def closed_count(sockets):
+    import socket
+    closed = 0
+    for sock in sockets:
+        try:
+            sock.setblocking(False)
+            if sock.recv(1, socket.MSG_PEEK) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    return closed
 
 
 def mangle_fingerprint(sdp):
@@ -173,6 +233,9 @@ class Session:
         self.stalls = 0
         self.gaps_over_500 = 0
         self.max_gap = 0.0
+        self.page_status = None
+        self.polls = []
+        self.answered = None
 
     async def join(self, mangle=False):
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
@@ -192,7 +255,10 @@ class Session:
         if mangle:
             offer = mangle_fingerprint(offer)
         self.started = time.monotonic()
+        if self.args.page:
+            self.page_status = await asyncio.to_thread(get_status, self.args.page, "")
         status, answer, location = await asyncio.to_thread(post_offer, self.args.url, self.args.token, offer)
+        self.answered = time.monotonic()
         if status != 201:
             raise RuntimeError("POST answered %d: %s" % (status, answer[:200]))
         self.location = location
@@ -259,7 +325,16 @@ class Session:
             "lastFrameMs": None if not self.times else round((self.times[-1] - WATCH_START[0]) * 1000, 1),
             "connectionStates": self.connection_states,
             "error": self.error,
+            "pageStatus": self.page_status,
+            "answerMs": None if self.answered is None else round((self.answered - self.started) * 1000, 1),
+            "polls": len(self.polls),
+            "polls200": sum(1 for status in self.polls if status == 200),
         }
+
+    async def poll(self):
+        while True:
+            self.polls.append(await asyncio.to_thread(get_status, self.args.poll, self.args.token))
+            await asyncio.sleep(1.0)
 
 
 async def main():
@@ -276,17 +351,34 @@ async def main():
     parser.add_argument("--record-frames", type=int, default=0)
     parser.add_argument("--until-file")
     parser.add_argument("--progress")
+    parser.add_argument("--together", action="store_true")
+    parser.add_argument("--insecure", action="store_true")
+    parser.add_argument("--page")
+    parser.add_argument("--poll")
+    parser.add_argument("--slow-clients", type=int, default=0)
+    parser.add_argument("--slow-source", default="127.0.0.2")
     args = parser.parse_args()
+    if args.insecure:
+        import ssl
+        SSL_CONTEXT[0] = ssl._create_unverified_context()
+    slow = open_slow_clients(args.url, args.slow_clients, args.slow_source) if args.slow_clients > 0 else []
     if args.record_frames > 0:
         record_decoder(args.record_frames)
 
     sessions = [Session(args, index) for index in range(args.viewers)]
     results = [{"index": s.index} for s in sessions]
-    for session, result in zip(sessions, results):
+    async def join(session, result):
         try:
             await session.join(mangle=args.mangle_fingerprint)
         except Exception as error:
             result["error"] = "join: " + repr(error)
+
+    if args.together:
+        await asyncio.gather(*(join(session, result) for session, result in zip(sessions, results)))
+    else:
+        for session, result in zip(sessions, results):
+            await join(session, result)
+    pollers = [asyncio.ensure_future(session.poll()) for session in sessions] if args.poll else []
 
     start = time.monotonic()
     WATCH_START[0] = start
@@ -317,6 +409,8 @@ async def main():
         await asyncio.sleep(min(remaining, 0.05) if args.until_file or args.progress else remaining)
         remaining = args.seconds - (time.monotonic() - start)
 
+    for poller in pollers:
+        poller.cancel()
     for session, result in zip(sessions, results):
         if rejoined is not None and session.index == args.rejoin_viewer:
             result["rejoin"] = rejoined.summary()
@@ -338,6 +432,10 @@ async def main():
     report = {"viewers": results, "keyframes": len(keyframes), "keyframeTimesMs": keyframes}
     if args.record_frames > 0:
         report["decoder"] = DECODER_LOG
+    if args.slow_clients > 0:
+        report["slowClients"] = {"opened": len(slow), "closedBeforeEnd": closed_count(slow)}
+        for sock in slow:
+            sock.close()
     print(json.dumps(report))
     sys.stdout.flush()
 
