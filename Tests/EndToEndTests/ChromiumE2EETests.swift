@@ -184,6 +184,46 @@ final class ChromiumE2EETests: XCTestCase {
         assertBars(last)
     }
 
+    /// A viewer without the key cannot decode anything and keeps asking for keyframes (Chromium on every failed
+    /// frame, the page's worker too). Every viewer pays for a keyframe of the shared encoder: before issue 34 a
+    /// keyless page beside a keyed viewer made the encoder send one about every second (`keyframes` +5 every 5 s,
+    /// 140 → 410 kbit/s for everyone). Now each viewer's requests are spaced 1 → 4 → 16 s while keyframes do
+    /// not help it (``ViewerKeyframeGate``): over the keyless page's 15 s, beside a light viewer that stands for
+    /// the keyed audience, the encoder makes at most 4 keyframes (its join, then 1, 5 and 21 s later).
+    func testAKeylessViewerDoesNotMakeEveryoneReceiveKeyframes() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testAKeylessViewerDoesNotMakeEveryoneReceiveKeyframes", timeout: 180)
+        }
+        guard EndToEnd.requireTools(tools + [TestPaths.executable("screencast-bench")]) else { return }
+        let (call, _, profile, keys) = try startCall()
+        defer { call.stop(); keys.remove() }
+        let light = try ProcessRunner.start(
+            TestPaths.executable("screencast-bench"), ["viewers", "--url", call.whepURL, "--count", "1", "--seconds", "40"], stdout: Pipe(), stderr: Pipe())
+        defer { _ = ProcessRunner.terminate(light) }
+        func counts() throws -> (keyframes: Int, encoded: Int, held: Int) {
+            let stats = try call.stats()
+            let frames = stats["frames"] as? [String: Any] ?? [:], viewers = stats["viewers"] as? [String: Any] ?? [:]
+            return (frames["keyframes"] as? Int ?? -1, frames["encoded"] as? Int ?? -1, viewers["keyframeRequestsHeld"] as? Int ?? -1)
+        }
+        let joined = Date().addingTimeInterval(10)
+        while (try? call.viewers()["connected"] as? Int) != 1, Date() < joined { usleep(100_000) }
+        sleep(2)
+        let before = try counts()
+        let started = Date()
+        let snapshots = try browse(call, profile: profile, steps: [["wait": "state", "state": "no-key", "received": 30], ["hold": 12]])
+        let watched = Date().timeIntervalSince(started)
+        let after = try counts()
+        XCTAssertEqual(snapshots.count, 2)
+        XCTAssertEqual(snapshots.last?["framesDecoded"] as? Int, 0, "the keyless page decoded nothing")
+        let keyframes = after.keyframes - before.keyframes
+        print("e2e: keyless page for \(String(format: "%.1f", watched)) s: \(keyframes) keyframes of \(after.encoded - before.encoded) frames, "
+              + "\(after.held - before.held) keyframe requests held")
+        XCTAssertGreaterThanOrEqual(keyframes, 1, "its join's keyframe")
+        XCTAssertLessThanOrEqual(keyframes, 4, "not one a second for everyone")
+        XCTAssertGreaterThanOrEqual(after.held - before.held, 5, "it kept asking and was held")
+        XCTAssertTrue(ProcessRunner.isRunning(light), "the light viewer watched throughout")
+    }
+
     /// Without RTCRtpScriptTransform (forced: `?e2ee-api=encoded-streams`), the page decrypts through
     /// `createEncodedStreams()` on an `encodedInsertableStreams` peer connection.
     func testTheEncodedStreamsFallbackDecrypts() throws {
