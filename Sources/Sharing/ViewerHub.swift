@@ -220,6 +220,19 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         return true
     }
 
+    /// A viewer that can decode again (its page was given the end-to-end key) asks for a keyframe now
+    /// (``ViewerKeyframeGate/restart(peer:nowMicros:)``: at most once per 10 s). Nil for an unknown session.
+    public func keyframeWanted(id: String) -> Bool? {
+        let decision = state.withLock { s -> (Bool, EncodingChoice)? in
+            guard s.peers[id] != nil else { return nil }
+            let encoding = s.switches[id]?.keyframeSource ?? .main
+            return (s.keyframeGate.restart(peer: id, nowMicros: MonotonicClock.nowMicros()), encoding)
+        }
+        guard let (wanted, encoding) = decision else { return nil }
+        if wanted { requestKeyframe(of: encoding) }
+        return wanted
+    }
+
     // MARK: VideoSink
 
     /// One encoded VP8 frame from the shared encoder, handed to every registered peer on the main encoding

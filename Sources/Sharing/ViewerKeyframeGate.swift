@@ -18,8 +18,9 @@
 ///   of its estimate) is spaced at least ``outlierSpacingMicros``.
 ///
 /// Held requests are not queued: the viewer asks again (its lobby every second, Chromium on each decode
-/// failure), so a request is only ever later, never lost. The longest wait a viewer that starts decoding
-/// again can meet — a key typed in after a wrong one — is ``maximumSpacingMicros``.
+/// failure), so a request is only ever later, never lost. A viewer that can decode again (the page was given
+/// the key) says so (``restart(peer:nowMicros:)``, the page's `POST` on its WHEP session): it gets a keyframe at
+/// once and the base spacing, at most once per ``restartSpacingMicros`` (a key typed in waited up to 17 s).
 public struct ViewerKeyframeGate: Sendable, Equatable {
     /// The spacing every viewer starts with, and falls back to after a quiet time, µs (1 s).
     public static let baseSpacingMicros: UInt64 = 1_000_000
@@ -33,8 +34,13 @@ public struct ViewerKeyframeGate: Sendable, Equatable {
     /// How much an unhelpful keyframe multiplies the spacing: 1 → 4 → 16 s.
     public static let growth: UInt64 = 4
 
+    /// The least time between two restarts of one viewer honoured, µs (10 s): a page that says "I can decode
+    /// now" in a loop gets a keyframe per 10 s, not one a second.
+    public static let restartSpacingMicros: UInt64 = 10_000_000
+
     struct Viewer: Sendable, Equatable {
         var lastPassed: UInt64
+        var lastRestart: UInt64?
         var spacing: UInt64
         /// A request was held since `lastPassed`, ``settleMicros`` or more after it: the viewer kept asking
         /// after the keyframe had time to arrive (requests before that are the viewer waiting for it).
@@ -68,6 +74,22 @@ public struct ViewerKeyframeGate: Sendable, Equatable {
         viewer.spacing = unhelped ? min(Self.maximumSpacingMicros, viewer.spacing * Self.growth) : Self.baseSpacingMicros
         viewer.spacing = max(viewer.spacing, floor)
         viewer.lastPassed = nowMicros
+        viewer.keptAsking = false
+        viewers[peer] = viewer
+        return true
+    }
+
+    /// `peer` can decode again (a key entered): true when a keyframe should be requested for it now (its spacing
+    /// is back at the base); false within ``restartSpacingMicros`` of its last restart honoured.
+    public mutating func restart(peer: String, nowMicros: UInt64) -> Bool {
+        var viewer = viewers[peer] ?? Viewer(lastPassed: nowMicros, spacing: Self.baseSpacingMicros)
+        if let last = viewer.lastRestart, nowMicros < last || nowMicros - last < Self.restartSpacingMicros {
+            held += 1
+            return false
+        }
+        viewer.lastRestart = nowMicros
+        viewer.lastPassed = nowMicros
+        viewer.spacing = Self.baseSpacingMicros
         viewer.keptAsking = false
         viewers[peer] = viewer
         return true

@@ -193,9 +193,21 @@ enum ViewerPageE2EE {
             }
           }
 
+          // The worker holds delta frames back until a keyframe under the key it now has (a key typed in, or one
+          // the call rotated to): say so to the call (POST on the WHEP session), which sends one at once instead
+          // of when this viewer's spaced-out keyframe requests are next let through (up to 16 s after a while
+          // without the key). The call honours it once per 10 s; the page asks no more often.
+          function requestFreshKeyframe() {
+            const now = Date.now();
+            if (!viewer.sessionURL || now - (e2ee.lastKeyframeHint || 0) < 10000) return;
+            e2ee.lastKeyframeHint = now;
+            fetch(viewer.sessionURL, { method: "POST", headers: authHeaders({}) }).catch(() => {});
+          }
+
           function onE2EECounts(counts) {
             const previous = e2ee.counts || { received: 0, decrypted: 0 };
             e2ee.counts = counts;
+            if ((counts.heldBack || 0) > (previous.heldBack || 0)) requestFreshKeyframe();
             if (e2ee.state === "unsupported") return;
             if (counts.decrypted > previous.decrypted) setE2EEState("decrypting");
             else if (counts.received > previous.received) {

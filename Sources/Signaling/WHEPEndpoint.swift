@@ -25,9 +25,17 @@ public protocol WHEPSessionProvider: Sendable {
 
     /// Ends the session (RFC 9725 §4.2, teardown by `DELETE`). False when no session has this id (404).
     func deleteSession(id: String) -> Bool
+
+    /// The session's viewer can decode again (our extension, `POST {base}/{id}`: a page given the end-to-end key
+    /// after it had none or a wrong one) and wants a keyframe now rather than when its spaced-out requests are
+    /// next let through. Returns nil when no session has this id (404), false when the request was not honoured
+    /// (rate-limited: 429), true when a keyframe was asked for (204). The default knows no session.
+    func keyframeWanted(id: String) -> Bool?
 }
 
 extension WHEPSessionProvider {
+    public func keyframeWanted(id: String) -> Bool? { nil }
+
     public func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
         try createSession(offer: offer)
     }
@@ -92,6 +100,8 @@ public struct WHEPLimits: Sendable {
 ///     POST   {base}        application/sdp offer          → 201 Created, Location: {base}/{id}, SDP answer
 ///     PATCH  {base}/{id}   application/trickle-ice-sdpfrag → 204 No Content (200 + fragment on ICE restart)
 ///     DELETE {base}/{id}                                  → 200 OK
+///     POST   {base}/{id}   (empty body; our extension)     → 204: the viewer can decode again, a keyframe now
+///                                                          (429 when asked again within 10 s)
 ///
 /// With a token, each needs `Authorization: Bearer <token>` (RFC 9725 §4.7.1) or gets 401 with
 /// `WWW-Authenticate: Bearer` before its body is read; OPTIONS preflights (answered by the router) need
@@ -112,6 +122,16 @@ public enum WHEPEndpoint {
             HTTPRoute("PATCH", .parameter(prefix: sessionPrefix), bodyLimit: limits.fragmentBytes, crossOrigin: true,
                       check: precheck(token: token, type: fragmentType)) { request in
                 updateSession(request, provider: provider, logger: logger)
+            },
+            HTTPRoute("POST", .parameter(prefix: sessionPrefix), bodyLimit: 4096, crossOrigin: true, check: precheck(token: token, type: nil)) { request in
+                let id = request.pathParameter ?? ""
+                switch provider.keyframeWanted(id: id) {
+                case nil: return .text(404, "no session \(WHEPSessionID.echoed(id))")
+                case false?: return .text(429, "a keyframe was asked for less than 10 s ago", headers: ["Retry-After": "10"])
+                case true?:
+                    logger.info("viewer can decode again: keyframe requested", ["session": id])
+                    return HTTPResponse(status: 204)
+                }
             },
             HTTPRoute("DELETE", .parameter(prefix: sessionPrefix), bodyLimit: 4096, crossOrigin: true, check: precheck(token: token, type: nil)) { request in
                 let id = request.pathParameter ?? ""

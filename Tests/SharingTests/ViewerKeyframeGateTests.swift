@@ -1,4 +1,7 @@
-import Sharing
+@testable import Sharing
+import ScreencastSupport
+import Signaling
+import TestSupport
 import XCTest
 
 /// Each viewer's keyframe requests reach the shared encoder spaced: at once after a quiet time, ever more
@@ -76,5 +79,48 @@ final class ViewerKeyframeGateTests: XCTestCase {
         var gate = ViewerKeyframeGate()
         XCTAssertTrue(gate.admit(peer: "p", isOutlier: false, nowMicros: 5_000_000))
         XCTAssertFalse(gate.admit(peer: "p", isOutlier: false, nowMicros: 4_999_000))
+    }
+
+    /// A page given the key says it can decode again: a keyframe at once and the base spacing, however long the
+    /// spacing had grown; a second restart within 10 s is not honoured.
+    func testARestartGivesAKeyframeAtOnceAtMostEveryTenSeconds() {
+        var gate = ViewerKeyframeGate()
+        _ = passed(&gate, peer: "p", at: stride(from: UInt64(0), to: 24_000_000, by: 1_000_000))
+        XCTAssertEqual(gate.spacingMicros(of: "p"), ViewerKeyframeGate.maximumSpacingMicros)
+        XCTAssertTrue(gate.restart(peer: "p", nowMicros: 24_000_000))
+        XCTAssertEqual(gate.spacingMicros(of: "p"), ViewerKeyframeGate.baseSpacingMicros)
+        XCTAssertTrue(gate.admit(peer: "p", isOutlier: false, nowMicros: 25_000_000), "its next request after the base spacing")
+        XCTAssertFalse(gate.restart(peer: "p", nowMicros: 30_000_000), "within 10 s of the last restart")
+        XCTAssertTrue(gate.restart(peer: "p", nowMicros: 34_000_000))
+        XCTAssertTrue(gate.restart(peer: "new", nowMicros: 1), "a viewer that never asked")
+    }
+}
+
+/// `POST /whep/{id}` (a page that can decode again, e.g. given the key) through the real routes and hub: 204 and
+/// a keyframe asked of the encoder at once, 429 within 10 s, 404 for no such session, 401 without the token.
+final class KeyframeWantedRouteTests: XCTestCase {
+    func testThePagesHintAsksForOneKeyframeAtMostEveryTenSeconds() throws {
+        let offer = try SDPFixture.text("aiortc-offer.sdp")
+        let encoder = ViewerHubRefusalTests.Encoder()
+        let hub = try ViewerHub(
+            configuration: SharingConfiguration(ice: .init(role: .controlled, localAddresses: ["127.0.0.1"]), maxViewers: 2),
+            encoder: encoder, logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        let token = try XCTUnwrap(BearerToken("a-token-of-the-share-0123456789ab"))
+        let router = HTTPRouter(routes: SignalingServer.routes(
+            configuration: SignalingConfiguration(token: token), sessions: hub, stats: { .null }, statsText: { "" },
+            logger: Logger(component: "test", threshold: .error)))
+        let session = try hub.createSession(offer: offer)
+        let authorized: HTTPHeaders = ["Authorization": "Bearer a-token-of-the-share-0123456789ab"]
+        func post(_ id: String, headers: HTTPHeaders = authorized) -> Int {
+            router.respond(to: HTTPRequest(method: "POST", path: "/whep/" + id, headers: headers)).status
+        }
+        let before = encoder.calls.withLock { $0.filter { $0 == "keyframe" }.count }
+        XCTAssertEqual(post(session.id, headers: [:]), 401)
+        XCTAssertEqual(post(session.id), 204)
+        XCTAssertEqual(encoder.calls.withLock { $0.filter { $0 == "keyframe" }.count }, before + 1, "a keyframe asked for at once")
+        XCTAssertEqual(post(session.id), 429, "again within 10 s")
+        XCTAssertEqual(encoder.calls.withLock { $0.filter { $0 == "keyframe" }.count }, before + 1)
+        XCTAssertEqual(post("no-such-session"), 404)
     }
 }
