@@ -1,3 +1,4 @@
+import PeerConnection
 import ScreencastSupport
 import Synchronization
 
@@ -6,6 +7,11 @@ extension ViewerHub {
 
     /// Viewers connected or connecting now.
     public var viewerCount: Int { state.withLock { $0.peers.count } }
+
+    /// A connected viewer not heard this long is shown as silent to the sharer, µs (5 s: every receiver sends
+    /// RTCP about once a second). Its consent (RFC 7675) still runs its 30 s; only the sharer's view changes: a
+    /// browser quit abruptly counted as watching for 35 s (issue 34).
+    public static let silentAfterMicros: UInt64 = 5_000_000
 
     /// The `viewers` part of `/stats`: counts, the bitrate decision, each peer, and the last peers that ended.
     public var json: JSONValue {
@@ -37,6 +43,8 @@ extension ViewerHub {
         return .object([
             ("count", .number(snapshots.count)),
             ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
+            // Of those connected, the ones not heard for silentAfterMicros (gone, most likely; consent ends them later).
+            ("silent", .number(snapshots.filter { $0.state == .connected && Self.isSilent($0) }.count)),
             ("created", .number(s.sessionsCreated)),
             ("refused", .number(s.sessionsRefused)),
             // Unconnected sessions that gave their slot up to a newcomer from another address (PendingSessions).
@@ -51,6 +59,7 @@ extension ViewerHub {
                 guard case .object(var fields) = snapshot.json else { return snapshot.json }
                 fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
                 // Which encoding the viewer gets: main, low, or main->low while it waits for the keyframe.
+                fields.append(("silent", .bool(snapshot.state == .connected && Self.isSilent(snapshot))))
                 fields.append(("encoding", .string(s.switches[snapshot.id]?.description ?? EncodingChoice.main.rawValue)))
                 // The least time between two of its keyframe requests passed on now, ms (16000: it keeps asking
                 // whatever it is sent, e.g. an end-to-end encrypted call watched without the key).
@@ -61,5 +70,10 @@ extension ViewerHub {
                 .object([("id", .string(ended.id)), ("reason", .string(ended.reason)), ("failed", .bool(ended.failed))])
             })),
         ])
+    }
+
+    /// Not heard for ``silentAfterMicros`` or more (its consent counts the silence).
+    static func isSilent(_ snapshot: PeerConnection.Snapshot) -> Bool {
+        (snapshot.consent?.silentMicros ?? 0) >= silentAfterMicros
     }
 }

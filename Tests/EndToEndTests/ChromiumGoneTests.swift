@@ -35,6 +35,13 @@ final class ChromiumGoneTests: XCTestCase {
         let released = call.waitForLine("bitrate back to the default", timeout: 15)
         let releasedAfter = Date().timeIntervalSince(start)
         let afterRelease = try call.viewers()
+        // The sharer's view: after 5 s without a word the viewer is shown silent, while consent still runs.
+        while Date().timeIntervalSince(start) < 6.5 { usleep(100_000) }
+        let silentView = try call.viewers()
+        XCTAssertEqual(silentView["connected"] as? Int, 1, "still connected: consent has 10 s")
+        XCTAssertEqual(silentView["silent"] as? Int, 1, "shown silent after 5 s: \(silentView)")
+        XCTAssertEqual(((silentView["peers"] as? [[String: Any]])?.first)?["silent"] as? Bool, true)
+        XCTAssertEqual(held["silent"] as? Int, 0, "not silent while it watched")
         // Consent (RFC 7675) lapses 10 s after the last authenticated RTCP (`--consent-timeout 10`), and the
         // peer ends 5 s later.
         let lost = call.waitForLine("viewer lost", timeout: 20)
