@@ -3,6 +3,7 @@
 #ifndef SCREENCAST_CNICE_SHIM_H
 #define SCREENCAST_CNICE_SHIM_H
 #include <nice/agent.h>
+#include <nice/interfaces.h>
 #include <glib.h>
 #include <glib-object.h>
 
