@@ -36,11 +36,6 @@ final class KeyRotation: Sendable {
         }
     }
 
-    /// Lets go of `sink` (an encoding that ended): later rotations skip it.
-    func forget(_ sink: EncryptingSink) {
-        sinks.withLock { $0.removeAll { $0 === sink } }
-    }
-
     /// The main sink (the first made), nil before any.
     var main: EncryptingSink? { sinks.withLock { $0.first } }
 
