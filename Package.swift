@@ -61,6 +61,12 @@ let package = Package(
             name: "Publishing",
             dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
         ),
+        // The call: its tracks, their encodings and the outputs that consume them (viewers, SFU leg, recorder),
+        // E2EE and key rotation, the HTTP server and /stats, composed from a configuration; tested in-process.
+        .target(
+            name: "Call",
+            dependencies: ["VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport"]
+        ),
 
         // MARK: Executables (thin: parse options, validate, run)
         .executableTarget(
@@ -69,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["VideoSource", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Sharing", "Signaling", "ICE", "DTLS", "FrameCrypto", "PeerConnection", "Publishing"]
+            dependencies: ["Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing"]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -141,7 +147,7 @@ let package = Package(
         .testTarget(name: "FrameCryptoTests", dependencies: ["FrameCrypto", "TestSupport"], exclude: ["Vectors"]),
         .testTarget(
             name: "CallTests",
-            dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport", "TestSupport", "VideoSource"]
+            dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
     ],
     swiftLanguageModes: [.v6]

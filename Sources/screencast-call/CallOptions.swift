@@ -1,3 +1,4 @@
+import Call
 import FrameCrypto
 import FrameSocket
 import Glibc
@@ -317,7 +318,30 @@ struct CallOptions {
         sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
     }
 
-    /// Dotted IPv4 or an IPv6 literal.
+    /// The call these options describe; `passphrase` is the one read from `--e2ee-key-file` (nil without).
+    func configuration(passphrase: String?) -> CallConfiguration {
+        var call = CallConfiguration(source: source)
+        call.recordIVF = recordIVF
+        call.statsIntervalSeconds = statsIntervalSeconds
+        call.statsFile = statsFile
+        call.http = http
+        call.httpExplicit = httpExplicit
+        call.token = token
+        call.https = https
+        call.share = share
+        call.ice = ice
+        call.maxViewers = maxViewers
+        call.consentTimeoutSeconds = consentTimeoutSeconds
+        call.minimumBitrateKbps = minimumBitrateKbps
+        call.droppablePeriod = droppablePeriod
+        call.secondEncoding = secondEncoding
+        call.sfu = sfu
+        if let e2ee, let passphrase {
+            call.e2ee = E2EESettings(passphrase: passphrase, keyFile: e2ee.keyFile, salt: e2ee.salt, keyIndex: e2ee.keyIndex)
+        }
+        return call
+    }
+
     /// Why a UDP socket cannot bind to `address` port 0 (nil when it can): an address no interface has
     /// gives `bind(2)`'s EADDRNOTAVAIL, which libnice would only report by gathering no candidate.
     static func bindProblem(_ address: String) -> String? {
@@ -339,6 +363,7 @@ struct CallOptions {
         return result == 0 ? nil : SystemErrorText.of()
     }
 
+    /// Dotted IPv4 or an IPv6 literal.
     static func isIPLiteral(_ text: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()

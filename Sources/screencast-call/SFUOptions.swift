@@ -55,28 +55,4 @@ enum SFUOptions {
             throw UsageError("\(error)")
         }
     }
-
-    /// `/stats` "sfu": the leg's state, server, RTT, loss, NACKs, PLIs, bitrate cap, reconnects, last reason, ICE
-    /// restarts (begun, and those that brought the leg back without a new session), and
-    /// with TWCC the congestion target (bits per second), feedback count and congestion view.
-    static func json(_ publisher: SFUPublisher) -> JSONValue {
-        let stats = publisher.stats
-        var fields: [(String, JSONValue)] = [
-            ("state", .string(stats.state.rawValue)), ("server", .string(stats.server)),
-            ("reconnects", .number(stats.reconnects)), ("lastReason", stats.lastReason.map { .string($0) } ?? .null),
-            ("iceRestarts", .number(stats.iceRestarts)), ("iceRestartsSucceeded", .number(stats.iceRestartsSucceeded)),
-            ("rttMs", stats.roundTripMillis.map { .double(($0 * 10).rounded() / 10) } ?? .null),
-            ("fractionLost", stats.fractionLost.map { .double($0) } ?? .null),
-        ]
-        fields += [
-            ("nacksReceived", .number(stats.nacksReceived)), ("packetsRetransmitted", .number(stats.packetsRetransmitted)),
-            ("plisReceived", .number(stats.plisReceived)), ("firsReceived", .number(stats.firsReceived)),
-            ("bitrateCeilingBps", stats.bitrateCeiling.map { .number($0) } ?? .null), ("framesSent", .number(stats.framesSent)),
-        ]
-        fields += [
-            ("targetBps", stats.targetBitrate.map { .number($0) } ?? .null), ("twccFeedbackPackets", .number(stats.transportFeedbackPackets)),
-            ("congestion", stats.congestion),
-        ]
-        return .object(fields)
-    }
 }

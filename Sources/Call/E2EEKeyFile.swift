@@ -7,15 +7,19 @@ import ScreencastSupport
 /// The file must be a regular file that neither group nor others may read, write or execute (mode 0600
 /// or 0400, as `ssh` wants of private keys), of at most ``maximumBytes`` bytes of UTF-8 holding one line:
 /// the passphrase, taken exactly, without its final line break (`\n` or `\r\n`).
-struct E2EEKeyFile {
+public struct E2EEKeyFile: Sendable {
     /// The most bytes a key file may hold.
-    static let maximumBytes = 4096
+    public static let maximumBytes = 4096
 
-    let path: String
+    /// The key file's path.
+    public let path: String
+
+    /// A key file at `path` (nothing is read until ``read()``).
+    public init(path: String) { self.path = path }
 
     /// The passphrase.
     /// - Throws: ``E2EEKeyFileError``; none of its messages contains the file's content.
-    func read() throws(E2EEKeyFileError) -> String {
+    public func read() throws(E2EEKeyFileError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw .cannotOpen(path: path, reason: SystemErrorText.of()) }
         defer { close(fd) }
@@ -49,7 +53,7 @@ struct E2EEKeyFile {
 
 /// Why a key file was refused. At start each is a usage fault (exit 64), except ``readFailed`` (exit 1); on
 /// SIGHUP the call logs it and keeps its current key.
-enum E2EEKeyFileError: Error, Equatable, CustomStringConvertible {
+public enum E2EEKeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     case notARegularFile(path: String)
     /// Group or others have permissions on it (`mode`, e.g. 0o644).
@@ -62,9 +66,10 @@ enum E2EEKeyFileError: Error, Equatable, CustomStringConvertible {
     /// An I/O error while reading (not the user's fault).
     case readFailed(path: String, reason: String)
 
-    var isUsageFault: Bool { if case .readFailed = self { false } else { true } }
+    /// True for every refusal the user can fix by changing the file or the command line (all but ``readFailed``).
+    public var isUsageFault: Bool { if case .readFailed = self { false } else { true } }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open key file \(path): \(reason)"
         case .notARegularFile(let path): "key file \(path) is not a regular file"

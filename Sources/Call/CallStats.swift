@@ -1,5 +1,4 @@
 import Foundation
-import Publishing
 import ScreencastSupport
 import Sharing
 import Synchronization
@@ -10,21 +9,28 @@ import VideoSource
 enum CallStats {
     /// The call's facts that are not counters.
     final class About: Sendable {
-        /// When the call started, CLOCK_MONOTONIC microseconds.
-        let startedMicros = MonotonicClock.nowMicros()
-        /// `--max-viewers`.
+        private let clock: any VideoClock
+        /// When the call started, µs on `clock` (CLOCK_MONOTONIC for the system clock).
+        let startedMicros: UInt64
+        /// The most viewers at once.
         let maxViewers: Int
         /// The viewer page's URL without the token (set once the server listens).
         let viewerURL = Mutex<String?>(nil)
 
-        init(maxViewers: Int) { self.maxViewers = maxViewers }
+        init(maxViewers: Int, clock: any VideoClock) {
+            self.clock = clock
+            startedMicros = clock.nowMicros()
+            self.maxViewers = maxViewers
+        }
 
         /// Seconds since the call started.
-        var uptimeSeconds: Double { Double(MonotonicClock.nowMicros() - startedMicros) / 1e6 }
+        var uptimeSeconds: Double { Double(clock.nowMicros() - startedMicros) / 1e6 }
     }
 
+    /// The `/stats` JSON: the facts, the source's numbers, then `viewers` (the viewers output), `e2ee`, and
+    /// every other output's entry (`sfu`) in the order they were added.
     static func json(
-        source: VideoSource, viewers: ViewerHub, e2ee: EncryptingSink? = nil, about: About, sfu: SFUPublisher? = nil
+        source: VideoSource, viewers: JSONValue, e2ee: EncryptingSink?, about: About, outputs: [(key: String, value: JSONValue)]
     ) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
@@ -33,9 +39,9 @@ enum CallStats {
             ("maxViewers", .number(about.maxViewers)),
         ]
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
-        fields.append(("viewers", viewers.json))
+        fields.append(("viewers", viewers))
         fields.append(("e2ee", e2ee?.json ?? EncryptingSink.disabledJSON))
-        if let sfu { fields.append(("sfu", SFUOptions.json(sfu))) }
+        for output in outputs { fields.append((output.key, output.value)) }
         return .object(fields)
     }
 

@@ -1,13 +1,13 @@
 import Foundation
 import Glibc
-import Signaling
-import DTLS
+public import Signaling
+public import DTLS
 
 /// `--share` and `--https`: the self-signed HTTPS identity, the fresh token, and the viewer links printed for
 /// the sharer (one per address of this machine, since the page listens beyond loopback).
-enum ShareLinks {
+public enum ShareLinks {
     /// 24 random bytes as 32 base64url characters (RFC 4648 §5): 192 bits, safe in a URL query as it is.
-    static func freshToken() -> String {
+    public static func freshToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
         return Data(bytes).base64EncodedString()
@@ -17,7 +17,7 @@ enum ShareLinks {
     /// A new ECDSA P-256 key and self-signed certificate (`CN=screencast`, ±30 days) as PEM for the HTTPS server,
     /// with its SHA-256 fingerprint.
     /// - Throws: ``DTLSError`` when OpenSSL cannot make or encode them.
-    static func makeIdentity() throws -> TLSIdentity {
+    public static func makeIdentity() throws(DTLSError) -> TLSIdentity {
         let certificate = try DTLSCertificate.generate(commonName: "screencast", validityDays: 30)
         return TLSIdentity(
             certificatePEM: try certificate.certificatePEM(), privateKeyPEM: try certificate.privateKeyPEM(),
@@ -27,7 +27,7 @@ enum ShareLinks {
     /// The addresses viewers on other machines can use: every up, non-loopback interface address (IPv4
     /// first, then IPv6 without link-local ones), from `getifaddrs`. When the server is bound to one address,
     /// only that one.
-    static func reachableHosts(boundTo host: String) -> [String] {
+    public static func reachableHosts(boundTo host: String) -> [String] {
         if host != "0.0.0.0", host != "::" { return [host] }
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
@@ -57,7 +57,7 @@ enum ShareLinks {
 
     /// The lines printed at start: the links (token included), the stats link (`/stats?format=text`, on the first
     /// host, token included), the fingerprint, and what the browser will say.
-    static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
+    public static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
         let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
         var lines = hosts.isEmpty
             ? ["", "  Sharing on this machine only (no address besides loopback). Viewer link:",
@@ -76,7 +76,7 @@ enum ShareLinks {
 
     /// A QR code of `link` for the terminal, from Debian's `qrencode` (`-t UTF8`), or nil when it is not installed
     /// or fails.
-    static func qrCode(_ link: String) -> String? {
+    public static func qrCode(_ link: String) -> String? {
         let tool = "/usr/bin/qrencode"
         guard FileManager.default.isExecutableFile(atPath: tool) else { return nil }
         let process = Process()

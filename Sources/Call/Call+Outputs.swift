@@ -1,0 +1,95 @@
+public import ScreencastSupport
+import Sharing
+import VideoSource
+
+/// Names one output of a call (for ``Call/remove(_:)``).
+public struct OutputID: Sendable, Hashable, CustomStringConvertible {
+    let value: Int
+    public var description: String { "output-\(value)" }
+}
+
+extension Call {
+    /// What an output consuming `selection` may ask of its encoding, under the name `consumer` (its rate reports
+    /// count beside the viewers'). Make the output with it, then ``add(_:)`` it.
+    /// - Throws: ``CallError/unsupportedSelection(output:selection:)`` when the call has no such encoding.
+    public func context(for selection: MediaSelection, consumer: String) throws(CallError) -> OutputContext {
+        guard selection == video.selection else { throw .unsupportedSelection(output: consumer, selection: selection.description) }
+        return Self.context(video: video, hub: viewers.hub, consumer: consumer)
+    }
+
+    static func context(video: VideoEncoding, hub: ViewerHub, consumer: String) -> OutputContext {
+        OutputContext(
+            consumer: consumer, selection: video.selection,
+            requestKeyframe: { [source = video.source] in source.requestKeyframe() },
+            reportBitrate: { [weak hub] bitsPerSecond, source in hub?.consumerEstimate(consumer, bitsPerSecond: bitsPerSecond, source: source) },
+            reportHeard: { [weak hub] in hub?.consumerHeard(consumer) })
+    }
+
+    /// Adds an output: it gets the encoding of what it consumes from the next frame on (a keyframe is asked
+    /// for, so a recording starts decodable), and starts at once when the call runs (else with ``start()``).
+    /// - Returns: its id, for ``remove(_:)``.
+    /// - Throws: ``CallError/unsupportedSelection(output:selection:)`` (no such encoding, or an inlet of another
+    ///   track), ``CallError/alreadyStarted`` once the call has stopped.
+    @discardableResult
+    public func add(_ output: any CallOutput) throws(CallError) -> OutputID {
+        guard output.consumes == video.selection, output.inlet.track == output.consumes.track,
+              case .video(let sink) = output.inlet else {
+            throw .unsupportedSelection(output: output.name, selection: output.consumes.description)
+        }
+        let phase = runningPhase
+        guard phase != .stopped else { throw .alreadyStarted }
+        let attachment = video.attach(sink, protection: output.protection)
+        let id = outputs.withLock { o -> OutputID in
+            let id = OutputID(value: o.next)
+            o.next += 1
+            o.list.append(Entry(id: id, output: output, attachment: attachment))
+            return id
+        }
+        if phase == .running {
+            output.start()
+            video.source.requestKeyframe()
+        }
+        logger.info("output added", ["output": output.name, "id": id, "consumes": output.consumes, "protection": "\(output.protection)"])
+        return id
+    }
+
+    /// Takes an output off its encoding, stops it and finishes its inlet (a recording's file is closed); the
+    /// other outputs go on. The viewers stay for the call's life (they keep the rate policy).
+    /// - Returns: `.success` when the removed output's work is whole, `.failure` with why not
+    ///   (``CallOutput/checkComplete()``); nil when `id` names no removable output.
+    @discardableResult
+    public func remove(_ id: OutputID) -> Result<Void, OutputIncomplete>? {
+        let removed = outputs.withLock { o -> Entry? in
+            guard let index = o.list.firstIndex(where: { $0.id == id }), !(o.list[index].output is ViewersOutput) else { return nil }
+            return o.list.remove(at: index)
+        }
+        guard let entry = removed else { return nil }
+        video.detach(entry.attachment)
+        entry.output.stop()
+        if case .video(let sink) = entry.output.inlet { sink.finish() }
+        logger.info("output removed", ["output": entry.output.name, "id": id])
+        if let reason = entry.output.checkComplete() { return .failure(OutputIncomplete(output: entry.output.name, reason: reason)) }
+        return .success(())
+    }
+
+    /// The outputs now, in the order they were added (the viewers among them).
+    public var outputList: [(id: OutputID, output: any CallOutput)] { outputs.withLock { $0.list.map { ($0.id, $0.output) } } }
+
+    /// `/stats` as JSON: version, uptime, the viewer page, the source's numbers, `viewers`, `e2ee`, then every
+    /// other output's entry (`sfu`).
+    public var statsJSON: JSONValue {
+        let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
+        return CallStats.json(source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, about: about, outputs: others)
+    }
+
+    /// `/stats?format=text`: a few lines for people, from ``statsJSON``.
+    public var statsText: String { CallStats.text(statsJSON) }
+}
+
+/// An output whose work is incomplete, and why.
+public struct OutputIncomplete: Error, Sendable {
+    /// Its name (`ivf`).
+    public let output: String
+    /// Why (the first failed write's `strerror`, …).
+    public let reason: String
+}
