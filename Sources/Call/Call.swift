@@ -68,6 +68,12 @@ public final class Call: Sendable {
         configuration: CallConfiguration, logger: Logger, clock: any VideoClock = SystemVideoClock(),
         announce: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
     ) throws(CallError) {
+        var configuration = configuration
+        // A host with loopback only (a container, a namespace, a laptop with networking off): libnice would gather
+        // nothing and answer every offer with 500; use 127.0.0.1, and say so now rather than at each viewer.
+        if configuration.ice.fallBackToLoopbackIfAlone() {
+            logger.warning("no network address but loopback: ICE offers 127.0.0.1, so only viewers on this machine can watch")
+        }
         self.configuration = configuration
         self.logger = logger
         self.clock = clock

@@ -96,7 +96,9 @@ enum CallStats {
         let viewers = object(fields["viewers"])
         let connected = Int(number(viewers["connected"]) ?? 0)
         let connecting = Int(number(viewers["count"]) ?? 0) - connected
-        lines.append("viewers: \(connected) connected" + (connecting > 0 ? ", \(connecting) connecting" : "")
+        let silent = Int(number(viewers["silent"]) ?? 0)
+        lines.append("viewers: \(connected) connected" + (silent > 0 ? " (\(silent) silent: gone, most likely)" : "")
+            + (connecting > 0 ? ", \(connecting) connecting" : "")
             + " of \(Int(number(fields["maxViewers"]) ?? 0)) allowed; \(count(viewers["ended"])) ended recently"
             + (number(object(fields["e2ee"])["keyIndex"]).map { "; end-to-end encrypted, key index \(Int($0))" } ?? ""))
         // One line per viewer: who (the address it watches from), its state and what it gets now.
@@ -104,7 +106,10 @@ enum CallStats {
             for case .object(let pairs) in peers {
                 let peer = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
                 let remote = Self.bracketedIPv6(string(object(peer["pair"])["remote"]) ?? "-")
-                lines.append("  viewer \(string(peer["id"])?.prefix(8) ?? "?") from \(remote): \(string(peer["state"]) ?? "?"), "
+                let silentFor = number(object(peer["consent"])["silentMs"]).map { Int($0 / 1000) } ?? 0
+                let state = string(peer["state"]) ?? "?"
+                lines.append("  viewer \(string(peer["id"])?.prefix(8) ?? "?") from \(remote): "
+                    + (peer["silent"] == .bool(true) ? "silent for \(silentFor) s" : state) + ", "
                     + String(format: "%.0f kbps", number(peer["kbps"]) ?? 0)
                     + (number(peer["rttMs"]).map { String(format: ", RTT %.0f ms", $0) } ?? ""))
             }

@@ -59,9 +59,13 @@ public enum ShareLinks {
     /// host, token included), the fingerprint, and what the browser will say.
     public static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
         let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
+        // Bound to loopback (`--http 127.0.0.1:…`): the links work on this machine only, and the banner says so.
+        let loopbackOnly = !hosts.isEmpty && hosts.allSatisfy { $0.hasPrefix("127.") || $0 == "::1" || $0 == "[::1]" }
         var lines = hosts.isEmpty
             ? ["", "  Sharing on this machine only (no address besides loopback). Viewer link:",
                "    \(scheme)://127.0.0.1:\(port)\(query)"]
+            : loopbackOnly
+            ? ["", "  Sharing on this machine only (the page is bound to loopback). Viewer link\(hosts.count == 1 ? "" : "s"):"]
             : ["", "  Sharing beyond this machine. Viewer link\(hosts.count == 1 ? "" : "s") (anyone with a link can watch):"]
         for host in hosts { lines.append("    \(scheme)://\(host):\(port)\(query)") }
         let statsQuery = "/stats?format=text" + (token.map { "&token=\(SignalingServer.percentEncoded($0))" } ?? "")

@@ -167,3 +167,17 @@ final class CallLibraryTests: CallTestCase {
         XCTAssertThrowsError(try clear.rotateKey()) { XCTAssertEqual("\($0)", "the call does not encrypt: no key to rotate") }
     }
 }
+
+/// The `--share` banner says where its links work: beyond this machine, or on this machine only (no address
+/// besides loopback, or the page bound to loopback, where it said "beyond this machine").
+final class ShareBannerTextTests: XCTestCase {
+    func testTheBannerSaysWhereTheLinksWork() {
+        let lan = ShareLinks.banner(scheme: "https", hosts: ["192.0.2.7"], port: 8443, token: "t", fingerprint: nil)
+        XCTAssertTrue(lan.contains("Sharing beyond this machine. Viewer link (anyone with a link can watch):\n    https://192.0.2.7:8443/?token=t\n"), lan)
+        let none = ShareLinks.banner(scheme: "https", hosts: [], port: 8443, token: "t", fingerprint: nil)
+        XCTAssertTrue(none.contains("Sharing on this machine only (no address besides loopback). Viewer link:\n    https://127.0.0.1:8443/?token=t\n"), none)
+        let bound = ShareLinks.banner(scheme: "https", hosts: ["127.0.0.5"], port: 8443, token: "t", fingerprint: nil)
+        XCTAssertTrue(bound.contains("Sharing on this machine only (the page is bound to loopback). Viewer link:\n    https://127.0.0.5:8443/?token=t\n"), bound)
+        XCTAssertFalse(bound.contains("beyond"))
+    }
+}

@@ -42,6 +42,9 @@ final class ChromiumGoneTests: XCTestCase {
         XCTAssertEqual(silentView["silent"] as? Int, 1, "shown silent after 5 s: \(silentView)")
         XCTAssertEqual(((silentView["peers"] as? [[String: Any]])?.first)?["silent"] as? Bool, true)
         XCTAssertEqual(held["silent"] as? Int, 0, "not silent while it watched")
+        let text = String(decoding: try HTTP.request("GET", port: call.port, path: "/stats?format=text").body, as: UTF8.self)
+        XCTAssertTrue(text.contains("viewers: 1 connected (1 silent: gone, most likely)"), text)
+        XCTAssertTrue(text.contains(": silent for "), text)
         // Consent (RFC 7675) lapses 10 s after the last authenticated RTCP (`--consent-timeout 10`), and the
         // peer ends 5 s later.
         let lost = call.waitForLine("viewer lost", timeout: 20)

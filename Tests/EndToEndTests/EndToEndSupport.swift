@@ -147,12 +147,12 @@ final class CallUnderTest: @unchecked Sendable {
     let token: String?
 
     /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
-    init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0) throws {
+    /// - Parameter iceAddress: give `--ice-address 127.0.0.1` (false: the call picks, as a user's would).
+    init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0, iceAddress: Bool = true) throws {
         folder = try TemporaryDirectory(prefix: "sc-e2e")
         self.token = token
-        var words = [
-            "--http", "127.0.0.1:\(fixedPort)", "--ice-address", "127.0.0.1", "--socket", folder.path("agent.sock"), "--stats-interval", "0",
-        ] + arguments
+        var words = ["--http", "127.0.0.1:\(fixedPort)"] + (iceAddress ? ["--ice-address", "127.0.0.1"] : [])
+            + ["--socket", folder.path("agent.sock"), "--stats-interval", "0"] + arguments
         if let token { words += ["--token", token] }
         let pipe = Pipe(), out = Pipe()
         process = try ProcessRunner.start(TestPaths.executable("screencast-call"), words, stdout: out, stderr: pipe)

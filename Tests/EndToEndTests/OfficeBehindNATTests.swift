@@ -46,4 +46,31 @@ final class OfficeBehindNATTests: XCTestCase {
         XCTAssertTrue(call.log.contains("http connection refused: too many incomplete requests from one address"),
                       "the slow address was capped at 32 (18 of its 50 refused)")
     }
+
+    /// `--share` on a host with loopback only (this loopback-only namespace) and no `--ice-address`: the call says
+    /// at start that ICE offers 127.0.0.1, and a viewer's offer is answered and plays (it was `HTTP 500 … no usable
+    /// local address` for every viewer, issue 34).
+    func testAShareOnAHostWithLoopbackOnlyServesViewersOnIt() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace(
+                "EndToEndTests.OfficeBehindNATTests/testAShareOnAHostWithLoopbackOnlyServesViewersOnIt", timeout: 120)
+        }
+        guard EndToEnd.requireTools([EndToEnd.venvPython, TestPaths.executable("screencast-call")]) else { return }
+        let call = try CallUnderTest(["--share", "--source", "testpattern", "--pattern-size", "320x240"], iceAddress: false)
+        defer { call.stop() }
+        XCTAssertNotNil(call.waitForLine("no network address but loopback: ICE offers 127.0.0.1", timeout: 5), call.log)
+        let deadline = Date().addingTimeInterval(5)
+        while !call.printed.contains(where: { $0.contains("SHA-256") }), Date() < deadline { usleep(50_000) }
+        XCTAssertTrue(call.printed.contains { $0.contains("Sharing on this machine only") }, "\(call.printed)")
+        let link = try XCTUnwrap(call.printed.first { $0.hasPrefix("    https://") }?.trimmingCharacters(in: .whitespaces), "\(call.printed)")
+        let token = String(link.split(separator: "=").last ?? "")
+        let report = try EndToEnd.runPeer(
+            EndToEnd.venvPython, "whep_viewer.py",
+            ["--url", "https://127.0.0.1:\(call.port)/whep", "--token", token, "--insecure", "--seconds", "3"], timeout: 60)
+        let viewer = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first, "\(report)")
+        XCTAssertNil(viewer["error"] as? String)
+        XCTAssertEqual(viewer["width"] as? Int, 320)
+        XCTAssertGreaterThanOrEqual(viewer["frames"] as? Int ?? 0, 10)
+        XCTAssertFalse(call.log.contains("no usable local address"))
+    }
 }
