@@ -74,6 +74,15 @@ public final class Call: Sendable {
         if configuration.ice.fallBackToLoopbackIfAlone() {
             logger.warning("no network address but loopback: ICE offers 127.0.0.1, so only viewers on this machine can watch")
         }
+        if configuration.share, configuration.token == nil {
+            if let state = configuration.shareState {
+                let (token, kept) = state.token(fresh: configuration.newShareToken, logger: logger)
+                configuration.token = token
+                logger.info(kept ? "share token kept from the last run (--new-token makes a new one)" : "share token made", ["folder": state.folder])
+            } else {
+                configuration.token = ShareLinks.freshToken()
+            }
+        }
         self.configuration = configuration
         self.logger = logger
         self.clock = clock

@@ -28,6 +28,11 @@ public struct CallConfiguration: Sendable {
     public var https = false
     /// Share mode: print a viewer link per reachable address (with the token), a QR code and the fingerprint.
     public var share = false
+    /// Share mode: where the token (when ``token`` is nil) and the HTTPS identity are kept across restarts;
+    /// nil: made anew at each start.
+    public var shareState: ShareState?
+    /// Share mode: make a new kept token even though one is there (`--new-token`): old links stop working.
+    public var newShareToken = false
     /// ICE settings for every viewer (the SFU leg takes them as the controlling side).
     public var ice = ICEAgent.Configuration(role: .controlled)
     /// Viewers at once; more are refused with 503.

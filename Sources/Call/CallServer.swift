@@ -24,7 +24,15 @@ enum CallServer {
         // The test pattern changes every frame: a low rate there is load, not a still screen.
         if case .testPattern = call.source.fallback { configuration.sourceSendsOnlyChanges = false }
         let identity: TLSIdentity?
-        do { identity = call.https ? try ShareLinks.makeIdentity() : nil } catch { throw .certificate(error) }
+        do {
+            if call.share, let state = call.shareState {
+                let (kept, wasKept) = try state.identity(logger: logger)
+                identity = kept
+                if wasKept { logger.info("https certificate kept from the last run", ["folder": state.folder]) }
+            } else {
+                identity = call.https ? try ShareLinks.makeIdentity() : nil
+            }
+        } catch { throw .certificate(error) }
         configuration.serverOptions.tls = identity
         let text: @Sendable () -> String = { CallStats.text(stats()) }
         do {

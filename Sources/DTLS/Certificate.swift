@@ -18,7 +18,7 @@ public final class DTLSCertificate: @unchecked Sendable {
     /// The certificate, DER-encoded (RFC 5280).
     public let der: [UInt8]
 
-    private init(certificate: X509Handle, privateKey: PrivateKeyHandle) throws(DTLSError) {
+    init(certificate: X509Handle, privateKey: PrivateKeyHandle) throws(DTLSError) {
         guard let der = certificate.der, let digest = certificate.digest(openSSLName: "SHA256") else {
             throw .certificate(OpenSSLErrorQueue.drain(context: "encoding the certificate"))
         }

@@ -17,6 +17,38 @@ extension DTLSCertificate {
         }
     }
 
+    /// Reads a certificate and its private key back from PEM (``certificatePEM()`` and ``privateKeyPEM()``'s
+    /// output; `PEM_read_bio_X509`, `PEM_read_bio_PrivateKey`), e.g. a `--share` call's HTTPS identity kept across
+    /// restarts.
+    /// - Throws: ``DTLSError/certificate(_:)`` when either does not parse, or the key is not the certificate's
+    ///   (`X509_check_private_key`).
+    public static func fromPEM(certificate certificateText: String, privateKey keyText: String) throws(DTLSError) -> DTLSCertificate {
+        OpenSSLErrorQueue.clear()
+        func read<T>(_ text: String, _ step: String, _ parse: (OpaquePointer) -> T?) throws(DTLSError) -> T {
+            let bytes = Array(text.utf8)
+            let parsed = bytes.withUnsafeBytes { raw -> T? in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+                defer { BIO_free(bio) }
+                return parse(bio)
+            }
+            guard let parsed else { throw .certificate(OpenSSLErrorQueue.drain(context: step)) }
+            return parsed
+        }
+        let certificate = X509Handle(taking: try read(certificateText, "reading the certificate PEM") { PEM_read_bio_X509($0, nil, nil, nil) })
+        let key = PrivateKeyHandle(taking: try read(keyText, "reading the private key PEM") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        guard X509_check_private_key(certificate.pointer, key.pointer) == 1 else {
+            throw .certificate(OpenSSLErrorQueue.drain(context: "the private key is not the certificate's"))
+        }
+        return try DTLSCertificate(certificate: certificate, privateKey: key)
+    }
+
+    /// Seconds from now until the certificate's notAfter (negative once it has expired), from `ASN1_TIME_diff`.
+    public var secondsUntilExpiry: Int {
+        var days: Int32 = 0, seconds: Int32 = 0
+        guard ASN1_TIME_diff(&days, &seconds, nil, X509_get0_notAfter(certificate.pointer)) == 1 else { return 0 }
+        return Int(days) * 86_400 + Int(seconds)
+    }
+
     /// Runs `write` on a fresh memory BIO and returns what it wrote.
     private static func pem(_ step: String, _ write: (OpaquePointer) -> Int32) throws(DTLSError) -> String {
         OpenSSLErrorQueue.clear()

@@ -237,7 +237,9 @@ public enum ViewerPage {
             const base = permanent ? maxBackoffMs : Math.min(maxBackoffMs, 500 * Math.pow(2, viewer.attempt));
             const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
             viewer.attempt++;
-            setStatus(reason + "; retrying in " + Math.ceil(delay / 1000) + " s", "retrying");
+            // 401: the call no longer takes this link's token (it was restarted with a new one): say so plainly.
+            const said = status === 401 ? "this link is no longer valid: ask the sharer for a new one" : reason;
+            setStatus(said + "; retrying in " + Math.ceil(delay / 1000) + " s", "retrying");
             clearTimeout(viewer.retryTimer);
             viewer.retryTimer = setTimeout(connect, delay);
           }

@@ -28,6 +28,10 @@ struct CallOptions {
     /// `--share`: listen beyond loopback (0.0.0.0:8443 unless `--http` says otherwise), with a fresh random
     /// token unless `--token` gives one, and print ready viewer links.
     var share: Bool
+    /// `--share`: where the token and certificate are kept across restarts (nil: no HOME or XDG_STATE_HOME).
+    var shareState: ShareState?
+    /// `--new-token`: a new kept token.
+    var newToken: Bool
     var ice: ICEAgent.Configuration
     var maxViewers: Int
     /// `--consent-timeout`: seconds without an authenticated packet from a peer before its consent lapses.
@@ -101,10 +105,13 @@ struct CallOptions {
           --https                  serve the page, WHEP and /stats over HTTPS, with a self-signed
                                    certificate made at start (its SHA-256 fingerprint is logged and printed)
           --share                  share with other machines in one step: --https, --http 0.0.0.0:8443
-                                   (unless --http is given), a fresh random token (unless --token is given);
+                                   (unless --http is given), a random token (unless --token is given);
                                    prints a viewer link per address it listens on (IPv4 ones with 0.0.0.0; a
                                    QR code when qrencode is installed), then a line per viewer joining and
-                                   leaving
+                                   leaving. The token and the self-signed certificate are kept for the next
+                                   start in $XDG_STATE_HOME/screencast (else ~/.local/state/screencast, files
+                                   0600), so a restart keeps open pages and links working
+          --new-token              with --share: make a new kept token (old links stop working)
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable;
                                    default: every address libnice finds, which skips loopback)
           --remote-candidates any|private|loopback
@@ -162,7 +169,7 @@ struct CallOptions {
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions),
-            flags: Set(["exit-when-source-ends", "https", "share"]).union(SFUOptions.flagOptions))
+            flags: Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -271,7 +278,10 @@ struct CallOptions {
         if let token, token.isEmpty || token.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw UsageError("--token must be non-empty without spaces or control characters")
         }
-        if share, token == nil { token = ShareLinks.freshToken() }
+        newToken = arguments.has("new-token")
+        if newToken, !share { throw UsageError("--new-token goes with --share (the token it keeps)") }
+        shareState = share ? ShareState.defaultFolder().map(ShareState.init(folder:)) : nil
+        if share, token == nil, shareState == nil { token = ShareLinks.freshToken() }
         var ice = ICEAgent.Configuration(role: .controlled)
         for address in arguments.strings("ice-address") {
             guard Self.isIPLiteral(address) else { throw UsageError("--ice-address must be an IP address, not '\(address)'") }
@@ -329,6 +339,8 @@ struct CallOptions {
         call.token = token
         call.https = https
         call.share = share
+        call.shareState = shareState
+        call.newShareToken = newToken
         call.ice = ice
         call.maxViewers = maxViewers
         call.consentTimeoutSeconds = consentTimeoutSeconds

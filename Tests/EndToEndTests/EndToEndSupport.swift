@@ -148,14 +148,17 @@ final class CallUnderTest: @unchecked Sendable {
 
     /// - Parameter port: the HTTP port; a fixed one lets a second call take a stopped call's place.
     /// - Parameter iceAddress: give `--ice-address 127.0.0.1` (false: the call picks, as a user's would).
-    init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0, iceAddress: Bool = true) throws {
+    ///   - stateFolder: `XDG_STATE_HOME` of the call (what `--share` keeps); nil: one in the call's own folder.
+    init(_ arguments: [String], token: String? = nil, port fixedPort: UInt16 = 0, iceAddress: Bool = true, stateFolder: String? = nil) throws {
         folder = try TemporaryDirectory(prefix: "sc-e2e")
         self.token = token
         var words = ["--http", "127.0.0.1:\(fixedPort)"] + (iceAddress ? ["--ice-address", "127.0.0.1"] : [])
             + ["--socket", folder.path("agent.sock"), "--stats-interval", "0"] + arguments
         if let token { words += ["--token", token] }
         let pipe = Pipe(), out = Pipe()
-        process = try ProcessRunner.start(TestPaths.executable("screencast-call"), words, stdout: out, stderr: pipe)
+        process = try ProcessRunner.start(
+            TestPaths.executable("screencast-call"), words, stdout: out, stderr: pipe,
+            environment: ["XDG_STATE_HOME": stateFolder ?? folder.path("state")])
         lines = PipeLines(pipe)
         output = PipeLines(out)
         guard let line = waitForLine("viewer page", timeout: 15),

@@ -69,4 +69,49 @@ final class ShareModeTests: XCTestCase {
         XCTAssertTrue(left.hasPrefix("info "), left)
         XCTAssertNil(call.waitForLine("viewer lost", timeout: 0), call.log)
     }
+
+    /// A `--share` call restarted keeps its token and certificate (issue 34: a new token and certificate at every
+    /// start stranded open pages on 401): the same link and fingerprint after a restart, kept in files of mode
+    /// 0600 in a folder of 0700 under `XDG_STATE_HOME`; `--new-token` makes a new token (the old one gets 401) and
+    /// keeps the certificate.
+    func testARestartedShareKeepsItsTokenAndCertificate() throws {
+        let state = try TemporaryDirectory(prefix: "sc-state")
+        defer { state.remove() }
+        func run(_ extra: [String] = []) throws -> (link: String, fingerprint: String, port: UInt16, log: String, call: CallUnderTest) {
+            let call = try CallUnderTest(["--share", "--source", "testpattern", "--pattern-size", "160x96"] + extra, stateFolder: state.url.path)
+            let deadline = Date().addingTimeInterval(10)
+            while !call.printed.contains(where: { $0.contains("SHA-256") }), Date() < deadline { usleep(50_000) }
+            let printed = call.printed
+            let link = try XCTUnwrap(printed.first { $0.hasPrefix("    https://") }?.trimmingCharacters(in: .whitespaces), "\(printed)")
+            let index = try XCTUnwrap(printed.firstIndex { $0.contains("SHA-256") })
+            let fingerprint = printed[index + 1].trimmingCharacters(in: .whitespaces)
+            return (link, fingerprint, call.port, call.log, call)
+        }
+        let first = try run()
+        let firstToken = String(first.link.split(separator: "=").last ?? "")
+        XCTAssertTrue(first.log.contains("share token made"), first.log)
+        first.call.stop()
+        let second = try run()
+        defer { second.call.stop() }
+        XCTAssertTrue(second.log.contains("share token kept from the last run"), second.log)
+        XCTAssertTrue(second.log.contains("https certificate kept from the last run"), second.log)
+        XCTAssertEqual(String(second.link.split(separator: "=").last ?? ""), firstToken, "the same token")
+        XCTAssertEqual(second.fingerprint, first.fingerprint, "the same certificate")
+        XCTAssertEqual(firstToken.count, 32)
+        let folder = state.path("screencast")
+        for (path, mode) in [(folder, 0o700), (folder + "/share-token", 0o600), (folder + "/share-certificate.pem", 0o600), (folder + "/share-key.pem", 0o600)] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, mode, path)
+        }
+        XCTAssertEqual(try String(contentsOfFile: folder + "/share-token", encoding: .utf8), firstToken + "\n")
+        second.call.stop()
+        let third = try run(["--new-token"])
+        defer { third.call.stop() }
+        let thirdToken = String(third.link.split(separator: "=").last ?? "")
+        XCTAssertNotEqual(thirdToken, firstToken, "--new-token")
+        XCTAssertEqual(third.fingerprint, first.fingerprint, "the certificate is kept")
+        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(third.port)", "--token", firstToken], timeout: 30)
+        XCTAssertEqual(probe["pageStatus"] as? Int, 401, "the old token is refused: \(probe)")
+        XCTAssertEqual(probe["sha256"] as? String, first.fingerprint, "the certificate served is the kept one")
+    }
 }

@@ -11,11 +11,17 @@ public struct ProcessResult {
 }
 
 public enum ProcessRunner {
-    /// Starts `executable` with `arguments`; the returned process is running. Output goes to the given pipes.
-    public static func start(_ executable: URL, _ arguments: [String], stdout: Pipe? = nil, stderr: Pipe? = nil) throws -> Process {
+    /// Starts `executable` with `arguments`; the returned process is running. Output goes to the given pipes;
+    /// `environment` is added to (and overrides) this process's.
+    public static func start(
+        _ executable: URL, _ arguments: [String], stdout: Pipe? = nil, stderr: Pipe? = nil, environment: [String: String] = [:]
+    ) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         process.standardOutput = stdout ?? FileHandle.nullDevice
         process.standardError = stderr ?? FileHandle.nullDevice
         try process.run()
