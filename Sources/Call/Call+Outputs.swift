@@ -1,4 +1,5 @@
 public import ScreencastSupport
+public import Signaling
 import Sharing
 import VideoSource
 
@@ -80,6 +81,22 @@ extension Call {
     public var statsJSON: JSONValue {
         let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
         return CallStats.json(source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, about: about, outputs: others)
+    }
+
+    /// What the viewer page shows of the sharer (`GET /source`): ``SharerState/ended`` once the call is stopping,
+    /// else from the source (``sharerState(of:)``).
+    public var sharerState: SharerState {
+        stopRequest.current != nil ? .ended : Self.sharerState(of: video.source.stats)
+    }
+
+    /// Live while pictures come (an agent that has sent one is connected, or the test pattern or a file plays);
+    /// paused once an agent shared and is gone (its last picture stays); waiting before anything was shared.
+    static func sharerState(of stats: VideoSourceStats) -> SharerState {
+        switch stats.source {
+        case .testPattern?, .file?: .live
+        case .screen?: stats.screenConnected && stats.senders > 0 ? .live : .paused
+        case nil: stats.sendersTotal > 0 ? .paused : .waiting
+        }
     }
 
     /// `/stats?format=text`: a few lines for people, from ``statsJSON``.

@@ -51,7 +51,7 @@ public final class Call: Sendable {
     let video: VideoEncoding
     private let rotation: KeyRotation?
     let about: CallStats.About
-    private let stopRequest: StopRequest
+    let stopRequest: StopRequest
     /// The outputs in the order they were added (the viewers among them), and the next id.
     let outputs: Mutex<(next: Int, list: [Entry])>
     private let running = Mutex(Running())
@@ -156,7 +156,8 @@ public final class Call: Sendable {
         do {
             server = try CallServer.start(
                 configuration, viewers: viewers.hub, encrypted: video.encryption != nil, about: about,
-                stats: { [weak self] in self?.statsJSON ?? .null }, logger: logger, announce: announce)
+                stats: { [weak self] in self?.statsJSON ?? .null }, sharerState: { [weak self] in self?.sharerState ?? .ended },
+                logger: logger, announce: announce)
         } catch {
             for entry in list where !(entry.output is ViewersOutput) { entry.output.stop() }
             video.source.stop()

@@ -15,7 +15,8 @@ enum CallServer {
     ///   (the HTTPS identity).
     static func start(
         _ call: CallConfiguration, viewers: ViewerHub, encrypted: Bool, about: CallStats.About,
-        stats: @escaping @Sendable () -> JSONValue, logger: Logger, announce: @Sendable (String) -> Void
+        stats: @escaping @Sendable () -> JSONValue, sharerState: @escaping @Sendable () -> SharerState, logger: Logger,
+        announce: @Sendable (String) -> Void
     ) throws(CallError) -> SignalingServer? {
         guard let endpoint = call.http else { return nil }
         var configuration = SignalingConfiguration(
@@ -37,7 +38,8 @@ enum CallServer {
         let text: @Sendable () -> String = { CallStats.text(stats()) }
         do {
             let server = try SignalingServer(
-                configuration: configuration, sessions: viewers, stats: stats, statsText: text, logger: logger.named("http"))
+                configuration: configuration, sessions: viewers, stats: stats, statsText: text, sharerState: sharerState,
+                logger: logger.named("http"))
             // In share mode the page's address is the one viewers use (the first printed link), not loopback.
             let hosts = call.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []
             let base = hosts.first.map { "\(server.scheme)://\($0):\(server.port)" } ?? server.baseURL

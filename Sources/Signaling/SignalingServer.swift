@@ -48,20 +48,23 @@ public final class SignalingServer: Sendable {
     ///   - stats: called on an HTTP thread for every `GET /stats`; must be cheap and thread-safe.
     ///   - statsText: the same for `GET /stats?format=text`, a short summary for people (text/plain); nil
     ///     answers that form with 404.
+    ///   - sharerState: for `GET /source`, what the page shows of the sharer (``SharerState``); polled by every
+    ///     page every 2 s, so it must be cheap; nil answers 404.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
     public init(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
     ) throws(SignalingError) {
         self.configuration = configuration
-        let router = HTTPRouter(routes: Self.routes(configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, logger: logger))
+        let router = HTTPRouter(routes: Self.routes(
+            configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, sharerState: sharerState, logger: logger))
         http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
     }
 
     /// The routes, for in-memory use through ``HTTPRouter/respond(to:)``.
     public static func routes(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
     ) -> [HTTPRoute] {
         let page = Array(ViewerPage.html(
             sourceFramesPerSecond: configuration.sourceFramesPerSecond, sourceSendsOnlyChanges: configuration.sourceSendsOnlyChanges,
@@ -94,6 +97,13 @@ public final class SignalingServer: Sendable {
                 return HTTPResponse(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
                     body: Array((stats().serialized + "\n").utf8))
+            },
+            // What the page shows of the sharer: {"state": "waiting" | "live" | "paused" | "ended"}.
+            HTTPRoute("GET", .exact("/source"), check: needsToken) { _ in
+                guard let sharerState else { return .text(404, "no sharer state here") }
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+                    body: Array((JSONValue.object([("state", .string(sharerState().rawValue))]).serialized + "\n").utf8))
             },
             HTTPRoute("GET", .exact("/healthz")) { _ in .text(200, "ok") },
             HTTPRoute("GET", .exact("/favicon.ico")) { _ in
