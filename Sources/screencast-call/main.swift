@@ -88,7 +88,7 @@ struct CallRun {
         }
         var recorder: IVFRecorder?
         if let path = options.recordIVF {
-            let ivf = try IVFRecorder(path: path, logger: logger.named("ivf"))
+            let ivf = try IVFRecorder(path: path, framesPerSecond: options.source.maxFramesPerSecond, logger: logger.named("ivf"))
             source.addSink(ivf)
             recorder = ivf
         }
