@@ -33,6 +33,8 @@
 /// until the next and the last for one period. For a stream at the full rate that is also the frame count,
 /// so both readings agree; for a screen share (fewer frames) it is the duration, which is what players use.
 ///
+/// The header's width and height are the first frame's; a VP8 stream may change size at a keyframe, and
+/// players follow the keyframe's own size.
 public enum IVF {
     /// Bytes of the file header.
     public static let fileHeaderSize = 32
