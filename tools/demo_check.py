@@ -5,7 +5,8 @@ Used by `tools/demo --check` (inside a loopback-only network namespace). Exit 0 
 has the screen's size, has decoded enough frames, and the colour read from it (16x16 patches of the
 background at the picture's four corners) comes within COLOUR_TOLERANCE (4) levels, in every channel, of
 the colour painted on the shared screen before the timeout; 1 otherwise. Saves a screenshot of the page
-either way.
+either way. Says how long after the page started (its performance.now()) the first picture showed (polled
+every 50 ms), --min-frames were decoded and the colours settled.
 
 Usage: demo_check.py URL WIDTHxHEIGHT R,G,B SCREENSHOT [--timeout S]
 Needs Debian's python3-selenium and chromium-driver (tools/setup installs them); run with /usr/bin/python3.
@@ -40,7 +41,14 @@ for (let i = 0; i < data.length; i += 4) { r += data[i]; g += data[i + 1]; b += 
 const n = data.length / 4;
 const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : {};
 return {width: video.videoWidth, height: video.videoHeight,
-        frames: quality.totalVideoFrames || 0, rgb: [r / n, g / n, b / n]};
+        frames: quality.totalVideoFrames || 0, rgb: [r / n, g / n, b / n], ms: performance.now()};
+"""
+
+# Cheap, for polling often until the first picture: whether the video has one, and the page's clock (ms since
+# the page started loading).
+FIRST_PICTURE = """
+const video = document.querySelector('video');
+return {shown: !!(video && video.videoWidth), ms: performance.now()};
 """
 
 
@@ -72,14 +80,21 @@ def main():
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     seen = None
     readings = []
-    settled_after = None
+    first_picture_ms = frames_ms = settled_ms = None
     try:
         driver.get(args.url)
         started = time.monotonic()
         deadline = started + args.timeout
+        while first_picture_ms is None and time.monotonic() < deadline:
+            first = driver.execute_script(FIRST_PICTURE)
+            if first["shown"]:
+                first_picture_ms = first["ms"]
+            else:
+                time.sleep(0.05)
         while time.monotonic() < deadline:
             seen = driver.execute_script(PROBE, 4, 4)  # the top-left corner: background, not a window
             if seen and seen["width"] == width and seen["height"] == height and seen["frames"] >= args.min_frames:
+                frames_ms = seen["ms"]
                 break
             time.sleep(0.25)
         # The background at four places away from the terminal, until every one shows the screen's colour:
@@ -88,7 +103,7 @@ def main():
         while seen and time.monotonic() < deadline:
             readings = [(point, driver.execute_script(PROBE, *point)) for point in probe_points(width, height)]
             if all(reading and colour_off(reading["rgb"], expected) <= COLOUR_TOLERANCE for _, reading in readings):
-                settled_after = time.monotonic() - started
+                settled_ms = max(reading["ms"] for _, reading in readings)
                 break
             time.sleep(0.5)
         driver.save_screenshot(args.screenshot)
@@ -107,7 +122,8 @@ def main():
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    print(f"demo-check: video {seen}", file=sys.stderr)
+    first_text = "never" if first_picture_ms is None else f"after {first_picture_ms / 1000:.2f} s"
+    print(f"demo-check: video {seen}; first picture {first_text}", file=sys.stderr)
     if not seen:
         print("demo-check: FAIL: the video never showed a frame", file=sys.stderr)
         return 1
@@ -129,9 +145,10 @@ def main():
         print(f"demo-check: FAIL: {problem}", file=sys.stderr)
     if not problems:
         worst = max(colour_off(reading["rgb"], expected) for _, reading in readings)
-        print(f"demo-check: OK: {width}x{height}, {seen['frames']} frames decoded, the background within {worst:.1f} "
-              f"levels of the screen's {expected} at {len(readings)} places after {settled_after:.1f} s; "
-              f"screenshot {args.screenshot}", file=sys.stderr)
+        print(f"demo-check: OK: {width}x{height}, first picture after {first_picture_ms / 1000:.2f} s, "
+              f"{args.min_frames} frames decoded after {frames_ms / 1000:.1f} s ({seen['frames']} by then), the background "
+              f"within {worst:.1f} levels of the screen's {expected} at {len(readings)} places after {settled_ms / 1000:.1f} s "
+              f"(times from the page's start); screenshot {args.screenshot}", file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -97,7 +97,9 @@ public final class Call: Sendable {
         } catch {
             throw .source(error)
         }
-        let recorder = try configuration.recordIVF.map { path throws(CallError) in try RecorderOutput(path: path, logger: logger) }
+        let recorder = try configuration.recordIVF.map { path throws(CallError) in 
+            try RecorderOutput(path: path, framesPerSecond: configuration.source.maxFramesPerSecond, logger: logger)
+        }
         let rotation = configuration.e2ee.map { KeyRotation(settings: $0, logger: logger.named("e2ee")) }
         self.rotation = rotation
         let video = try VideoEncoding(source: source, rotation: rotation, logger: logger)

@@ -1,4 +1,5 @@
-public import ScreencastSupport
+public import Media
+import ScreencastSupport
 public import VideoSource
 
 /// A recording of every encoded frame in the clear, to an IVF file (``IVFRecorder``; ffprobe and ffmpeg play
@@ -13,11 +14,14 @@ public final class RecorderOutput: CallOutput {
     private let logger: Logger
 
     /// Creates (or truncates) `path`.
-    /// - Parameter logger: the call's logger (the recorder itself logs as `ivf`).
+    /// - Parameters:
+    ///   - framesPerSecond: the source's frame-rate cap (`--max-fps`): the file's timebase is one frame period of
+    ///     it, so players and converters read a real frame rate (``IVFRecorder``).
+    ///   - logger: the call's logger (the recorder itself logs as `ivf`).
     /// - Throws: ``CallError/output(name:_:)`` when the file cannot be created.
-    public init(path: String, logger: Logger) throws(CallError) {
+    public init(path: String, framesPerSecond: Double = IVF.defaultFramesPerSecond, logger: Logger) throws(CallError) {
         do {
-            recorder = try IVFRecorder(path: path, logger: logger.named("ivf"))
+            recorder = try IVFRecorder(path: path, framesPerSecond: framesPerSecond, logger: logger.named("ivf"))
         } catch {
             throw .output(name: "ivf", error)
         }

@@ -19,12 +19,19 @@
 ///  4   8  pts, timebase units
 /// ```
 ///
-/// Bytes 24–27: libvpx's `ivfenc` writes the frame count there with a timebase of one frame period
-/// (1/fps), where the frame count and the length in timebase units are the same number. ffmpeg's `ivf`
-/// demuxer reads the field as the stream's duration in timebase units (`AVStream.duration`, which
-/// `ffprobe` shows), and ffmpeg's `ivf` muxer writes it so: frames × mean pts step. A screen share is
-/// variable rate (a frame per change), so we write the length — what both readings agree on — and the
-/// frame count is the number of frame records.
+/// The timebase is one frame period at the most frames a second the stream has (`IVFWriter`'s
+/// `framesPerSecond`: the call's `--max-fps`), as libvpx's `vpxenc` writes it, and pts count those periods.
+/// ffmpeg's `ivf` demuxer takes the header's rate/scale as the stream's time base and, for a stream whose
+/// frames come at no fixed rate (a screen share sends a frame per change), falls back to its inverse as the
+/// frame rate (`r_frame_rate`); `ffmpeg -i share.ivf share.mp4` writes that many frames a second. A finer
+/// timebase makes that rate absurd: with 1/90 000 it read 90 000 fps and a conversion wrote 90 000 frames
+/// for every second shared (issue 34: 168 MB after 10 minutes, from a 1 MB recording, still going).
+///
+/// Bytes 24–27: libvpx's `ivfenc` writes the frame count there, with pts 0, 1, 2, … in frame periods;
+/// ffmpeg's `ivf` demuxer reads the field as the stream's duration in timebase units (`AVStream.duration`,
+/// which `ffprobe` shows). We write the last pts plus one period: the span the frames cover, each shown
+/// until the next and the last for one period. For a stream at the full rate that is also the frame count,
+/// so both readings agree; for a screen share (fewer frames) it is the duration, which is what players use.
 ///
 /// The header's width and height are the first frame's; a VP8 stream may change size at a keyframe, and
 /// players follow the keyframe's own size.
@@ -35,11 +42,21 @@ public enum IVF {
     public static let frameHeaderSize = 12
     /// Byte offset of the length field in the file header (rewritten when a recording is finished).
     public static let lengthOffset = 24
-    /// The timebase `IVFWriter` uses: the 90 kHz video clock of RTP (RFC 7741 §4.1), 1/90 000 s a tick.
-    public static let ticksPerSecond: UInt32 = 90_000
-    /// The longest length the 32-bit header field holds at 90 kHz: 2³² − 1 ticks, about 13 h 15 min.
-    /// A longer recording plays whole (pts are 64-bit); only the header's length stops there.
-    public static let maximumLengthTicks = UInt64(UInt32.max)
+    /// The frame rate `IVFWriter` uses when not told one: the call's default `--max-fps`, frames a second.
+    public static let defaultFramesPerSecond = 30.0
+    /// The longest length the 32-bit header field holds: 2³² − 1 frame periods (about 4.5 years at 30 fps,
+    /// 207 days at 240). A longer recording plays whole (pts are 64-bit); only the header's length stops there.
+    public static let maximumLength = UInt64(UInt32.max)
+
+    /// A frame rate as the header's rate/scale pair, reduced: `rate / scale` = `framesPerSecond`, with
+    /// `framesPerSecond` rounded to 1/1000 (30 → 30/1, 7.5 → 15/2, 29.97 → 2997/100). The timebase is its
+    /// inverse (`scale / rate` seconds). Rates are clamped to 0.001…1 000 000 frames a second.
+    public static func rateAndScale(framesPerSecond: Double) -> (rate: UInt32, scale: UInt32) {
+        let thousandths = UInt32((min(max(framesPerSecond, 0.001), 1_000_000) * 1000).rounded())
+        var (a, b) = (thousandths, UInt32(1000))
+        while b != 0 { (a, b) = (b, a % b) }
+        return (thousandths / a, 1000 / a)
+    }
 }
 
 /// The 32-byte IVF file header (see `IVF` for the layout).
@@ -58,10 +75,10 @@ public struct IVFFileHeader: Sendable, Equatable {
     /// duration. 0 while a recording is being written.
     public var length: UInt32
 
-    /// A VP8 header; the default timebase is 1/90 000 s (`IVF.ticksPerSecond`), which `IVFWriter` uses.
+    /// A VP8 header; the default timebase is 1/30 s, one frame period at `IVF.defaultFramesPerSecond`.
     public init(
         fourCC: String = "VP80", width: Int, height: Int, timebaseNumerator: UInt32 = 1,
-        timebaseDenominator: UInt32 = IVF.ticksPerSecond, length: UInt32 = 0
+        timebaseDenominator: UInt32 = 30, length: UInt32 = 0
     ) {
         self.fourCC = fourCC
         self.width = width
@@ -113,35 +130,55 @@ public struct IVFFileHeader: Sendable, Equatable {
 
 /// Lays out an IVF stream in memory: the file header, then frame records (pure; the caller does the I/O).
 ///
-/// pts are capture times since the first frame written on the 90 kHz clock (timebase 1/90 000,
-/// `capture µs × 9 / 100`), strictly increasing: a frame whose capture time is not after the previous
-/// one's gets the previous pts + 1.
+/// The timebase is one frame period at `framesPerSecond` (see `IVF`). pts are capture times since the first
+/// frame written, in those periods, rounded to the nearest (`capture µs × rate / (scale × 10⁶)`), and
+/// strictly increasing: a frame that rounds to the previous frame's period or before it (two frames closer
+/// than a period, as a keyframe re-encode can be) gets the previous pts + 1, and the frames after it come
+/// back to their own periods at the next gap.
 public struct IVFWriter: Sendable {
+    /// Timebase numerator ("scale"): seconds per pts unit = `timebaseNumerator / timebaseDenominator`.
+    public let timebaseNumerator: UInt32
+    /// Timebase denominator ("rate"): `timebaseDenominator / timebaseNumerator` = frames a second.
+    public let timebaseDenominator: UInt32
     private var firstCapture: UInt64?
     private var lastPts: UInt64?
     /// Frames laid out so far.
     public private(set) var frameCount = 0
 
-    /// A writer before its first frame.
-    public init() {}
-
-    /// The stream's length so far in 90 kHz ticks, as ffmpeg's ivf muxer reckons it: the last pts plus
-    /// the mean pts step (frames × span / (frames − 1)); 0 for no frame or one (no step known). At most
-    /// `IVF.maximumLengthTicks`.
-    public var lengthTicks: UInt32 {
-        guard let lastPts, frameCount > 1 else { return 0 }
-        let steps = UInt64(frameCount - 1)
-        let (product, overflow) = lastPts.multipliedReportingOverflow(by: steps + 1)
-        let ticks = overflow ? UInt64.max : (product + steps / 2) / steps
-        return UInt32(clamping: min(ticks, IVF.maximumLengthTicks))
+    /// A writer before its first frame, for a stream of at most `framesPerSecond` frames a second (the
+    /// call's `--max-fps`; rounded to 1/1000 by `IVF.rateAndScale`).
+    public init(framesPerSecond: Double = IVF.defaultFramesPerSecond) {
+        let (rate, scale) = IVF.rateAndScale(framesPerSecond: framesPerSecond)
+        timebaseDenominator = rate
+        timebaseNumerator = scale
     }
 
-    /// The file header for a stream whose first frame is `width`×`height`, with `length` in 90 kHz ticks
-    /// (0 while recording; `lengthTicks` when finished).
+    /// The stream's length so far in timebase units (frame periods): the last pts plus one, the span from
+    /// the first frame to the end of the last one's period; 0 before the first frame. At most
+    /// `IVF.maximumLength`.
+    public var length: UInt32 {
+        guard let lastPts else { return 0 }
+        return UInt32(clamping: min(lastPts, IVF.maximumLength - 1) + 1)
+    }
+
+    /// `length` in microseconds.
+    public var lengthMicros: UInt64 { micros(ofPts: UInt64(length)) }
+
+    /// `pts` timebase units in microseconds (rounded down).
+    public func micros(ofPts pts: UInt64) -> UInt64 {
+        let (high, low) = pts.multipliedFullWidth(by: UInt64(timebaseNumerator) * 1_000_000)
+        let divisor = UInt64(timebaseDenominator)
+        guard high < divisor else { return UInt64.max }
+        return divisor.dividingFullWidth((high, low)).quotient
+    }
+
+    /// The file header for a stream whose first frame is `width`×`height`, with `length` in timebase units
+    /// (0 while recording; `length` when finished).
     public func fileHeader(width: Int, height: Int, length: UInt32 = 0) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(IVF.fileHeaderSize)
-        IVFFileHeader(width: width, height: height, length: length).append(to: &out)
+        IVFFileHeader(width: width, height: height, timebaseNumerator: timebaseNumerator,
+                      timebaseDenominator: timebaseDenominator, length: length).append(to: &out)
         return out
     }
 
@@ -151,14 +188,23 @@ public struct IVFWriter: Sendable {
         let first = firstCapture ?? frame.captureTimestampMicros
         firstCapture = first
         let elapsedMicros = frame.captureTimestampMicros &- min(first, frame.captureTimestampMicros)
-        // µs × 9 / 100 = 90 kHz ticks; the product stays below 2⁶⁴ for 65 000 years.
-        var pts = (elapsedMicros &* 9) / 100
+        var pts = periods(ofMicros: elapsedMicros)
         if let lastPts, pts <= lastPts { pts = lastPts + 1 }
         lastPts = pts
         frameCount += 1
         out.removeAll(keepingCapacity: true)
         IVF.appendLittleEndian(UInt32(clamping: frame.bytes.count), to: &out)
         IVF.appendLittleEndian(pts, to: &out)
+    }
+
+    /// `micros` in timebase units, rounded to the nearest (128-bit product: no overflow).
+    private func periods(ofMicros micros: UInt64) -> UInt64 {
+        let divisor = UInt64(timebaseNumerator) * 1_000_000
+        let product = micros.multipliedFullWidth(by: UInt64(timebaseDenominator))
+        let (sum, carry) = product.low.addingReportingOverflow(divisor / 2)
+        let high = product.high + (carry ? 1 : 0)
+        guard high < divisor else { return UInt64.max / 2 }
+        return divisor.dividingFullWidth((high, sum)).quotient
     }
 }
 

@@ -11,7 +11,11 @@
 ///   no media arrives for 15 s while connected (a call that restarted: its ICE consent lapses); the back-off
 ///   resets once connected.
 /// - An overlay with resolution, fps, bitrate and RTT (selected candidate pair) from `getStats()` each
-///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`).
+///   second, a fullscreen button (also double-click, key `f`) and a picture-in-picture button (key `p`);
+///   while decrypting end to end, a lock (an inline SVG, `#lock`: no emoji font needed) and the key index.
+///   While the picture is live the overlay fades out (0.4 s) once the pointer has been still for
+///   `idleAfterMs` (3 000 ms, counted from the page's start too) and comes back at once on a pointer move,
+///   a touch, a key, or while the pointer is over it or focus is in it (`body.idle` marks the faded state).
 /// - Low latency: the receiver's `jitterBufferTarget` (and Chromium's `playoutDelayHint`) is 0, and the call
 ///   writes the playout-delay header extension (MIN = MAX = 0) when the offer has it.
 /// - Query parameters: `?token=T` (sent as `Authorization: Bearer T`), `?whep=URL` (another endpoint),
@@ -65,7 +69,9 @@ public enum ViewerPage {
         #bar { position: fixed; left: 8px; bottom: 8px; display: flex; gap: 10px; align-items: center; padding: 4px 8px;
           background: rgba(0, 0, 0, .6); border-radius: 6px; transition: opacity .4s; }
         body.idle[data-state="connected"] #bar { opacity: 0; }
-        #bar:hover { opacity: 1 !important; }
+        #bar:hover, #bar:focus-within { opacity: 1 !important; }
+        #lock { display: inline-flex; margin-right: -6px; color: #4d4; }
+        #lock[hidden] { display: none; }
         #status::before { content: "●"; margin-right: 5px; color: #888; }
         #status[data-state="connecting"]::before, #status[data-state="negotiated"]::before { color: #fc3; }
         #status[data-state="connected"]::before { color: #4d4; }
@@ -82,6 +88,7 @@ public enum ViewerPage {
         <video id="video" muted autoplay playsinline></video>
         <div id="bar">
           <span id="status" data-state="idle">starting</span>
+          <span id="lock" hidden title="end-to-end encrypted"><svg viewBox="0 0 12 14" width="11" height="13" aria-hidden="true"><path d="M3.2 6.5V4.2a2.8 2.8 0 0 1 5.6 0v2.3" fill="none" stroke="currentColor" stroke-width="1.6"/><rect x="1" y="6" width="10" height="8" rx="1.5" fill="currentColor"/></svg></span>
           <span id="stats"></span>
           <button id="fullscreen" type="button" title="Fullscreen (f)">Fullscreen</button>
           <button id="pip" type="button" title="Picture in picture (p)">PiP</button>
@@ -95,6 +102,7 @@ public enum ViewerPage {
           const video = document.getElementById("video");
           const statusEl = document.getElementById("status");
           const statsEl = document.getElementById("stats");
+          const lockEl = document.getElementById("lock");
           const gatherLimitMs = 2000, disconnectLimitMs = 5000, stallLimitMs = 15000, maxBackoffMs = 30000;
           const viewer = { pc: null, sessionURL: null, attempt: 0, generation: 0, retryTimer: null,
             disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
@@ -282,7 +290,8 @@ public enum ViewerPage {
             viewer.previous = stats;
             viewer.lastStats = stats;
             const parts = [];
-            if (e2ee.state === "decrypting") parts.push("\u{1F512} key " + e2ee.counts.keyIndex);
+            lockEl.hidden = e2ee.state !== "decrypting";
+            if (e2ee.state === "decrypting") parts.push("key " + e2ee.counts.keyIndex);
             if (stats.width && stats.height) parts.push(stats.width + "\u00d7" + stats.height);
             const sourceFps = Number(document.body.dataset.sourceFps) || 0;
             const still = document.body.dataset.sourceChangesOnly === "yes" && sourceFps > 0 && stats.framesDecoded > 0 && stats.fps < 0.8 * sourceFps;
@@ -316,12 +325,17 @@ public enum ViewerPage {
             if (event.key === "f") toggleFullscreen();
             else if (event.key === "p" && document.pictureInPictureEnabled) togglePictureInPicture();
           });
+          // The overlay fades while the pointer is still (from the start too: a pointer that never moves
+          // must not leave it over the picture) and comes back on any pointer move, touch or key.
+          const idleAfterMs = 3000;
           let idleTimer = null;
-          document.addEventListener("mousemove", () => {
+          function wake() {
             document.body.classList.remove("idle");
             clearTimeout(idleTimer);
-            idleTimer = setTimeout(() => document.body.classList.add("idle"), 3000);
-          });
+            idleTimer = setTimeout(() => document.body.classList.add("idle"), idleAfterMs);
+          }
+          for (const type of ["pointermove", "pointerdown", "keydown"]) document.addEventListener(type, wake, { passive: true });
+          wake();
           window.addEventListener("pagehide", () => { viewer.generation++; teardown(); });
           setInterval(pollStats, 1000);
           document.body.dataset.viewer = "ready";

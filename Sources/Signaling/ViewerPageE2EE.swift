@@ -256,13 +256,14 @@ enum ViewerPageE2EE {
 
         """
 
-    /// The panel's look.
+    /// The panel's look. Its lock is an SVG (a data URL), as the overlay's is: Debian's Chromium has no emoji
+    /// font, and U+1F512 showed as an empty box.
     static let style: String = """
         #e2ee { position: fixed; left: 50%; top: 50%; transform: translate(-50%, -50%); max-width: 80%; padding: 18px 22px;
           background: rgba(20, 20, 20, .92); border-radius: 10px; text-align: center; }
         #e2ee[hidden] { display: none; }
         #e2ee-message { margin-bottom: 10px; font-size: 15px; }
-        #e2ee-message::before { content: "\\1F512"; margin-right: 6px; }
+        #e2ee-message::before { margin-right: 6px; vertical-align: -2px; content: url("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 12 14' width='13' height='15'%3E%3Cpath d='M3.2 6.5V4.2a2.8 2.8 0 0 1 5.6 0v2.3' fill='none' stroke='%23fc3' stroke-width='1.6'/%3E%3Crect x='1' y='6' width='10' height='8' rx='1.5' fill='%23fc3'/%3E%3C/svg%3E"); }
         #e2ee input { font: inherit; color: #eee; background: #222; border: 1px solid #555; border-radius: 4px; padding: 4px 8px; }
 
         """

@@ -7,8 +7,10 @@ import Synchronization
 /// and `IVFReader` read.
 ///
 /// The file header (layout in `IVF`) carries the first frame's size and a length of 0 while recording;
-/// `finish()` writes the length (`IVFWriter.lengthTicks`, what ffprobe shows as the duration) and
-/// closes the file. pts are capture times since the first frame on the 90 kHz clock (timebase 1/90 000). A write failure (a full disk, `/dev/full`) is logged once;
+/// `finish()` writes the length (`IVFWriter.length`, what ffprobe shows as the duration) and closes the
+/// file. The timebase is one frame period at the call's most frames a second (`--max-fps`: 1/30 s by
+/// default), which players and `ffmpeg -i FILE out.mp4` take as the frame rate; pts are capture times since
+/// the first frame in those periods (`IVFWriter`). A write failure (a full disk, `/dev/full`) is logged once;
 /// later frames are not written, and `failure` tells the owner (the call exits 1 for it).
 public final class IVFRecorder: VideoSink {
     private struct State {
@@ -27,14 +29,15 @@ public final class IVFRecorder: VideoSink {
     private let logger: Logger
     private let state: Mutex<State>
 
-    /// Creates (or truncates) `path`, mode 0644.
+    /// Creates (or truncates) `path`, mode 0644, for frames at most `framesPerSecond` a second (the
+    /// encoder's `maxFramesPerSecond`; the timebase is one period of it).
     /// - Throws: `VideoSourceError.recording` when the file cannot be created.
-    public init(path: String, logger: Logger) throws(VideoSourceError) {
+    public init(path: String, framesPerSecond: Double = IVF.defaultFramesPerSecond, logger: Logger) throws(VideoSourceError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .recording(path: path, reason: SystemErrorText.of()) }
         self.path = path
         self.logger = logger
-        var initial = State(fd: fd)
+        var initial = State(fd: fd, writer: IVFWriter(framesPerSecond: framesPerSecond))
         initial.frameHeader.reserveCapacity(IVF.frameHeaderSize)
         state = Mutex(initial)
     }
@@ -72,7 +75,7 @@ public final class IVFRecorder: VideoSink {
                 if !writeAll(s.fd, s.writer.fileHeader(width: 0, height: 0)) { fail(&s) }
             }
             if !s.failed {
-                var length = s.writer.lengthTicks.littleEndian
+                var length = s.writer.length.littleEndian
                 let written = withUnsafeBytes(of: &length) { pwrite(s.fd, $0.baseAddress, 4, off_t(IVF.lengthOffset)) }
                 // A pipe cannot seek (ESPIPE): the stream is whole, only the length in its header stays 0.
                 if written != 4, errno != ESPIPE { fail(&s, during: "the length update") }
@@ -82,7 +85,8 @@ public final class IVFRecorder: VideoSink {
                 logger.error("recording closed incomplete", ["path": path, "frames": s.writer.frameCount, "error": failure])
             } else {
                 logger.info("recording closed", [
-                    "path": path, "frames": s.writer.frameCount, "length.ms": Int(s.writer.lengthTicks) / 90,
+                    "path": path, "frames": s.writer.frameCount, "length.ms": s.writer.lengthMicros / 1000,
+                    "timebase": "\(s.writer.timebaseNumerator)/\(s.writer.timebaseDenominator)",
                 ])
             }
         }

@@ -139,11 +139,11 @@ func rotateClockwise(_ picture: I420Buffer, degrees: Int) -> I420Buffer {
     return out
 }
 
-/// The IVF header's length for frames at `pts` (ffmpeg's ivf muxer's rule: the last pts plus the mean
-/// step, rounded; 0 for fewer than two frames).
+/// The IVF header's length for frames at `pts` (timebase units, the first 0): the last pts plus one period;
+/// 0 for no frame.
 func ivfLength(_ pts: [UInt64]) -> UInt32 {
-    guard pts.count > 1, let first = pts.first, let last = pts.last else { return 0 }
-    return UInt32((Double(last - first) * Double(pts.count) / Double(pts.count - 1)).rounded())
+    guard let last = pts.last else { return 0 }
+    return UInt32(last + 1)
 }
 
 /// The stats JSON written with --stats-file.

@@ -65,7 +65,10 @@ final class ChromiumE2EETests: XCTestCase {
         }
     }
 
-    /// The key in the fragment: frames decrypt and show the pattern, the overlay has the lock. Then the
+    /// The key in the fragment: frames decrypt and show the pattern, the overlay has the lock (an inline SVG
+    /// that paints its green in a screenshot: Debian's Chromium has no emoji font, and U+1F512 showed as an
+    /// empty box). The pointer never moves, so after 3 s the overlay has faded out; moved onto the lock, it
+    /// is back at once. Then the
     /// page learns the next passphrase (the link with the new #key=), the key file changes and SIGHUP goes
     /// to the call: the frames under key index 1 start at a keyframe and the page goes on decoding without
     /// one failed frame. A third rotation to a passphrase the page lacks: it decodes nothing more and says
@@ -81,17 +84,22 @@ final class ChromiumE2EETests: XCTestCase {
             ["wait": "decoded", "more": 60], ["pixels": true],
             ["fragment": nextPassphrase], ["hold": 1],
             ["rotate": ["file": keyFile, "passphrase": nextPassphrase, "pid": Int(call.process.processIdentifier)]],
-            ["wait": "decoded", "more": 60], ["pixels": true],
+            ["wait": "decoded", "more": 60], ["pixels": true], ["pointer": "lock"],
             ["rotate": ["file": keyFile, "passphrase": thirdPassphrase, "pid": Int(call.process.processIdentifier)]],
             ["wait": "state", "state": "key-changed", "received": 30], ["hold": 1],
             ["type": thirdPassphrase], ["wait": "decoded", "more": 30], ["pixels": true],
         ])
-        XCTAssertEqual(snapshots.count, 13)
-        guard snapshots.count == 13 else { return }
+        XCTAssertEqual(snapshots.count, 14)
+        guard snapshots.count == 14 else { return }
         let first = snapshots[1]
         XCTAssertEqual(first["e2eeState"] as? String, "decrypting")
         XCTAssertEqual(first["panelVisible"] as? Bool, false)
-        XCTAssertTrue((first["overlay"] as? String ?? "").hasPrefix("\u{1F512} key 0"), "\(first["overlay"] ?? "-")")
+        XCTAssertTrue((first["overlay"] as? String ?? "").hasPrefix("key 0 \u{00B7} "), "\(first["overlay"] ?? "-")")
+        XCTAssertFalse((first["overlay"] as? String ?? "").unicodeScalars.contains { $0.properties.isEmojiPresentation }, "no emoji")
+        let bar = first["bar"] as? [String: Any] ?? [:]
+        XCTAssertEqual(bar["lockHidden"] as? Bool, false, "\(bar)")
+        XCTAssertEqual(bar["lockSvg"] as? Bool, true, "\(bar)")
+        XCTAssertEqual((bar["lockBox"] as? [Double])?.map { $0.rounded() }, [11, 13], "\(bar)")
         XCTAssertEqual(e2ee(first)["mode"] as? String, "script-transform")
         XCTAssertEqual((first["stats"] as? [String: Any])?["width"] as? Int, width)
         assertBars(first)
@@ -103,10 +111,21 @@ final class ChromiumE2EETests: XCTestCase {
         let switches = try XCTUnwrap(counts["switches"] as? [[String: Any]])
         XCTAssertEqual(switches.map { $0["keyIndex"] as? Int }, [0, 1])
         XCTAssertEqual(switches.map { $0["keyframe"] as? Bool }, [true, true], "each key starts at a keyframe")
-        XCTAssertTrue((last["overlay"] as? String ?? "").hasPrefix("\u{1F512} key 1"))
+        XCTAssertTrue((last["overlay"] as? String ?? "").hasPrefix("key 1 \u{00B7} "))
         assertBars(last)
+        // The pointer has been still since the page opened (more than 3 s: 120 frames decoded since): faded.
+        let still = last["bar"] as? [String: Any] ?? [:], woken = snapshots[7]
+        print("e2e: overlay at \(last["elapsedMs"] ?? "-") ms \(still); after the pointer moved \(woken["bar"] ?? "-"), "
+              + "back in \(woken["wokeMs"] ?? "-") ms, lock \(woken["lockPixels"] ?? "-") green pixels")
+        XCTAssertEqual(still["idle"] as? Bool, true, "\(still)")
+        XCTAssertEqual(still["opacity"] as? Double, 0, "the overlay no longer covers the picture: \(still)")
+        let awake = woken["bar"] as? [String: Any] ?? [:]
+        XCTAssertEqual(awake["idle"] as? Bool, false, "\(awake)")
+        XCTAssertEqual(awake["opacity"] as? Double, 1, "\(awake)")
+        XCTAssertLessThan(woken["wokeMs"] as? Int ?? .max, 1_500, "back with its 0.4-s fade, no more")
+        XCTAssertGreaterThanOrEqual(woken["lockPixels"] as? Int ?? 0, 40, "the lock paints (11x13 px, mostly green)")
 
-        let (changed, held) = (snapshots[8], snapshots[9])
+        let (changed, held) = (snapshots[9], snapshots[10])
         XCTAssertEqual(changed["message"] as? String, "The call changed its key \u{2014} enter the new key")
         XCTAssertEqual(held["e2eeState"] as? String, "key-changed")
         XCTAssertEqual(held["status"] as? String, "connected \u{2014} cannot decrypt: the key changed")
@@ -117,10 +136,10 @@ final class ChromiumE2EETests: XCTestCase {
         XCTAssertEqual(e2ee(held)["decrypted"] as? Int, decryptedBefore, "nothing decrypted without the key")
         XCTAssertLessThanOrEqual(try XCTUnwrap(held["framesDecoded"] as? Int), decryptedBefore, "nothing decoded without the key")
         XCTAssertGreaterThan(e2ee(held)["failed"] as? Int ?? 0, e2ee(changed)["failed"] as? Int ?? 0, "frames under key 2 kept coming and failed")
-        let third = e2ee(snapshots[12])
+        let third = e2ee(snapshots[13])
         XCTAssertEqual(third["keyIndex"] as? Int, 2)
         XCTAssertEqual((third["switches"] as? [[String: Any]])?.last?["keyframe"] as? Bool, true, "the typed key goes on from a keyframe")
-        assertBars(snapshots[12])
+        assertBars(snapshots[13])
 
         let stats = try call.stats()["e2ee"] as? [String: Any] ?? [:]
         print("e2e: the call's e2ee stats \(stats)")
@@ -163,9 +182,11 @@ final class ChromiumE2EETests: XCTestCase {
             XCTAssertEqual(snapshot["framesDecoded"] as? Int, 0, "step \(index): not one frame decoded")
             XCTAssertEqual(snapshot["message"] as? String, expected)
             XCTAssertEqual(snapshot["panelVisible"] as? Bool, true)
+            XCTAssertTrue((snapshot["panelGlyph"] as? String ?? "").hasPrefix(#"url("data:image/svg+xml,"#), "the panel's lock: \(snapshot["panelGlyph"] ?? "-")")
             XCTAssertGreaterThanOrEqual(e2ee(snapshot)["received"] as? Int ?? 0, 60, "frames arrive all the same")
             XCTAssertEqual(e2ee(snapshot)["decrypted"] as? Int, 0)
-            XCTAssertFalse((snapshot["overlay"] as? String ?? "").contains("\u{1F512}"))
+            XCTAssertFalse((snapshot["overlay"] as? String ?? "").contains("key "), "step \(index)")
+            XCTAssertEqual((snapshot["bar"] as? [String: Any])?["lockHidden"] as? Bool, true, "no lock without a working key")
         }
         let refused = e2ee(snapshots[4])
         XCTAssertGreaterThan(refused["failed"] as? Int ?? 0, 0)

@@ -63,11 +63,13 @@ final class EncryptedPageTests: XCTestCase {
         for needle in [
             "new RTCRtpScriptTransform(e2eeWorker(), { operation: \"decrypt\" })", "createEncodedStreams()", "encodedInsertableStreams: true",
             "attachDecryptor(transceiver)", "showAtOnce(transceiver.receiver)", "location.hash", "end-to-end encrypted \\u2014 enter the key",
-            "self.onrtctransform", "name: \"PBKDF2\", hash: \"SHA-256\"", "iterations: 100000", "additionalData: header", "\\u{1F512} key ",
+            "self.onrtctransform", "name: \"PBKDF2\", hash: \"SHA-256\"", "iterations: 100000", "additionalData: header", "parts.push(\"key \" + e2ee.counts.keyIndex)",
+            "<span id=\"lock\" hidden title=\"end-to-end encrypted\"><svg viewBox=", "content: url(\"data:image/svg+xml,%3Csvg ",
             "URL.createObjectURL(new Blob([source]",
         ] {
             XCTAssertTrue(page.contains(needle), "page lacks \(needle)")
         }
+        XCTAssertFalse(page.contains("1F512"), "no emoji lock: Debian's Chromium has no font for it")
         let plain = ViewerPage.html(sourceFramesPerSecond: 30)
         XCTAssertTrue(plain.contains(#"data-e2ee="off""#))
         XCTAssertFalse(plain.contains("data-e2ee-salt"))
