@@ -25,7 +25,9 @@
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
 ///   (`connecting`, `negotiated`, `connected`, `retrying`; once connected the text is "live" only when the
 ///   picture can be shown: with e2ee and no working key it says "connected — cannot decrypt: …" and
-///   `data-blocked="yes"`), and `window.screencastViewer` with the peer
+///   `data-blocked="yes"`; while the call says (`GET /source`, polled every 2 s) that nothing is shared it says
+///   "waiting for the sharer", "sharing paused" or "sharing ended", also blocked; `data-sharer` on the body),
+///   and `window.screencastViewer` with the peer
 ///   connection, the session URL and `lastStats` (`width`, `height`, `fps`, `kbps`, `rttMs`,
 ///   `framesDecoded`, `bytesReceived`, `packetsLost`, `e2ee`: the decryptor's state and counts).
 public enum ViewerPage {
@@ -107,6 +109,9 @@ public enum ViewerPage {
           const viewer = { pc: null, sessionURL: null, attempt: 0, generation: 0, retryTimer: null,
             disconnectTimer: null, lastStats: null, previous: null, lastProgress: 0, whepURL };
           window.screencastViewer = viewer;
+          // What the call says of the sharer (GET /source every 2 s): the status says "live" only while pictures come.
+          const sharer = { state: "live" };
+          const sharerStatus = { waiting: "waiting for the sharer", paused: "sharing paused", ended: "sharing ended" };
         \#(ViewerPageE2EE.pageScript)
         \#(ViewerPageJanus.pageScript)
           function authHeaders(extra) {
@@ -246,7 +251,8 @@ public enum ViewerPage {
             const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
             viewer.attempt++;
             // 401: the call no longer takes this link's token (it was restarted with a new one): say so plainly.
-            const said = status === 401 ? "this link is no longer valid: ask the sharer for a new one" : reason;
+            const said = status === 401 ? "this link is no longer valid: ask the sharer for a new one"
+              : sharer.state === "ended" ? "sharing ended" : reason;
             setStatus(said + "; retrying in " + Math.ceil(delay / 1000) + " s", "retrying");
             clearTimeout(viewer.retryTimer);
             viewer.retryTimer = setTimeout(connect, delay);
@@ -338,6 +344,24 @@ public enum ViewerPage {
           wake();
           window.addEventListener("pagehide", () => { viewer.generation++; teardown(); });
           setInterval(pollStats, 1000);
+          // The sharer's state; a call that no longer answers has ended (or is out of reach).
+          async function pollSource() {
+            let state;
+            try {
+              const response = await fetch(new URL("/source", location.href).href, { headers: authHeaders({}), cache: "no-store" });
+              if (!response.ok) return;  // 404: a call without it; 401: the link's own status says so
+              state = (await response.json()).state;
+            } catch (error) {
+              state = "ended";
+            }
+            if (!(state in sharerStatus) && state !== "live") return;
+            if (state === sharer.state) return;
+            sharer.state = state;
+            document.body.dataset.sharer = state;
+            if (statusEl.dataset.state === "connected") setStatus(connectedStatus(), "connected");
+          }
+          setInterval(pollSource, 2000);
+          pollSource();
           document.body.dataset.viewer = "ready";
           if (typeof RTCPeerConnection === "undefined") setStatus("this browser has no WebRTC", "retrying");
           else connect();

@@ -138,7 +138,7 @@ enum ViewerPageE2EE {
           };
 
           function connectedStatus() {
-            return (e2ee.enabled && e2eeStatus[e2ee.state]) || "live";
+            return (e2ee.enabled && e2eeStatus[e2ee.state]) || sharerStatus[sharer.state] || "live";
           }
 
           function setE2EEState(state) {

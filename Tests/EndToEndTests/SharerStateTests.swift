@@ -43,3 +43,47 @@ final class SharerStateTests: XCTestCase {
         XCTAssertEqual(try wait(for: "live", call, timeout: 3), "live")
     }
 }
+
+/// The page never says "live" when nothing is (issue 34): Chromium on the page of a call with no agent says
+/// "waiting for the sharer"; a sender's pictures make it "live"; once the sender has gone, "sharing paused"
+/// (its last picture stays); the call stopped, "sharing ended" within the page's 2-s poll.
+final class ChromiumSharerStateTests: XCTestCase {
+    func testThePageSaysWaitingLivePausedEnded() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumSharerStateTests/testThePageSaysWaitingLivePausedEnded", timeout: 150)
+        }
+        let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium")
+        guard EndToEnd.requireTools([chromium, EndToEnd.systemPython, TestPaths.executable("screencast-call"), TestPaths.executable("screencast-dump")]) else { return }
+        let call = try CallUnderTest([])
+        defer { call.stop() }
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        let steps: [[String: Any]] = [
+            ["wait": "status", "text": "waiting for the sharer"], ["wait": "status", "text": "live"],
+            ["wait": "status", "text": "sharing paused"], ["wait": "status", "text": "sharing ended"],
+        ]
+        let browser = try PythonPeer(
+            EndToEnd.systemPython, "chromium_e2ee.py",
+            ["--url", call.baseURL + "/", "--profile", profile + "/profile", "--steps",
+             String(decoding: try JSONSerialization.data(withJSONObject: steps), as: UTF8.self), "--timeout", "60"],
+            environment: ["HOME": profile, "TMPDIR": profile])
+        let connected = Date().addingTimeInterval(30)
+        while (try? call.viewers()["connected"] as? Int) != 1, Date() < connected { usleep(100_000) }
+        sleep(3)  // the page polls every 2 s: it has said "waiting"
+        let replay = try ProcessRunner.start(
+            TestPaths.executable("screencast-dump"),
+            ["replay", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/window-drag.frames").path,
+             "--socket", call.folder.path("agent.sock"), "--wait", "0.1"])
+        XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 30), "the replay ends by itself")
+        sleep(3)  // "sharing paused" seen
+        let stoppedAt = Date()
+        call.stop()
+        let report = try browser.finish(timeout: 60)
+        print("e2e: sharer states \((report["snapshots"] as? [[String: Any]])?.map { "\($0["status"] ?? "-") at \($0["elapsedMs"] ?? "-") ms" } ?? [])")
+        XCTAssertNil(report["error"] as? String, "\(report["error"] ?? "")")
+        let snapshots = report["snapshots"] as? [[String: Any]] ?? []
+        XCTAssertEqual(snapshots.map { $0["status"] as? String }, ["waiting for the sharer", "live", "sharing paused", "sharing ended"])
+        XCTAssertEqual(snapshots.map { $0["statusBlocked"] as? String }, ["yes", "no", "yes", "yes"], "green only while live")
+        XCTAssertLessThan(Date().timeIntervalSince(stoppedAt), 10)
+    }
+}

@@ -9,6 +9,7 @@ Opens --url (the key, if any, in its #key= fragment), then runs --steps, a JSON 
   {"wait": "state", "state": S, "received": N}
                                            until the page's e2ee state is S and its worker has received N
                                            more frames than at the step's start
+  {"wait": "status", "text": T}            until the page's status line reads T (its snapshot: "statusMs", when)
   {"type": KEY}                            type KEY into the page's key field and press Unlock
   {"fragment": KEY}                        go to the same page with #key=KEY (a new link: hashchange)
   {"rotate": {"file": PATH, "passphrase": P, "pid": PID}}
@@ -152,6 +153,14 @@ def main():
                     if time.monotonic() > deadline:
                         raise TimeoutError("waiting for e2ee state %s (now %s)" % (step["state"], now["e2eeState"]))
                     time.sleep(0.2)
+            elif step.get("wait") == "status":
+                while True:
+                    now = snapshot(driver)
+                    if now["status"] == step["text"]:
+                        break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("waiting for the status %r (now %r)" % (step["text"], now["status"]))
+                    time.sleep(0.1)
             elif "type" in step:
                 field = driver.find_element(By.ID, "e2ee-key")
                 field.send_keys(step["type"])
