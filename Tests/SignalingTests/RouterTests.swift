@@ -92,7 +92,7 @@ final class RouterTests: XCTestCase {
         let wrong = r.respond(to: HTTPRequest(method: "GET", path: "/whep"))
         XCTAssertEqual(wrong.status, 405)
         XCTAssertEqual(wrong.headers["Allow"], "POST, OPTIONS")
-        XCTAssertEqual(r.respond(to: HTTPRequest(method: "PUT", path: "/whep/s1")).headers["Allow"], "PATCH, DELETE, OPTIONS")
+        XCTAssertEqual(r.respond(to: HTTPRequest(method: "PUT", path: "/whep/s1")).headers["Allow"], "PATCH, POST, DELETE, OPTIONS")
         XCTAssertEqual(r.respond(to: HTTPRequest(method: "POST", path: "/stats")).headers["Allow"], "GET, HEAD, OPTIONS")
         let preflight = r.respond(to: HTTPRequest(method: "OPTIONS", path: "/whep"))
         XCTAssertEqual(preflight.status, 204)
