@@ -107,7 +107,9 @@ final class PipeWireStream: @unchecked Sendable {
         var params: [UnsafePointer<spa_pod>?] = [nil]
         let fps = UInt32(max(1, min(240, maxFramesPerSecond.rounded(.up))))
         let count = cpw_build_format_params(&buffer, UInt32(buffer.count), &params, fps)
-        let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+        // DONT_RECONNECT: when the producer's node goes (xdpw ends the cast or dies), WirePlumber unlinks us
+        // instead of leaving the stream paused for another target; the stream turns unconnected and we end.
+        let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
         let result = params.withUnsafeMutableBufferPointer { list in
             pw_stream_connect(stream, SPA_DIRECTION_INPUT, node, flags, list.baseAddress, UInt32(count))
         }
@@ -156,7 +158,7 @@ final class PipeWireStream: @unchecked Sendable {
         case PW_STREAM_STATE_ERROR:
             end(.failed(error ?? "stream error"))
         case PW_STREAM_STATE_UNCONNECTED:
-            end(.unlinked(error ?? "the stream was disconnected"))
+            end(.unlinked(error ?? "its producer removed it (the desktop stopped the cast, or its portal backend went away)"))
         case PW_STREAM_STATE_PAUSED where streaming:
             // The producer paused or went away (xdpw destroys its node when the cast ends).
             streaming = false

@@ -68,10 +68,10 @@ public final class PortalCapture: FrameCapturer {
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws(CaptureError) {
         try configuration.validate()
+        // Stored properties are set only once setup succeeded: a throwing init then runs no deinit (which
+        // would wait for a capture thread that never started).
         let control = try CaptureControl()
         let staging = try PortalStaging()
-        self.control = control
-        self.staging = staging
         if startsAtOnce { control.go() }
 
         if settings.forgetsChoice, let store = settings.restoreToken {
@@ -107,6 +107,8 @@ public final class PortalCapture: FrameCapturer {
             session.close()
             throw error
         }
+        self.control = control
+        self.staging = staging
         let thread = Thread {
             PortalCaptureLoop.nameCurrentThread("portal-capture")
             let outcome: ScreenCapture.Outcome
