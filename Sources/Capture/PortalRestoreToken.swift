@@ -4,7 +4,8 @@ import Glibc
 /// Where the portal's restore token is kept between runs (persist_mode 2: "until the user revokes it"), so the
 /// second share of the same screen starts without the chooser: `$XDG_STATE_HOME/screencast/portal-restore-token`
 /// (else `~/.local/state/screencast/…`), the folder 0700 and the file 0600, written whole (a temporary file
-/// renamed over it). A token is single-use: each started session gives a new one, saved in its place.
+/// renamed over it). The portal returns a token with every started session (the specification makes them single-use; xdg-desktop-
+/// portal 1.16 with xdpw 0.7 returns the same one): whatever it returned is saved in place of the old.
 public struct PortalRestoreToken: Sendable, Equatable {
     /// The file.
     public let path: String
