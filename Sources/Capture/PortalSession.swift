@@ -19,10 +19,11 @@ import Synchronization
 /// ```
 ///
 /// Every libportal and GLib call runs on the portal thread: setup linearly (iterating its main context until
-/// each asynchronous call answers, a stop, or the step's time limit), then `g_main_loop_run` until ``close()``.
-/// `@unchecked Sendable`: the GLib objects (`portal`, `session`, `context`, `loop`) are touched only by that
-/// thread (``close()`` merely calls `g_main_loop_quit`, which GLib documents as callable from any thread, and
-/// `g_cancellable_cancel`, likewise); what the caller reads is behind `Mutex`es.
+/// each asynchronous call answers, a stop, or the step's time limit), then iterating it until ``close()``.
+/// `@unchecked Sendable`: the GLib objects (`portal`, `session`) and the context's iteration are touched only by
+/// that thread (``close()`` merely sets an atomic flag and calls `g_cancellable_cancel` and
+/// `g_main_context_wakeup`, which GLib documents as callable from any thread); what the caller reads is behind
+/// `Mutex`es and semaphores.
 final class PortalSession: @unchecked Sendable {
     /// What a started session hands out.
     struct Started: Sendable {
@@ -52,7 +53,6 @@ final class PortalSession: @unchecked Sendable {
     private let logger: Logger
     private let onClosed: @Sendable () -> Void
     private let context: OpaquePointer
-    private let loop: OpaquePointer
     private let cancellable: UnsafeMutablePointer<GCancellable>
     private let result = Mutex<Result<Started, CaptureError>?>(nil)
     private let setupDone = DispatchSemaphore(value: 0)
@@ -75,15 +75,15 @@ final class PortalSession: @unchecked Sendable {
         self.logger = logger
         self.onClosed = onClosed
         context = g_main_context_new()
-        loop = g_main_loop_new(context, 0)
         cancellable = g_cancellable_new()
         let thread = Thread { [self] in
             g_main_context_push_thread_default(context)
             let outcome = setUp(request)
             result.withLock { $0 = outcome }
             setupDone.signal()
-            if case .success = outcome, !closing.load(ordering: .acquiring) {
-                g_main_loop_run(loop)
+            if case .success = outcome {
+                // Not g_main_loop_run: a quit that came before it started would be lost.
+                while !closing.load(ordering: .acquiring) { _ = g_main_context_iteration(context, 1) }
             }
             tearDown()
             g_main_context_pop_thread_default(context)
@@ -104,7 +104,6 @@ final class PortalSession: @unchecked Sendable {
     deinit {
         close()
         g_object_unref(UnsafeMutableRawPointer(cancellable))
-        g_main_loop_unref(loop)
         g_main_context_unref(context)
     }
 
@@ -120,7 +119,7 @@ final class PortalSession: @unchecked Sendable {
     func close() {
         if !closing.exchange(true, ordering: .acquiringAndReleasing) {
             g_cancellable_cancel(cancellable)
-            g_main_loop_quit(loop)
+            g_main_context_wakeup(context)
         }
         finished.wait()
         finished.signal()
