@@ -81,9 +81,9 @@ final class PipeWireStream: @unchecked Sendable {
             Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().process()
         }
 
+        // From here on every stored property is set: a throw runs deinit, whose stop() destroys what exists.
         guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
             close(fileDescriptor)
-            pw_thread_loop_destroy(loop)
             throw .pipeWire("cannot make a context")
         }
         self.context = context
