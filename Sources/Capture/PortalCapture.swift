@@ -21,6 +21,15 @@ public struct PortalSettings: Sendable, Equatable {
     }
 }
 
+/// Stops a capture's setup from another thread (a signal while the portal's chooser waits for a person).
+/// `Sendable` through its atomic.
+public final class CaptureCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func cancel() { flag.store(true, ordering: .releasing) }
+    public var isCancelled: Bool { flag.load(ordering: .acquiring) }
+}
+
 /// A capturer: the X11 one (``ScreenCapture``) or the Wayland portal's (``PortalCapture``), as the agent runs them.
 public protocol FrameCapturer: AnyObject, Sendable {
     /// Begins capturing after an `init` that set up only. Idempotent.
@@ -61,11 +70,12 @@ public final class PortalCapture: FrameCapturer {
     /// - Parameters:
     ///   - configuration: rate, size, format, quality, cursor (`display`, `target` and `usesSharedMemory` are X11's).
     ///   - startsAtOnce: false to set up only, until ``start()``.
+    ///   - cancellation: ends the setup's waits (the chooser) early, with ``CaptureError/portalFailed(_:)``.
     ///   - onFrame: receives every frame, on the `portal-capture` thread.
     /// - Throws: the portal's and PipeWire's setup errors of ``CaptureError``.
     public init(
         configuration: CaptureConfiguration, portal settings: PortalSettings, logger: Logger, startsAtOnce: Bool = true,
-        onFrame: @escaping @Sendable (CapturedFrame) -> Void
+        cancellation: CaptureCancellation? = nil, onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws(CaptureError) {
         try configuration.validate()
         // Stored properties are set only once setup succeeded: a throwing init then runs no deinit (which
@@ -81,6 +91,7 @@ public final class PortalCapture: FrameCapturer {
         request.embedsCursor = configuration.drawsCursor
         request.restoreToken = settings.forgetsChoice ? nil : settings.restoreToken?.load()
         request.chooserSeconds = settings.chooserSeconds
+        request.cancellation = cancellation
         let session = try PortalSession(request, logger: logger.named("portal")) {
             staging.end(.ended("the portal closed the screen-cast session (stopped from the desktop)"))
         }

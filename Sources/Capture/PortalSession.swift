@@ -48,6 +48,8 @@ final class PortalSession: @unchecked Sendable {
         var setupSeconds = 20.0
         /// How long the chooser may wait for a person.
         var chooserSeconds = 300.0
+        /// Cancels the waits from outside (the agent's SIGINT while the chooser is open).
+        var cancellation: CaptureCancellation?
     }
 
     private let logger: Logger
@@ -168,8 +170,8 @@ final class PortalSession: @unchecked Sendable {
             xdp_portal_create_screencast_session(portal, XDP_OUTPUT_MONITOR, XDP_SCREENCAST_FLAG_NONE, cursor,
                                                  XDP_PERSIST_MODE_PERSISTENT, nil, cancellable, ready, me)
         }
-        guard let created = awaitPending(seconds: request.setupSeconds, step: "CreateSession/SelectSources") else {
-            return .failure(timeoutOrStop("CreateSession/SelectSources", request.setupSeconds))
+        guard let created = awaitPending(seconds: request.setupSeconds, step: "CreateSession/SelectSources", cancellation: request.cancellation) else {
+            return .failure(timeoutOrStop("CreateSession/SelectSources", request.setupSeconds, request.cancellation))
         }
         session = xdp_portal_create_screencast_session_finish(portal, created, &error)
         g_object_unref(UnsafeMutableRawPointer(created))
@@ -182,8 +184,8 @@ final class PortalSession: @unchecked Sendable {
         // Start: the chooser (none when the restore token is accepted).
         logger.info(token == nil ? "asking the portal for a screen (its chooser may show)" : "asking the portal for the screen chosen before (restore token)")
         xdp_session_start(session, nil, cancellable, ready, me)
-        guard let startResult = awaitPending(seconds: request.chooserSeconds, step: "Start") else {
-            return .failure(timeoutOrStop("Start (the chooser)", request.chooserSeconds))
+        guard let startResult = awaitPending(seconds: request.chooserSeconds, step: "Start", cancellation: request.cancellation) else {
+            return .failure(timeoutOrStop("Start (the chooser)", request.chooserSeconds, request.cancellation))
         }
         let startedOK = xdp_session_start_finish(session, startResult, &error)
         g_object_unref(UnsafeMutableRawPointer(startResult))
@@ -210,13 +212,14 @@ final class PortalSession: @unchecked Sendable {
 
     /// Iterates the main context until the asynchronous call answered (its result, referenced), a stop, or
     /// `seconds` passed (then the call is cancelled and nil returned).
-    private func awaitPending(seconds: Double, step: String) -> OpaquePointer? {
+    private func awaitPending(seconds: Double, step: String, cancellation: CaptureCancellation?) -> OpaquePointer? {
+        var cancelled: Bool { cancellation?.isCancelled ?? false }
         pending = nil
         let deadline = MonotonicClock.nowMicros() + UInt64(seconds * 1e6)
         let begun = MonotonicClock.nowMicros()
         var told = false
         while pending == nil {
-            if closing.load(ordering: .acquiring) || MonotonicClock.nowMicros() >= deadline {
+            if closing.load(ordering: .acquiring) || cancelled || MonotonicClock.nowMicros() >= deadline {
                 g_cancellable_cancel(cancellable)
                 // The cancelled call still answers (G_IO_ERROR_CANCELLED); drain it briefly so its callback's
                 // reference is not left behind.
@@ -235,8 +238,8 @@ final class PortalSession: @unchecked Sendable {
         return pending
     }
 
-    private func timeoutOrStop(_ step: String, _ seconds: Double) -> CaptureError {
-        closing.load(ordering: .acquiring)
+    private func timeoutOrStop(_ step: String, _ seconds: Double, _ cancellation: CaptureCancellation?) -> CaptureError {
+        closing.load(ordering: .acquiring) || (cancellation?.isCancelled ?? false)
             ? .portalFailed("stopped while waiting for the portal's \(step)")
             : .portalFailed("the portal did not answer \(step) within \(Int(seconds)) s")
     }

@@ -25,8 +25,10 @@ struct AgentRun {
     func run() throws -> Int32 {
         let stopReason = Mutex<StopReason?>(nil)
         let captureBox = Mutex<(any FrameCapturer)?>(nil)
+        let setupCancellation = CaptureCancellation()  // a signal while the portal's chooser waits
         let requestStop: @Sendable (StopReason) -> Void = { reason in
             stopReason.withLock { if $0 == nil { $0 = reason } }
+            setupCancellation.cancel()
             captureBox.withLock { $0 }?.stop()
         }
 
@@ -41,7 +43,15 @@ struct AgentRun {
         // name is left alone); then a dump file that cannot be opened after all; then the socket sender; then
         // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
-        let capture = try Self.openCapture(options, logger: logger) { frame in outputsBox.withLock { $0 }?.handle(frame) }
+        let capture: any FrameCapturer
+        do {
+            capture = try Self.openCapture(options, logger: logger, cancellation: setupCancellation) { frame in
+                outputsBox.withLock { $0 }?.handle(frame)
+            }
+        } catch let error as CaptureError where stopReason.withLock({ $0 }) == .signal {
+            logger.info("stopped before the capture started", ["reason": error])
+            return ExitCode.success
+        }
         captureBox.withLock { $0 = capture }
         let dumpPath: String? = switch options.destination {
         case .file(let path): path
@@ -119,12 +129,13 @@ extension AgentRun {
     /// display does not have, at start, is the user's fault (``AgentUsageFault``, exit 64); after a resize
     /// the same fault stays a runtime failure.
     static func openCapture(
-        _ options: AgentOptions, logger: Logger, onFrame: @escaping @Sendable (CapturedFrame) -> Void
+        _ options: AgentOptions, logger: Logger, cancellation: CaptureCancellation? = nil,
+        onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws -> any FrameCapturer {
         let configuration = options.capture
         if options.source == .portal {
             return try PortalCapture(configuration: configuration, portal: options.portal, logger: logger.named("capture"),
-                                     startsAtOnce: false, onFrame: onFrame)
+                                     startsAtOnce: false, cancellation: cancellation, onFrame: onFrame)
         }
         do {
             return try ScreenCapture(configuration: configuration, logger: logger.named("capture"), startsAtOnce: false, onFrame: onFrame)

@@ -126,6 +126,23 @@ final class PortalCaptureTests: XCTestCase {
                        "--forget-portal-choice still restored")
     }
 
+    /// SIGINT while the portal has not answered (its backend stopped with SIGSTOP: a chooser waiting for a person
+    /// looks the same from here): the agent stops waiting at once and exits 0.
+    func testSignalWhileThePortalWaitsEndsTheAgentAtOnce() throws {
+        let backend = try XCTUnwrap(desktop.pid("xdpw"))
+        kill(backend, SIGSTOP)
+        defer { kill(backend, SIGCONT) }
+        let agent = try startAgent(["--source", "portal", "--output", folder.path("a.frames")])
+        XCTAssertTrue(agent.waitForOutput("screen-cast portal version", timeout: 15), agent.stderr)
+        usleep(700_000)
+        XCTAssertNil(agent.waitForExit(timeout: 0.1), "the agent should still wait for the portal: \(agent.stderr)")
+        let asked = Date()
+        agent.send(SIGINT)
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0, agent.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 2, agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("stopped before the capture started"), agent.stderr)
+    }
+
     /// The cast ended from outside (here: the portal backend goes, so its PipeWire node does; xdpw 0.7.0 never
     /// sends Session::Closed, which ends the run the same way): the agent says so and exits 0.
     func testStreamEndedFromOutsideEndsTheAgentWithExitZero() throws {
