@@ -26,6 +26,16 @@ let package = Package(
         ),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // The Wayland path (issue 30): the xdg-desktop-portal ScreenCast session through libportal (a .pc file of
+        // ours, as for CNice: libportal.pc's GIO requirements bring "-pthread") and the PipeWire stream it hands out.
+        .systemLibrary(
+            name: "CPortal", pkgConfig: Context.packageDirectory + "/Sources/CPortal/screencast-portal.pc",
+            providers: [.apt(["libportal-dev", "libglib2.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPipeWire", pkgConfig: Context.packageDirectory + "/Sources/CPipeWire/screencast-pipewire.pc",
+            providers: [.apt(["libpipewire-0.3-dev"])]
+        ),
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
             providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
@@ -36,7 +46,7 @@ let package = Package(
         .target(name: "FrameWire"),
         .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
-        .target(name: "Capture", dependencies: ["CXCB", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
+        .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),

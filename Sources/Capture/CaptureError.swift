@@ -37,6 +37,15 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// The capture thread could not be started, or a system call for its wake-up pipe failed.
     case systemCall(name: String, errno: Int32)
+    /// `--source portal`: what is missing for a Wayland screen cast (no session bus, no xdg-desktop-portal, no
+    /// ScreenCast backend), in words that name it.
+    case portalMissing(String)
+    /// The portal refused: the chooser was cancelled, or the backend failed the request.
+    case portalDenied(String)
+    /// The portal answered oddly or not in time (no stream, no PipeWire remote, a step's time limit).
+    case portalFailed(String)
+    /// The PipeWire stream could not be set up or failed (the daemon went away, an unusable format).
+    case pipeWire(String)
 
     public var description: String {
         switch self {
@@ -62,6 +71,14 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
             "invalid capture configuration: \(message)"
         case .systemCall(let name, let code):
             "\(name) failed (errno \(code))"
+        case .portalMissing(let what):
+            "cannot share the Wayland screen: \(what)"
+        case .portalDenied(let why):
+            "the screen-cast portal refused: \(why)"
+        case .portalFailed(let why):
+            "the screen-cast portal failed: \(why)"
+        case .pipeWire(let why):
+            "PipeWire: \(why)"
         }
     }
 }

@@ -16,20 +16,16 @@ final class CaptureLoop {
     private let grabber: ScreenGrabber
     private let damage: DamageTracker
     private let cursor: CursorOverlay?
-    private let encoder: BGRXJPEGEncoder
+    /// The encode path shared with the portal capture (JPEG, I420 or the shared-memory slots).
+    private let bodies: FrameBodyMaker
     private let paintOver: PaintOver?
     private var scheduler: CaptureScheduler
-    private var scaled = BGRXImage()
     private var area = CaptureRect(x: 0, y: 0, width: 0, height: 0)
     private var frameSize = (width: 0, height: 0)
     private var lastFrame: CapturedFrame?
-    /// `--format shm`: the memory the frames are written to, and the slot the next one takes.
-    private var sharedPicture: SharedPicture?
-    private var nextSlot = 0
     private var nextIndex: UInt64 = 0
-    /// What changed since the last frame (its `Buffer-Damage`), and which parts of a shared slot are stale.
+    /// What changed since the last frame (its `Buffer-Damage`).
     private var changes = DamageAccumulator()
-    private var slotRefresh = SharedSlotRefresh()
     /// The sequence numbers of the last grab's request and of the `DamageSubtract` before it
     /// (see ``isBeforeLastGrab(_:)`` and ``isAfterLastRepair(_:)``).
     private var lastGrabSequence: UInt32?
@@ -54,11 +50,7 @@ final class CaptureLoop {
         damage = try DamageTracker(connection: connection)
         cursor = configuration.drawsCursor ? try CursorOverlay(connection: connection) : nil
         grabber = ScreenGrabber(connection: connection, allowSharedMemory: configuration.usesSharedMemory, logger: logger)
-        do {
-            encoder = try BGRXJPEGEncoder()
-        } catch {
-            throw .encodeFailed(error)
-        }
+        bodies = try FrameBodyMaker(configuration: configuration)
         paintOver = configuration.effectivePaintOver
         let interval = UInt64(1_000_000 / configuration.maxFramesPerSecond)
         scheduler = CaptureScheduler(
@@ -272,62 +264,18 @@ final class CaptureLoop {
         let grabbed = MonotonicClock.nowMicros()
         lastGrabSequence = image.requestSequence
         cursor?.draw(into: image, showing: area)
-        let raw = configuration.format != .jpeg
-        let quality = raw ? 0 : kind == .paintOver ? paintOver?.quality ?? configuration.quality : configuration.quality
-        let subsampling = raw ? .yuv420 : kind == .paintOver ? paintOver?.subsampling ?? configuration.subsampling : configuration.subsampling
-        var body: [UInt8] = []
-        var shared: (picture: SharedPicture, reference: SharedPictureReference)?
         let later = try drainEvents(grabbed: true)
         // A paint-over re-encodes every pixel of the JPEG: the whole frame changed for a reader.
         var damage = changes.take(area: area, frameWidth: frameSize.width, frameHeight: frameSize.height)
         if kind == .paintOver { damage = nil }
         for rect in later { changes.add(rect, area: area) }
         if pendingScreenChange { changes.invalidate() }
-        do {
-            let native = frameSize.width == area.width && frameSize.height == area.height
-            if !native {
-                try BGRXScaler.scale(image.view, toWidth: frameSize.width, height: frameSize.height, into: &scaled)
-            }
-            if configuration.format == .shm {
-                shared = native ? try writeShared(image.view, damage: damage)
-                    : try scaled.withPixels { (pixels) throws(MediaError) in try writeShared(pixels, damage: damage) }
-                body = [0x0A]
-            } else if raw, let damage, let last = lastFrame, last.width == frameSize.width, last.height == frameSize.height,
-                      Double(BufferDamage.coveredPixels(damage)) <= DamageAccumulator.partialConversionLimit * Double(last.width * last.height) {
-                // Only the changed rectangles converted, into a copy of the last frame's planes.
-                var picture = try I420Buffer(width: last.width, height: last.height, bytes: last.body,
-                                             colorSpace: YCbCrColorSpace(range: configuration.format.colorRange))
-                let regions = damage.map { (x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
-                if native {
-                    try BGRXToYUV.convertRegionsToI420(image.view, regions: regions, range: configuration.format.colorRange, into: &picture)
-                } else {
-                    try scaled.withPixels { (pixels) throws(MediaError) in
-                        try BGRXToYUV.convertRegionsToI420(pixels, regions: regions, range: configuration.format.colorRange, into: &picture)
-                    }
-                }
-                body = picture.bytes
-            } else if raw {
-                // A fresh buffer per frame (the frame, and its keepalive repeats, keep it after this returns),
-                // not zero-filled first: ARGBToI420 writes every byte.
-                let count = I420Buffer.byteCount(width: frameSize.width, height: frameSize.height)
-                var picture = try I420Buffer(
-                    width: frameSize.width, height: frameSize.height,
-                    bytes: [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count },
-                    colorSpace: YCbCrColorSpace(range: configuration.format.colorRange))
-                if native {
-                    try BGRXToYUV.convertToI420(image.view, range: configuration.format.colorRange, into: &picture)
-                } else {
-                    try BGRXToYUV.convertToI420(scaled, range: configuration.format.colorRange, into: &picture)
-                }
-                body = picture.bytes
-            } else if native {
-                try encoder.encode(image.view, quality: quality, subsampling: subsampling, into: &body)
-            } else {
-                body = try encoder.encode(scaled, quality: quality, subsampling: subsampling)
-            }
-        } catch {
-            throw .encodeFailed(error)
-        }
+        let made = try bodies.make(image.view, frameWidth: frameSize.width, frameHeight: frameSize.height, kind: kind,
+                                   damage: damage, last: lastFrame)
+        let body = made.bytes
+        let quality = made.quality
+        let subsampling = made.subsampling
+        let shared = made.shared
         let encoded = MonotonicClock.nowMicros()
         var frame = CapturedFrame(
             body: body, format: configuration.format, width: frameSize.width, height: frameSize.height, timestampMicros: grabbed, index: nextIndex,
@@ -344,43 +292,6 @@ final class CaptureLoop {
         stats.jpegBytes += body.count
         stats.method = grabber.method?.rawValue ?? ""
         return frame
-    }
-
-    /// `pixels` copied into the next slot of the shared memory (a new memfd, the next generation, when the
-    /// size changed), between the slot's seqlock writes: only the rows of the rectangles the slot lacks
-    /// (``SharedSlotRefresh``) when `damage` is known.
-    private func writeShared(_ pixels: BGRXPixels, damage: [DamageRect]?) throws(MediaError) -> (picture: SharedPicture, reference: SharedPictureReference) {
-        if sharedPicture.map({ $0.width != pixels.width || $0.height != pixels.height }) ?? true {
-            do throws(SharedPictureError) {
-                sharedPicture = try SharedPicture.create(width: pixels.width, height: pixels.height, generation: (sharedPicture?.generation ?? 0) + 1)
-            } catch {
-                throw .invalidArgument("shared memory: \(error)")
-            }
-            nextSlot = 0
-            slotRefresh.reset()
-        }
-        let picture = sharedPicture!
-        let slot = nextSlot
-        nextSlot = (nextSlot + 1) % SharedPicture.slotCount
-        let odd = picture.beginWrite(slot: slot)
-        let target = picture.mutablePixels(slot: slot)
-        let row = pixels.width * 4
-        if let regions = slotRefresh.regions(slot: slot, damage: damage, width: pixels.width, height: pixels.height) {
-            for r in regions {
-                for y in r.y..<(r.y + r.height) {
-                    (target.baseAddress! + y * row + r.x * 4)
-                        .copyMemory(from: pixels.base.baseAddress! + y * pixels.stride + r.x * 4, byteCount: r.width * 4)
-                }
-            }
-        } else if pixels.stride == row {
-            target.baseAddress!.copyMemory(from: pixels.base.baseAddress!, byteCount: row * pixels.height)
-        } else {
-            for y in 0..<pixels.height {
-                (target.baseAddress! + y * row).copyMemory(from: pixels.base.baseAddress! + y * pixels.stride, byteCount: row)
-            }
-        }
-        let version = picture.endWrite(slot: slot, began: odd)
-        return (picture, SharedPictureReference(generation: picture.generation, slot: slot, version: version))
     }
 
     /// The last frame again, stamped `now`.

@@ -23,6 +23,9 @@ public final class ScreenCapture: Sendable {
         case stopped
         /// Capturing failed (the X server went away, the monitor disappeared, …).
         case failed(CaptureError)
+        /// The source was ended from outside, as its owner may do (the portal's session closed from the
+        /// desktop, the screen-cast stream gone): not a failure; the reason, in words.
+        case ended(String)
     }
 
     private let control: CaptureControl

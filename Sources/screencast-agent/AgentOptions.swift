@@ -11,6 +11,12 @@ enum AgentDestination: Equatable {
     case file(String)
 }
 
+/// Where pictures come from: the X server, or a Wayland desktop's screen-cast portal (PipeWire).
+enum AgentSource: String, Equatable {
+    case x11
+    case portal
+}
+
 /// The agent's command line, parsed and checked: every value is in range once this exists.
 struct AgentOptions {
     var capture = CaptureConfiguration()
@@ -26,13 +32,18 @@ struct AgentOptions {
     var logLevel: LogLevel = .info
     /// `--list-monitors`: print the monitors and exit.
     var listMonitors = false
+    /// `--source x11|portal|auto` as resolved (auto: the portal on a Wayland session, see ``resolveSource``).
+    var source: AgentSource = .x11
+    /// The portal's restore token and `--forget-portal-choice`.
+    var portal = PortalSettings()
 
     static let valueOptions: Set<String> = [
         "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
         "paint-over-delay", "shm", "stats-interval", "format",
+        "source",
     ]
-    static let flagOptions: Set<String> = ["list-monitors", "no-paint-over"]
+    static let flagOptions: Set<String> = ["list-monitors", "no-paint-over", "forget-portal-choice"]
 
     /// Parses the words after the program name.
     /// - Throws: ``UsageError`` naming the first bad option or value.
@@ -149,10 +160,41 @@ struct AgentOptions {
             capture.paintOver = PaintOver(quality: paintOverQuality ?? 95, delaySeconds: paintOverDelay ?? 1)
         }
 
+        source = try Self.resolveSource(arguments, environment: environment)
+        if source == .portal {
+            portal.restoreToken = PortalRestoreToken.defaultLocation(environment: environment)
+            portal.forgetsChoice = arguments.has("forget-portal-choice")
+            return
+        }
+        if arguments.has("forget-portal-choice") { throw UsageError("--forget-portal-choice is for --source portal") }
+
         // No display at all is the command line's to fix (exit 64), unlike a display that does not answer.
         // Checked last, so any other fault of the command line is named first.
         if capture.display == nil, environment["DISPLAY"]?.isEmpty ?? true {
             throw UsageError(Self.noDisplayReason)
+        }
+    }
+
+    /// The options only the X11 capture knows.
+    static let x11Options = ["display", "monitor", "region", "shm"]
+
+    /// `--source`: x11 or portal as given; auto (the default) picks the portal on a Wayland session
+    /// (`XDG_SESSION_TYPE=wayland`, or `WAYLAND_DISPLAY` set and `DISPLAY` not) unless an X11-only option
+    /// (`--display`, `--monitor`, `--region`, `--shm`, `--list-monitors`) was given.
+    static func resolveSource(_ arguments: CommandLineArguments, environment: [String: String]) throws(UsageError) -> AgentSource {
+        let x11Given = x11Options.first { arguments.string($0) != nil } ?? (arguments.has("list-monitors") ? "list-monitors" : nil)
+        switch arguments.string("source") ?? "auto" {
+        case "x11": return .x11
+        case "portal":
+            if let x11Given { throw UsageError("--\(x11Given) is for X11; --source portal captures the monitor chosen in the portal") }
+            return .portal
+        case "auto":
+            guard x11Given == nil else { return .x11 }
+            let wayland = environment["XDG_SESSION_TYPE"] == "wayland"
+                || (!(environment["WAYLAND_DISPLAY"]?.isEmpty ?? true) && (environment["DISPLAY"]?.isEmpty ?? true))
+            return wayland ? .portal : .x11
+        case let other:
+            throw UsageError("--source must be x11, portal or auto, not '\(other)'")
         }
     }
 

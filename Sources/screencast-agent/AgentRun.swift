@@ -14,6 +14,8 @@ struct AgentRun {
     /// Why the run ended.
     private enum StopReason: String {
         case signal, frames, duration, failure
+        /// The source was ended from outside (the portal's session closed from the desktop): exit 0.
+        case sourceEnded = "source-ended"
     }
 
     /// Runs to the end.
@@ -22,9 +24,11 @@ struct AgentRun {
     ///   the caller prints them and exits 1.
     func run() throws -> Int32 {
         let stopReason = Mutex<StopReason?>(nil)
-        let captureBox = Mutex<ScreenCapture?>(nil)
+        let captureBox = Mutex<(any FrameCapturer)?>(nil)
+        let setupCancellation = CaptureCancellation()  // a signal while the portal's chooser waits
         let requestStop: @Sendable (StopReason) -> Void = { reason in
             stopReason.withLock { if $0 == nil { $0 = reason } }
+            setupCancellation.cancel()
             captureBox.withLock { $0 }?.stop()
         }
 
@@ -39,7 +43,15 @@ struct AgentRun {
         // name is left alone); then a dump file that cannot be opened after all; then the socket sender; then
         // the first frame.
         let outputsBox = Mutex<FrameOutputs?>(nil)
-        let capture = try Self.openCapture(options.capture, logger: logger) { frame in outputsBox.withLock { $0 }?.handle(frame) }
+        let capture: any FrameCapturer
+        do {
+            capture = try Self.openCapture(options, logger: logger, cancellation: setupCancellation) { frame in
+                outputsBox.withLock { $0 }?.handle(frame)
+            }
+        } catch let error as CaptureError where stopReason.withLock({ $0 }) == .signal {
+            logger.info("stopped before the capture started", ["reason": error])
+            return ExitCode.success
+        }
         captureBox.withLock { $0 = capture }
         let dumpPath: String? = switch options.destination {
         case .file(let path): path
@@ -80,6 +92,10 @@ struct AgentRun {
         }
 
         if case .failed = outcome { stopReason.withLock { $0 = .failure } }
+        if case .ended(let reason) = outcome {
+            logger.info("capture ended from outside; stopping", ["reason": reason])
+            stopReason.withLock { $0 = .sourceEnded }
+        }
         if outputs.snapshot.failure != nil { stopReason.withLock { $0 = .failure } }
         // Finish the frame in flight if the reader takes it soon; otherwise it is dropped by close(). A short
         // run may end before the writer thread first tried the socket: let it try once, so a listening call
@@ -113,8 +129,14 @@ extension AgentRun {
     /// display does not have, at start, is the user's fault (``AgentUsageFault``, exit 64); after a resize
     /// the same fault stays a runtime failure.
     static func openCapture(
-        _ configuration: CaptureConfiguration, logger: Logger, onFrame: @escaping @Sendable (CapturedFrame) -> Void
-    ) throws -> ScreenCapture {
+        _ options: AgentOptions, logger: Logger, cancellation: CaptureCancellation? = nil,
+        onFrame: @escaping @Sendable (CapturedFrame) -> Void
+    ) throws -> any FrameCapturer {
+        let configuration = options.capture
+        if options.source == .portal {
+            return try PortalCapture(configuration: configuration, portal: options.portal, logger: logger.named("capture"),
+                                     startsAtOnce: false, cancellation: cancellation, onFrame: onFrame)
+        }
         do {
             return try ScreenCapture(configuration: configuration, logger: logger.named("capture"), startsAtOnce: false, onFrame: onFrame)
         } catch .regionOutsideScreen(let region, let width, let height) {
@@ -133,6 +155,10 @@ extension AgentRun {
         case .root: "screen"
         case .monitor(let selector): "monitor \(selector)"
         case .region: "region"
+        }
+        if options.source == .portal {
+            return CaptureDescription(display: "wayland (portal)", area: "portal monitor",
+                                      framesPerSecond: String(format: "%g", options.capture.maxFramesPerSecond))
         }
         return CaptureDescription(
             display: options.capture.display ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? "-", area: area,

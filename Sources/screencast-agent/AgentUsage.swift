@@ -18,7 +18,22 @@ let agentUsage = """
       --frames N             stop after N frames, 1-2147483647 (keepalives count)
       --duration S           stop after S seconds, 0.001-31536000 (a year)
 
-    What to capture:
+    Source:
+      --source x11|portal|auto
+                             where pictures come from (default auto: the portal on a Wayland session,
+                             i.e. XDG_SESSION_TYPE=wayland, or WAYLAND_DISPLAY set and DISPLAY not,
+                             unless an X11 option below is given; else X11). portal: the desktop's
+                             xdg-desktop-portal ScreenCast (GNOME, KDE, sway/wlroots): the first time
+                             its chooser asks which screen to share; the choice is kept (a restore
+                             token in $XDG_STATE_HOME/screencast/portal-restore-token, mode 0600) so
+                             later runs start without asking. Frames arrive over PipeWire (shared
+                             memory), with the compositor's damage as Buffer-Damage. The desktop's
+                             "stop sharing" (the portal closing the session, or its stream going
+                             away) ends the run with exit 0; no portal, no ScreenCast backend or a
+                             refused chooser is exit 1 with what is missing.
+      --forget-portal-choice drop the kept choice first: the portal's chooser asks again
+
+    What to capture (X11):
       --display NAME         X display (default $DISPLAY)
       --monitor NAME|INDEX   one RandR monitor, by name or by its index in --list-monitors; followed
                              when it is resized, moved or redefined (xrandr --setmonitor); one that is
@@ -69,10 +84,10 @@ let agentUsage = """
     the frame bodies that crossed the socket: with --format shm only a few bytes per frame (the
     picture itself stays in the shared memory).
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
-    Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
+    Exit codes: 0 done (also when the desktop stopped a portal share); 64 bad usage, when the command line must change: an unknown option, a bad value,
     a --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
     missing, or a file there that is not a socket), no display (DISPLAY unset and no --display), a
     --display name that does not parse, a --monitor the display lacks, a --region outside the screen;
-    1 a runtime failure: the X display unusable or lost, a dump that stopped being writable (a full
-    disk).
+    1 a runtime failure: the X display unusable or lost, no usable screen-cast portal or PipeWire (or
+    the portal refused), a dump that stopped being writable (a full disk).
     """

@@ -742,6 +742,20 @@ def phase_network(results):
 
 # MARK: - Main
 
+def phase_portal(results):
+    """Portal (Wayland, PipeWire) capture against X11 MIT-SHM capture at 1280x720, 30 fps (tools/bench.d/portal.py:
+    agent CPU, capture -> received on the socket, screen change -> wire)."""
+    import subprocess
+    out = WORK.path("portal.json")
+    log("portal: portal vs X11 capture (tools/bench.d/portal.py)")
+    run = subprocess.run([sys.executable, "-B", os.path.join(REPO, "tools", "bench.d", "portal.py"), "--json", out],
+                         capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError("portal.py failed: " + run.stderr[-2000:])
+    with open(out) as f:
+        results["portal"] = json.load(f)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -792,6 +806,8 @@ def main():
                     phase_scale(cfg, results)
                 elif phase == "network":
                     phase_network(results)
+                elif phase == "portal":
+                    phase_portal(results)
             except KeyboardInterrupt:
                 raise
             except Exception as error:
