@@ -142,6 +142,7 @@ func decodeEveryWay(_ bytes: [UInt8], _ context: String = "", file: StaticString
         let other = decode(bytes, chunking)
         XCTAssertEqual(other.end, reference.end, "\(context) \(chunking)", file: file, line: line)
         XCTAssertEqual(other.frames, reference.frames, "\(context) \(chunking)", file: file, line: line)
+        XCTAssertEqual(other.sounds, reference.sounds, "\(context) \(chunking)", file: file, line: line)
     }
     return reference
 }
