@@ -24,6 +24,8 @@ let package = Package(
             name: "CNice", pkgConfig: Context.packageDirectory + "/Sources/CNice/screencast-nice.pc",
             providers: [.apt(["libnice-dev"])]
         ),
+        // libpulse-simple.pc carries -pthread (SwiftPM warns): the module map links by name instead.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // The Wayland path (issue 30): the xdg-desktop-portal ScreenCast session through libportal (a .pc file of
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "FrameWire"),
         .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
-        .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
+        .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CPulse", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),

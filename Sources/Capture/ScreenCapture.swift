@@ -97,6 +97,9 @@ public final class ScreenCapture: Sendable {
         _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 
+    /// The same, for the module's other threads (sound capture).
+    static func nameThread(_ name: String) { nameCurrentThread(name) }
+
     deinit {
         stop()
         control.waitUntilFinished(timeout: nil)

@@ -38,6 +38,14 @@ public final class FrameSender: Sendable {
         public var isConnected = false
         /// Why the last connection attempt failed (`strerror` text, with the path), nil once one succeeded.
         public var lastConnectFailure: String?
+        /// Sound messages written completely (also counted in ``sentFrames`` and ``sentBytes``).
+        public var sentSoundMessages = 0
+        /// Sound messages not written, each counted and logged (never silently): the oldest ones when more
+        /// than ``FrameSender/maxQueuedSoundMicros`` of sound waited (no reader, or a stalled one), one cut
+        /// off by a failed write, or waiting at ``FrameSender/close()``.
+        public var droppedSoundMessages = 0
+        /// Sound messages waiting right now.
+        public var queuedSoundMessages = 0
 
         /// All counters zero, not connected.
         public init() {}
@@ -103,6 +111,16 @@ public final class FrameSender: Sendable {
     /// `picture` until the message is written or dropped.
     public func offer(_ message: [UInt8], sharedPicture picture: SharedPicture) { core.offer(message, picture: picture) }
 
+    /// Hands over one sound message (Protocol/frame-wire.md §2.10) lasting `durationMicros`. Never blocks and
+    /// never replaces: sound messages wait in order and go before a waiting picture (they are small; each
+    /// carries its own capture time). When more than ``maxQueuedSoundMicros`` of sound waits (no reader, or a
+    /// stalled one), the oldest is dropped, counted in ``Stats/droppedSoundMessages`` and logged (at most one
+    /// line a second, with the count).
+    public func offerSound(_ message: [UInt8], durationMicros: UInt64) { core.offerSound(message, durationMicros: durationMicros) }
+
+    /// The most sound that waits for the writer, µs (1 s): beyond it the oldest is dropped, counted and logged.
+    public static let maxQueuedSoundMicros: UInt64 = 1_000_000
+
     /// Hands over one message without loss: waits until the pending slot is free (the writer has
     /// started the previous message), then fills it. For replaying dumps.
     ///
@@ -145,6 +163,13 @@ final class SenderCore: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var pending: [UInt8]?
+    /// Sound messages waiting, oldest first, with their durations (µs); written before `pending`.
+    private var sound: [(message: [UInt8], micros: UInt64)] = []
+    private var soundHead = 0
+    private var queuedSoundMicros: UInt64 = 0
+    /// Sound dropped since the last log line about it, and when that line was written.
+    private var soundDropsUnlogged = 0
+    private var soundDropLoggedAt: UInt64 = 0
     /// The memory the pending message refers to (`BGRX-SHM`), whose descriptor may need passing.
     private var pendingPicture: SharedPicture?
     private var inFlightBytes = 0
@@ -182,6 +207,47 @@ final class SenderCore: @unchecked Sendable {
         condition.broadcast()
     }
 
+    func offerSound(_ message: [UInt8], durationMicros: UInt64) {
+        condition.lock()
+        defer { condition.unlock() }
+        if closed {
+            noteSoundDropped(1)
+            return
+        }
+        sound.append((message, durationMicros))
+        queuedSoundMicros += durationMicros
+        var dropped = 0
+        while queuedSoundMicros > FrameSender.maxQueuedSoundMicros, soundHead < sound.count - 1 {
+            queuedSoundMicros -= sound[soundHead].micros
+            sound[soundHead] = ([], 0)
+            soundHead += 1
+            dropped += 1
+        }
+        if soundHead > 64, soundHead * 2 > sound.count {
+            sound.removeFirst(soundHead)
+            soundHead = 0
+        }
+        if dropped > 0 { noteSoundDropped(dropped) }
+        condition.broadcast()
+    }
+
+    private var soundWaiting: Int { sound.count - soundHead }
+
+    /// Counts dropped sound and logs it: at once the first time, then at most once a second with the count
+    /// since the last line. Called with `condition` locked.
+    private func noteSoundDropped(_ count: Int) {
+        stats.droppedSoundMessages += count
+        soundDropsUnlogged += count
+        let now = MonotonicClock.nowMicros()
+        guard soundDropLoggedAt == 0 || now - soundDropLoggedAt >= 1_000_000 else { return }
+        logger.warning("sound dropped", [
+            "path": path, "messages": soundDropsUnlogged, "total": stats.droppedSoundMessages,
+            "reason": stats.isConnected ? "the reader is slow" : "no reader",
+        ])
+        soundDropsUnlogged = 0
+        soundDropLoggedAt = now
+    }
+
     func send(_ message: [UInt8]) throws(FrameSocketError) {
         condition.lock()
         defer { condition.unlock() }
@@ -196,10 +262,10 @@ final class SenderCore: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
-        while pending != nil || writing, !closed {
+        while pending != nil || soundWaiting > 0 || writing, !closed {
             if !condition.wait(until: deadline) { break }
         }
-        return pending == nil && !writing
+        return pending == nil && soundWaiting == 0 && !writing
     }
 
     func waitForFirstConnectAttempt(timeout: Duration) -> Bool {
@@ -220,6 +286,13 @@ final class SenderCore: @unchecked Sendable {
                 pending = nil
                 stats.droppedFrames += 1
             }
+            if soundWaiting > 0 {
+                stats.droppedFrames += soundWaiting
+                noteSoundDropped(soundWaiting)
+                sound = []
+                soundHead = 0
+                queuedSoundMicros = 0
+            }
             pendingPicture = nil
             condition.broadcast()
         }
@@ -234,14 +307,15 @@ final class SenderCore: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         var snapshot = stats
-        snapshot.bufferedBytes = (pending?.count ?? 0) + inFlightBytes
+        snapshot.bufferedBytes = (pending?.count ?? 0) + inFlightBytes + sound[soundHead...].reduce(0) { $0 + $1.message.count }
+        snapshot.queuedSoundMessages = soundWaiting
         return snapshot
     }
 
     // MARK: - Writer thread
 
     private enum Next {
-        case message([UInt8], SharedPicture?)
+        case message([UInt8], SharedPicture?, isSound: Bool)
         case idle
         case closed
     }
@@ -304,11 +378,11 @@ final class SenderCore: @unchecked Sendable {
                 break
             case .idle:
                 if peerHasHungUp(connection) { disconnect("eof", errno: nil) }
-            case .message(let message, let picture):
+            case .message(let message, let picture, let isSound):
                 let passing = picture.flatMap { $0.generation == passedGeneration ? nil : $0 }
                 let result = write(message, passing: passing?.descriptor, to: connection)
                 if case .written = result, let passing { passedGeneration = passing.generation }
-                finishWrite(message.count, written: { if case .written = result { true } else { false } }())
+                finishWrite(message.count, written: { if case .written = result { true } else { false } }(), isSound: isSound)
                 if case .failed(let code) = result { disconnect(SystemErrorText.of(code), errno: code) }
             }
         }
@@ -380,20 +454,35 @@ final class SenderCore: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: Self.idleCheckSeconds)
         condition.lock()
         defer { condition.unlock() }
-        while pending == nil, !closed {
+        while pending == nil, soundWaiting == 0, !closed {
             if !condition.wait(until: deadline) { return .idle }
         }
-        guard !closed, let message = pending else { return .closed }
+        guard !closed else { return .closed }
+        if soundWaiting > 0 {
+            let (message, micros) = sound[soundHead]
+            sound[soundHead] = ([], 0)
+            soundHead += 1
+            queuedSoundMicros -= micros
+            if soundHead == sound.count {
+                sound.removeAll(keepingCapacity: true)
+                soundHead = 0
+            }
+            writing = true
+            inFlightBytes = message.count
+            condition.broadcast()
+            return .message(message, nil, isSound: true)
+        }
+        guard let message = pending else { return .closed }
         let picture = pendingPicture
         pending = nil
         pendingPicture = nil
         writing = true
         inFlightBytes = message.count
         condition.broadcast()
-        return .message(message, picture)
+        return .message(message, picture, isSound: false)
     }
 
-    private func finishWrite(_ count: Int, written: Bool) {
+    private func finishWrite(_ count: Int, written: Bool, isSound: Bool) {
         condition.lock()
         defer { condition.unlock() }
         writing = false
@@ -401,8 +490,10 @@ final class SenderCore: @unchecked Sendable {
         if written {
             stats.sentFrames += 1
             stats.sentBytes += count
+            if isSound { stats.sentSoundMessages += 1 }
         } else {
             stats.droppedFrames += 1
+            if isSound { noteSoundDropped(1) }
         }
         condition.broadcast()
     }

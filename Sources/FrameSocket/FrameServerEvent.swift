@@ -71,6 +71,9 @@ public enum FrameServerEvent: Sendable {
     case senderConnected(SenderInfo)
     /// One complete frame from the current sender.
     case frame(Frame, SenderInfo)
+    /// One complete sound message from the current sender (Protocol/frame-wire.md §2.10), in stream order
+    /// with the pictures. A reader that does not take sound ignores it; it never affects the pictures.
+    case sound(SoundMessage, SenderInfo)
     /// The current sender's connection ended; the server waits for the next sender.
     case senderEnded(SenderInfo, SourceEndReason)
     /// A connection was closed right away (a second sender, or another user's process).

@@ -10,6 +10,8 @@ final class ServerConnection {
     let info: SenderInfo
     var decoder: FrameDecoder
     var frames = 0
+    /// Sound messages delivered (§2.10).
+    var sounds = 0
     var bytes = 0
     /// When the sender connected or last completed a frame (CLOCK_MONOTONIC µs), for the frame timeout.
     var lastProgressMicros = MonotonicClock.nowMicros()
@@ -188,6 +190,7 @@ struct ServerLoop {
         let context = context
         var ended: SourceEndReason?
         var frames = 0
+        var sounds = 0
         var bytes = 0
         do {
             try connection.decoder.read({ (buffer: UnsafeMutableRawBufferPointer) throws(FrameSocketError) -> Int in
@@ -221,6 +224,10 @@ struct ServerLoop {
                         ])
                     }
                     context.onEvent(.frame(frame, info))
+                case .sound(let sound):
+                    guard ended == nil else { return }
+                    sounds += 1
+                    context.onEvent(.sound(sound, info))
                 case .end(let end):
                     if ended == nil { ended = .stream(end) }
                 }
@@ -236,8 +243,10 @@ struct ServerLoop {
             ended = .stream(.error(.sharedMemory(.tooManyDescriptors(limit: ServerConnection.maxWaitingDescriptors))))
         }
         connection.frames += frames
+        connection.sounds += sounds
         connection.bytes += bytes
-        if frames > 0 { connection.lastProgressMicros = MonotonicClock.nowMicros() }
+        // A complete message of either kind is progress for the frame deadline.
+        if frames > 0 || sounds > 0 { connection.lastProgressMicros = MonotonicClock.nowMicros() }
         if let ended { end(connection, ended) }
     }
 
@@ -256,7 +265,7 @@ struct ServerLoop {
         }
         logger.log(level, "sender ended", [
             "connection": ended.info.connection, "pid": ended.info.pid, "reason": reason.name,
-            "frames": ended.frames, "bytes": ended.bytes,
+            "frames": ended.frames, "sounds": ended.sounds, "skipped": ended.decoder.skippedMessages, "bytes": ended.bytes,
             "detail": reason.description == reason.name ? "-" : reason.description,
         ])
     }

@@ -1,6 +1,9 @@
 /// Events a ``FrameDecoder`` emits: complete frames in stream order, then at most one end.
 public enum FrameDecoderEvent: Sendable, Equatable {
+    /// A picture message (§2).
     case frame(Frame)
+    /// A sound message (§2.10).
+    case sound(SoundMessage)
     case end(FrameStreamEnd)
 }
 
@@ -59,7 +62,12 @@ public struct FrameDecoder: Sendable {
         case finalCR
         /// Receiving the body.
         case body
+        /// Skipping the body of a message of a kind this reader does not know (§2.10): bytes still to skip.
+        case skip(Int)
     }
+
+    /// Messages of a kind this reader does not know, skipped whole by their `Content-Length` (§2.10).
+    public private(set) var skippedMessages = 0
 
     /// - Parameters:
     ///   - limits: header, body and dimension limits (default ``FrameWireLimits/standard``).
@@ -78,6 +86,7 @@ public struct FrameDecoder: Sendable {
     /// In a body this is exactly the missing body bytes; otherwise ``headerReadSize``.
     public var nextReadSize: Int {
         if case .body = phase, !finished { return body.count - bodyFilled }
+        if case .skip(let remaining) = phase, !finished { return min(remaining, headerReadSize) }
         return headerReadSize
     }
 
@@ -159,7 +168,17 @@ public struct FrameDecoder: Sendable {
     private mutating func consume(_ bytes: UnsafeRawBufferPointer, emit: (FrameDecoderEvent) -> Void) {
         var index = 0
         while index < bytes.count, !finished {
-            if case .body = phase {
+            if case .skip(let remaining) = phase {
+                let take = min(remaining, bytes.count - index)
+                position += take
+                index += take
+                if take == remaining {
+                    skippedMessages += 1
+                    phase = .preamble(sawCR: false)
+                } else {
+                    phase = .skip(remaining - take)
+                }
+            } else if case .body = phase {
                 let take = min(body.count - bodyFilled, bytes.count - index)
                 let start = bodyFilled
                 body.withUnsafeMutableBytes { storage in
@@ -202,7 +221,7 @@ public struct FrameDecoder: Sendable {
             return fail(.headerTooLarge(limit: limits.maxHeaderBytes), emit)
         }
         switch phase {
-        case .preamble, .body:
+        case .preamble, .body, .skip:
             preconditionFailure("unreachable: handled above / by consume")
         case .statusPrefix(let matched):
             if matched == StatusLine.prefix.count {
@@ -260,30 +279,50 @@ public struct FrameDecoder: Sendable {
     }
 
     private mutating func endOfHeaderBlock(_ emit: (FrameDecoderEvent) -> Void) {
-        let header: FrameHeader
+        let parsed: ParsedHeader
         do {
-            header = try fields.header()
+            parsed = try fields.message()
         } catch {
             return fail(error, emit)
         }
+        let length: Int
+        switch parsed {
+        case .picture(let header):
+            pendingHeader = header
+            pendingSound = nil
+            length = header.contentLength
+        case .sound(let header):
+            pendingSound = header
+            length = header.bodyByteCount
+        case .unknown(_, let contentLength):
+            phase = .skip(contentLength)
+            return
+        }
         // Every byte is written by reads or feeds before the frame is delivered (a partial frame never is),
         // so the storage need not be zeroed first; untouched pages of a large body cost no memory.
-        body = [UInt8](unsafeUninitializedCapacity: header.contentLength) { _, initialized in
-            initialized = header.contentLength
+        body = [UInt8](unsafeUninitializedCapacity: length) { _, initialized in
+            initialized = length
         }
         bodyFilled = 0
-        pendingHeader = header
         phase = .body
     }
 
     private var pendingHeader = FrameHeader(contentLength: 0, bufferWidth: 0, bufferHeight: 0)
+    /// The header of the sound message whose body is being received (nil: a picture's).
+    private var pendingSound: SoundHeader?
 
     private mutating func deliverFrame(_ emit: (FrameDecoderEvent) -> Void) {
-        let frame = Frame(header: pendingHeader, body: body, offset: messageOffset, headerLength: headerBytes)
+        let event: FrameDecoderEvent
+        if let sound = pendingSound {
+            event = .sound(SoundMessage(header: sound, body: body, offset: messageOffset, headerLength: headerBytes))
+            pendingSound = nil
+        } else {
+            event = .frame(Frame(header: pendingHeader, body: body, offset: messageOffset, headerLength: headerBytes))
+        }
         body = []
         bodyFilled = 0
         phase = .preamble(sawCR: false)
-        emit(.frame(frame))
+        emit(event)
     }
 
     private mutating func fail(_ error: FrameWireError, _ emit: (FrameDecoderEvent) -> Void) {

@@ -151,6 +151,14 @@ public struct SharedPictureReference: Sendable, Equatable, Hashable {
     }
 }
 
+/// What a header block describes (Protocol/frame-wire.md §2.10: `Message-Kind`).
+enum ParsedHeader {
+    case picture(FrameHeader)
+    case sound(SoundHeader)
+    /// A kind this reader does not know: its body is skipped whole.
+    case unknown(kind: String, contentLength: Int)
+}
+
 /// One complete frame message: header fields and exactly `contentLength` body bytes (a JPEG, or I420 when
 /// `header.format` says so).
 public struct Frame: Sendable, Equatable {

@@ -29,10 +29,17 @@ struct HeaderFields: Sendable {
     /// whether a repeat differed from it (§2.9: then the damage is unknown).
     private(set) var damage: [UInt8]?
     private(set) var damageConflict = false
+    /// `Message-Kind`, lower-cased, as first given (§2.10; absent: a picture).
+    private(set) var kind: String?
+    /// The `Sound-*` values as first given (checked at the empty line, for a sound message only), and the
+    /// names of those repeated with other bytes.
+    private var sound: [Known: ArraySlice<UInt8>] = [:]
+    private var soundConflicts: [String] = []
 
-    private enum Known {
+    private enum Known: Hashable {
         case contentLength, width, height, orientation, timestamp, sequence, format, colorRange, memory, damage
         case captureDisplay, captureArea, captureRect, captureFPS
+        case messageKind, soundFormat, soundRate, soundChannels, soundSamples, soundTimestamp, soundSequence, soundSource
     }
 
     /// The lower-case names this reader knows.
@@ -51,7 +58,28 @@ struct HeaderFields: Sendable {
         (Array("capture-area".utf8), .captureArea),
         (Array("capture-rect".utf8), .captureRect),
         (Array("capture-fps".utf8), .captureFPS),
+        (Array("message-kind".utf8), .messageKind),
+        (Array("sound-format".utf8), .soundFormat),
+        (Array("sound-rate".utf8), .soundRate),
+        (Array("sound-channels".utf8), .soundChannels),
+        (Array("sound-samples".utf8), .soundSamples),
+        (Array("sound-timestamp".utf8), .soundTimestamp),
+        (Array("sound-sequence".utf8), .soundSequence),
+        (Array("sound-source".utf8), .soundSource),
     ]
+
+    /// The names of the `Sound-*` fields, for error messages.
+    private static func soundName(_ known: Known) -> String {
+        switch known {
+        case .soundFormat: "Sound-Format"
+        case .soundRate: "Sound-Rate"
+        case .soundChannels: "Sound-Channels"
+        case .soundSamples: "Sound-Samples"
+        case .soundTimestamp: "Sound-Timestamp"
+        case .soundSequence: "Sound-Sequence"
+        default: "Sound-Source"
+        }
+    }
 
     /// Adds one header line (without its line end).
     mutating func add(line: [UInt8], limits: FrameWireLimits) throws(FrameWireError) {
@@ -102,7 +130,66 @@ struct HeaderFields: Sendable {
         case .captureArea: Self.keepFirst(&capture.area, value)
         case .captureRect: Self.keepFirst(&capture.rect, value)
         case .captureFPS: Self.keepFirst(&capture.framesPerSecond, value)
+        case .messageKind:
+            // A token, compared case-insensitively (§2.10); an empty or non-token value is refused here.
+            guard !value.isEmpty, value.allSatisfy(Self.isTokenByte) else {
+                throw .badHeaderValue(name: "Message-Kind", value: Self.show(value))
+            }
+            let text = String(decoding: value.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+            if let kind, kind != text { throw .conflictingHeaders("Message-Kind") }
+            kind = text
+        case .soundFormat, .soundRate, .soundChannels, .soundSamples, .soundTimestamp, .soundSequence, .soundSource:
+            if let first = sound[known] {
+                if !first.elementsEqual(value) { soundConflicts.append(Self.soundName(known)) }
+            } else {
+                sound[known] = ArraySlice(Array(value))
+            }
         }
+    }
+
+    /// What the finished header block describes (§2.10): a picture, a sound message, or a message of a
+    /// kind this reader does not know (skipped whole by its `Content-Length`).
+    func message() throws(FrameWireError) -> ParsedHeader {
+        switch kind {
+        case nil, "picture": return .picture(try header())
+        case "sound": return .sound(try soundHeader())
+        case let other?:
+            guard let contentLength else { throw .missingHeader("Content-Length") }
+            return .unknown(kind: other, contentLength: contentLength)
+        }
+    }
+
+    /// The sound header: every required field present and within its limit, the body exactly its PCM.
+    private func soundHeader() throws(FrameWireError) -> SoundHeader {
+        guard let contentLength else { throw .missingHeader("Content-Length") }
+        if let name = soundConflicts.first { throw .conflictingHeaders(name) }
+        func value(_ known: Known) throws(FrameWireError) -> ArraySlice<UInt8> {
+            guard let value = sound[known] else { throw .missingHeader(Self.soundName(known)) }
+            return value
+        }
+        let formatText = try value(.soundFormat)
+        guard let format = SoundSampleFormat(
+            rawValue: String(decoding: formatText.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self))
+        else { throw .badHeaderValue(name: "Sound-Format", value: Self.show(formatText)) }
+        let rate = try Self.required(try value(.soundRate), name: "Sound-Rate", max: SoundHeader.rateRange.upperBound)
+        guard rate >= SoundHeader.rateRange.lowerBound else {
+            throw .badHeaderValue(name: "Sound-Rate", value: Self.show(try value(.soundRate)))
+        }
+        let channels = try Self.required(try value(.soundChannels), name: "Sound-Channels", max: SoundHeader.maxChannels)
+        let samples = try Self.required(try value(.soundSamples), name: "Sound-Samples", max: SoundHeader.maxSamplesPerMessage)
+        let stampText = try value(.soundTimestamp)
+        guard let timestamp = Self.digits(stampText) else {
+            throw .badHeaderValue(name: "Sound-Timestamp", value: Self.show(stampText))
+        }
+        var header = SoundHeader(format: format, rate: rate, channels: channels, samples: samples, timestampMicros: timestamp)
+        header.sequence = sound[.soundSequence].flatMap { Self.digits($0) }
+        if let source = sound[.soundSource], source.count <= CaptureDescription.maxValueBytes {
+            header.source = String(decoding: source, as: UTF8.self)
+        }
+        guard contentLength == header.bodyByteCount else {
+            throw .bodyLengthMismatch(format: format.rawValue, contentLength: contentLength, expected: header.bodyByteCount)
+        }
+        return header
     }
 
     /// The finished header; throws ``FrameWireError/missingHeader(_:)`` for an absent required field.

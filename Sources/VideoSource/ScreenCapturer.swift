@@ -115,6 +115,8 @@ final class ScreenCapturer: Sendable {
             }
             if first { hub.stats.senderSentFirstFrame() }
             handleFrame(frame)
+        case .sound:
+            break  // the call's audio source takes sound in a later slice of issue 28; pictures are unaffected
         case .senderEnded(let info, let reason):
             let ended = connection.withLock { $0.take() }
             hub.stats.connectionEnded(wasSender: ended?.sentFrame ?? false)

@@ -36,11 +36,15 @@ struct AgentOptions {
     var source: AgentSource = .x11
     /// The portal's restore token and `--forget-portal-choice`.
     var portal = PortalSettings()
+    /// `--audio`: what sound to send beside the pictures (nil: `off`, the default).
+    var audio: SoundSource?
+    /// `--audio-device`: the PulseAudio source to record instead of the default one.
+    var audioDevice: String?
 
     static let valueOptions: Set<String> = [
         "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
-        "paint-over-delay", "shm", "stats-interval", "format",
+        "paint-over-delay", "shm", "stats-interval", "format", "audio", "audio-device",
         "source",
     ]
     static let flagOptions: Set<String> = ["list-monitors", "no-paint-over", "forget-portal-choice"]
@@ -144,6 +148,19 @@ struct AgentOptions {
                     throw UsageError("--\(name) cannot record --format shm (the picture is in shared memory); use jpeg or i420")
                 }
             }
+        }
+        if let audio = arguments.string("audio") {
+            guard audio == "off" || SoundSource(rawValue: audio) != nil else {
+                throw UsageError("--audio must be system, mic, both or off, not '\(audio)'")
+            }
+            self.audio = SoundSource(rawValue: audio)
+        }
+        if let device = arguments.string("audio-device") {
+            guard !device.isEmpty else { throw UsageError("--audio-device needs a PulseAudio source name") }
+            guard let audio, audio != .both else {
+                throw UsageError("--audio-device needs --audio system or --audio mic (both records the defaults)")
+            }
+            audioDevice = device
         }
         capture.keepaliveSeconds = try arguments.double("keepalive", in: 0.05...3600) ?? 2
         capture.drawsCursor = try Self.onOff(arguments, "cursor") ?? true

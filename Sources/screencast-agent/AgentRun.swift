@@ -67,8 +67,11 @@ struct AgentRun {
             sender: sender, dump: dump, logger: logger, orientation: options.orientation, frameLimit: options.frameLimit,
             capture: Self.captureDescription(options), requestStop: { failed in requestStop(failed ? .failure : .frames) })
         outputsBox.withLock { $0 = outputs }
+        let sound = try Self.openSound(options, logger: logger) { [source = options.audio?.rawValue] fragment in outputs.handleSound(fragment, source: source) }
         if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
         capture.start()
+        sound?.start()
+        defer { sound?.stop() }
 
         let started = MonotonicClock.nowMicros()
         let deadline = options.durationSeconds.map { started + UInt64($0 * 1_000_000) }
@@ -91,6 +94,7 @@ struct AgentRun {
             outcome = capture.wait(timeout: max(0.001, min(seconds, 1)))
         }
 
+        sound?.stop()  // no sound after the last picture: the flush below takes what is queued
         if case .failed = outcome { stopReason.withLock { $0 = .failure } }
         if case .ended(let reason) = outcome {
             logger.info("capture ended from outside; stopping", ["reason": reason])
@@ -110,6 +114,15 @@ struct AgentRun {
         let end = StatsSample(capture.stats, outputs, sender, at: MonotonicClock.nowMicros())
         end.logSummary(logger, since: started, format: options.capture.format.rawValue,
                        stop: stopReason.withLock { $0 }?.rawValue ?? "unknown")
+        if let sound {
+            let stats = sender?.stats
+            logger.info("sound summary", [
+                "source": options.audio?.rawValue ?? "-", "fragments": sound.stats.fragments,
+                "messages": outputs.snapshot.soundMessages, "sent": stats?.sentSoundMessages ?? 0,
+                "dropped": stats?.droppedSoundMessages ?? 0, "reconnects": sound.stats.reconnects,
+                "reanchors": sound.stats.reanchors, "latency_ms": String(format: "%.1f", Double(sound.stats.lastLatencyMicros) / 1000),
+            ])
+        }
         if let failure = outputs.snapshot.failure { throw failure }
         if case .failed(let error) = outcome { throw error }
         if let failure = outputs.snapshot.recordingFailure { throw failure }
@@ -143,6 +156,27 @@ extension AgentRun {
             throw AgentUsageFault(reason: "--region \(region) lies wholly outside the \(width)x\(height) screen")
         } catch .noSuchMonitor(let name, let available) {
             throw AgentUsageFault(reason: CaptureError.noSuchMonitor(name, available: available).description)
+        }
+    }
+}
+
+extension AgentRun {
+    /// The sound capture `--audio` asks for, opened now: no sound server means pictures alone (a warning);
+    /// a `--audio-device` the server lacks is the command line's fault (exit 64).
+    static func openSound(
+        _ options: AgentOptions, logger: Logger, onFragment: @escaping @Sendable (SoundFragment) -> Void
+    ) throws -> SoundCapture? {
+        guard let source = options.audio else { return nil }
+        do throws(SoundCaptureError) {
+            let sound = try SoundCapture(source: source, device: options.audioDevice, logger: logger.named("sound"), onFragment: onFragment)
+            logger.info("sound on", ["source": source.rawValue, "device": options.audioDevice ?? "default", "rate": SoundCapture.rate,
+                                     "channels": SoundCapture.channels, "fragment_ms": 10])
+            return sound
+        } catch .noSuchDevice(let name, let reason) {
+            throw AgentUsageFault(reason: "--audio-device \(name): no such PulseAudio source (\(reason)); `pactl list short sources` lists them")
+        } catch {
+            logger.warning("no sound: sharing the picture alone", ["source": source.rawValue, "error": error])
+            return nil
         }
     }
 }

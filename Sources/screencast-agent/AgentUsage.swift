@@ -46,6 +46,20 @@ let agentUsage = """
       --shm auto|off         read pixels through MIT-SHM when possible (default auto; off forces
                              GetImage)
 
+    Sound (Protocol/frame-wire.md §2.10):
+      --audio system|mic|both|off
+                             send sound beside the pictures (default off): system is what this machine
+                             plays (the monitor of the default PulseAudio sink), mic the default source,
+                             both the two mixed. 48 kHz stereo 16-bit PCM in 10 ms messages, stamped
+                             with when each was played (CLOCK_MONOTONIC, as the pictures). Through
+                             libpulse: PulseAudio or PipeWire's pipewire-pulse. No sound server: a
+                             warning, and the picture is shared alone; a server that goes away is
+                             retried every second. Sound is never dropped silently: a reader that
+                             stalls for more than 1 s loses the oldest sound, counted and logged.
+      --audio-device NAME    record this PulseAudio source instead (`pactl list short sources`; a
+                             sink's sound is SINK.monitor); with --audio system or mic. A name the
+                             server lacks is bad usage (exit 64).
+
     Format:
       --format jpeg|i420|shm frame bodies (default jpeg). jpeg: what iOS senders write and every reader
                              accepts. i420: the raw picture (BT.601 limited-range I420, what VP8

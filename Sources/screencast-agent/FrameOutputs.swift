@@ -63,6 +63,8 @@ final class FrameOutputs: Sendable {
         var failure: AgentError?
         /// The first dump failure of `--record`, which ends only the recording.
         var recordingFailure: AgentError?
+        /// Sound messages handed on (to the sender and/or the dump).
+        var soundMessages = 0
         /// The `Capture-*` fields of the last frame, kept while the capture area stays the same.
         var capture: (area: CaptureRect, description: CaptureDescription)?
     }
@@ -148,6 +150,33 @@ final class FrameOutputs: Sendable {
             return frameLimit.map { counters.frames >= $0 } ?? false
         }
         if done { requestStop(snapshot.failure != nil) }
+    }
+
+    /// The wire message of a sound fragment (Protocol/frame-wire.md §2.10).
+    static func soundMessage(for fragment: SoundFragment, source: String?) -> [UInt8] {
+        let header = SoundHeader(rate: fragment.rate, channels: fragment.channels, samples: fragment.frames,
+                                 timestampMicros: fragment.timestampMicros, sequence: fragment.sequence, source: source)
+        return FrameEncoder.encodeSound(header: header, body: FrameEncoder.soundBody(fragment.samples))
+    }
+
+    /// Sends and/or records one sound fragment: into the dump in the order it comes with the pictures, to the
+    /// socket through the sender's sound queue (never replaced; dropped only when a second of sound waits,
+    /// counted and logged). Called on a sound thread.
+    func handleSound(_ fragment: SoundFragment, source: String?) {
+        let message = Self.soundMessage(for: fragment, source: source)
+        counters.withLock { counters in
+            guard counters.failure == nil else { return }
+            if let dump, counters.recordingFailure == nil {
+                do throws(AgentError) {
+                    try dump.write(message)
+                } catch {
+                    counters.failure = counters.failure ?? (sender == nil ? error : nil)
+                }
+            }
+            sender?.offerSound(message, durationMicros: fragment.durationMicros)
+            counters.soundMessages += 1
+            counters.bytes += message.count
+        }
     }
 
     /// A snapshot of the counters.

@@ -24,6 +24,8 @@ struct InspectCommand {
         var summary = InspectSummary()
         var end = FrameStreamEnd.eof
         var begun = false
+        /// `inspect --json`'s `sounds` array, written after the frames (a few hundred bytes a message).
+        var soundItems: [String] = []
         // Printed at the first event, so nothing reaches stdout when the file cannot be opened.
         func begin() {
             guard !begun else { return }
@@ -50,6 +52,16 @@ struct InspectCommand {
                     out.write(item.tableRows(index: summary.frames) + "\n")
                 }
                 summary.add(item)
+            case .sound(let sound):
+                begin()
+                var level = SoundLevel()
+                level.add(sound.body)
+                if json {
+                    soundItems.append(InspectSummary.soundJSON(sound, level: level).serialized)
+                } else {
+                    out.write(InspectSummary.soundRow(sound, index: summary.sound.messages, level: level) + "\n")
+                }
+                summary.add(sound)
             case .end(let streamEnd):
                 end = streamEnd
             }
@@ -57,12 +69,13 @@ struct InspectCommand {
         let ending = StreamEnding(end: end, bytesRead: bytesRead)
         // Not one frame, and the first bytes are no status line: not a dump at all. One line on stderr (the
         // table and its summary would only repeat it).
-        if !json, summary.frames == 0, case .error(let error) = end, error.kind == "badStatusLine" {
+        if !json, summary.frames == 0, summary.sound.messages == 0, case .error(let error) = end, error.kind == "badStatusLine" {
             throw DumpToolError.io(path, "not a frame dump: \(StreamEnding.message(error, bytesRead: bytesRead))")
         }
         begin()
         if json {
-            out.write("],\"end\":\(JSONValue.string(end.name).serialized),\"error\":\(ending.json.serialized)}\n")
+            out.write("],\"sounds\":[" + soundItems.joined(separator: ",") + "],\"sound\":\(summary.sound.json.serialized)")
+            out.write(",\"end\":\(JSONValue.string(end.name).serialized),\"error\":\(ending.json.serialized)}\n")
         } else {
             out.write(summary.line(end: ending) + "\n")
         }

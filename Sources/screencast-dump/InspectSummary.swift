@@ -8,6 +8,9 @@ struct InspectSummary {
     var undecodable = 0
     var bodyBytes = 0
     var timestamps = TimestampRuns()
+    var sound = SoundSummary()
+
+    mutating func add(_ message: SoundMessage) { sound.add(message) }
 
     mutating func add(_ frame: InspectedFrame) {
         frames += 1
@@ -21,8 +24,83 @@ struct InspectSummary {
         var text = "\(frames) frames, \(undecodable) undecodable, \(bodyBytes) body bytes, read \(end.bytesRead) bytes, "
             + "end: \(end.text)"
         if let stamps = timestamps.summary { text += ", " + stamps }
+        if let line = sound.line { text += "; " + line }
         return text
     }
+
+    /// A sound message's table row: `S#  offset  length  sound  48000 Hz 2 ch  480 samples  10.0 ms  level  timestamp  seq`.
+    static func soundRow(_ sound: SoundMessage, index: Int, level: SoundLevel) -> String {
+        let header = sound.header
+        let text = "S" + String(index) + "  " + String(sound.offset) + "  " + String(header.bodyByteCount) + "  sound "
+            + "\(header.rate) Hz \(header.channels) ch  \(header.samples) samples  "
+            + String(format: "%.1f ms  %@ dBFS  ", Double(header.durationMicros) / 1000, SoundSummary.dB(level.rmsDBFS))
+            + "\(header.timestampMicros)  \(header.sequence.map(String.init) ?? "-")"
+        return "    " + text
+    }
+
+    /// One element of `inspect --json`'s `sounds` array.
+    static func soundJSON(_ sound: SoundMessage, level: SoundLevel) -> JSONValue {
+        let header = sound.header
+        var pairs: [(String, JSONValue)] = [
+            ("offset", .number(sound.offset)), ("contentLength", .number(header.bodyByteCount)),
+            ("format", .string(header.format.rawValue)), ("rate", .number(header.rate)),
+            ("channels", .number(header.channels)), ("samples", .number(header.samples)),
+            ("timestamp", .uint(header.timestampMicros)),
+        ]
+        if let sequence = header.sequence { pairs.append(("sequence", .uint(sequence))) }
+        if let source = header.source { pairs.append(("source", .string(source))) }
+        if level.rmsDBFS.isFinite { pairs.append(("rmsDBFS", .double((level.rmsDBFS * 10).rounded() / 10))) }
+        return .object(pairs)
+    }
+}
+
+/// The sound messages of a dump (Protocol/frame-wire.md §2.10): how many, how long, how loud.
+struct SoundSummary {
+    var messages = 0
+    var samples = 0
+    /// Sound time in µs: the sum of every message's duration.
+    var micros: UInt64 = 0
+    var level = SoundLevel()
+    var first: UInt64?
+    var last: UInt64?
+    /// Messages whose timestamp is below the previous one's.
+    var backwards = 0
+    var formats: Set<String> = []
+
+    mutating func add(_ message: SoundMessage) {
+        let header = message.header
+        messages += 1
+        samples += header.samples
+        micros += header.durationMicros
+        level.add(message.body)
+        if let last, header.timestampMicros < last { backwards += 1 }
+        first = first ?? header.timestampMicros
+        last = header.timestampMicros
+        formats.insert("\(header.rate) Hz \(header.channels) ch \(header.format)")
+    }
+
+    /// `sound: 300 messages, 3.00 s, 48000 Hz 2 ch S16LE, level -9.0 dBFS RMS (peak -6.0 dBFS)`; nil without sound.
+    var line: String? {
+        guard messages > 0 else { return nil }
+        var text = "sound: \(messages) message\(messages == 1 ? "" : "s"), " + String(format: "%.2f s", Double(micros) / 1e6)
+            + ", " + formats.sorted().joined(separator: " / ")
+            + ", level \(Self.dB(level.rmsDBFS)) dBFS RMS (peak \(Self.dB(level.peakDBFS)) dBFS)"
+        if backwards > 0 { text += ", \(backwards) timestamp\(backwards == 1 ? " goes" : "s go") backwards" }
+        return text
+    }
+
+    /// The `sound` member of `inspect --json`.
+    var json: JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("messages", .number(messages)), ("samples", .number(samples)), ("durationMicros", .uint(micros)),
+        ]
+        if level.rmsDBFS.isFinite { pairs.append(("rmsDBFS", .double((level.rmsDBFS * 10).rounded() / 10))) }
+        if level.peakDBFS.isFinite { pairs.append(("peakDBFS", .double((level.peakDBFS * 10).rounded() / 10))) }
+        return .object(pairs)
+    }
+
+    /// A level in dB with one decimal, `-inf` for silence.
+    static func dB(_ value: Double) -> String { value.isFinite ? String(format: "%.1f", value) : "-inf" }
 }
 
 /// How a dump's stream ended, with where: the decoder's end plus the bytes it consumed.

@@ -60,7 +60,8 @@ struct RecordCommand {
         guard rename(partial, outputPath) == 0 else { throw DumpToolError.system(outputPath) }
         keep = true
         let elapsed = summary.startMicros.map { summary.endMicros - $0 } ?? 0
-        Console.error("recorded \(outputPath): \(summary.frames) frames, \(summary.bytes) bytes in "
+        Console.error("recorded \(outputPath): \(summary.frames) frames, "
+            + (summary.sounds > 0 ? "\(summary.sounds) sound messages, " : "") + "\(summary.bytes) bytes in "
             + "\(Format.elapsed(elapsed)) (\(Format.fps(summary.frames, over: elapsed))), "
             + "end: \(outcome?.description ?? "interrupted")")
         switch outcome {

@@ -9,6 +9,8 @@ final class Recording: Sendable {
     struct Summary {
         var connection: Int?
         var frames = 0
+        /// Sound messages recorded (Protocol/frame-wire.md §2.10): their bytes are in the file like the pictures'.
+        var sounds = 0
         var bytes = 0
         var writeError: String?
         var finished = false
@@ -52,6 +54,8 @@ final class Recording: Sendable {
             state.withLock { if $0.connection == nil { $0.connection = sender.connection } }
         case .frame(_, let sender):
             state.withLock { if $0.connection == sender.connection, !$0.finished { $0.frames += 1 } }
+        case .sound(_, let sender):
+            state.withLock { if $0.connection == sender.connection, !$0.finished { $0.sounds += 1 } }
         case .senderEnded(let sender, let reason):
             // A connection that sent nothing (a probe, a sender that gave up) is not the one to record:
             // keep waiting for a sender with bytes.

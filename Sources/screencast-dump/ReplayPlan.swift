@@ -11,6 +11,10 @@ struct ReplayPlan {
         var body: Range<Int>
         var index: Int
         var header: FrameHeader
+        /// The header of a sound message (Protocol/frame-wire.md §2.10); nil for a picture. A sound segment is
+        /// due when the picture before it was, plus its own timestamp's distance from that picture's (0…5 s),
+        /// and is never replaced by a later message (``FrameSender/offerSound(_:durationMicros:)``).
+        var sound: SoundHeader?
         /// Microseconds after the first frame per `Buffer-Timestamp` (pacing by timestamps).
         var timestampOffset: UInt64
 
@@ -38,6 +42,10 @@ struct ReplayPlan {
     private(set) var timestampShift: UInt64 = 0
     /// What a looped pass adds to each `Buffer-Sequence`: the span of the dump's sequence numbers plus one.
     private(set) var sequenceShift: UInt64 = 0
+    /// The same for `Sound-Sequence`.
+    private(set) var soundSequenceShift: UInt64 = 0
+    /// Sound messages in ``segments``.
+    private(set) var soundSegments = 0
 
     /// One frame at 30 fps, µs: the gap used without (usable) timestamps.
     static let defaultGapMicros: UInt64 = 33_333
@@ -56,6 +64,11 @@ struct ReplayPlan {
         var keptGaps: [UInt64] = []
         var stamps: ClosedRange<UInt64>?
         var sequences: ClosedRange<UInt64>?
+        var soundSequences: ClosedRange<UInt64>?
+        var sounds = 0
+        /// The last picture's due offset and timestamp, which a sound message after it is placed against.
+        var anchor: (offset: UInt64, stamp: UInt64?, index: Int)?
+        var firstSoundStamp: UInt64?
         let handle: (FrameDecoderEvent) -> Void = { event in
             switch event {
             case .frame(let frame):
@@ -74,12 +87,39 @@ struct ReplayPlan {
                 previousStamp = frame.header.timestampMicros
                 if let stamp = frame.header.timestampMicros { stamps = widen(stamps, stamp) }
                 if let sequence = frame.header.sequence { sequences = widen(sequences, sequence) }
-                let offset = segments.isEmpty ? 0 : lastOffset + gap
+                let offset = segments.count == sounds ? 0 : lastOffset + gap
+                let pictureIndex = segments.count - sounds
                 segments.append(Segment(
                     range: previousEnd..<frameEnd, body: (frameEnd - frame.body.count)..<frameEnd,
-                    index: segments.count, header: frame.header, timestampOffset: offset))
+                    index: pictureIndex, header: frame.header, timestampOffset: offset))
                 lastOffset = offset
                 previousEnd = frameEnd
+                anchor = (offset, frame.header.timestampMicros, pictureIndex)
+            case .sound(let sound):
+                let soundEnd = sound.offset + sound.messageLength
+                let stamp = sound.header.timestampMicros
+                stamps = widen(stamps, stamp)
+                if let sequence = sound.header.sequence { soundSequences = widen(soundSequences, sequence) }
+                // Due against the picture before it (by their timestamps, 0…maxGap apart), else against the
+                // first sound message when no picture came yet.
+                var offset: UInt64 = 0
+                if let anchor {
+                    offset = anchor.offset
+                    if let pictureStamp = anchor.stamp, stamp >= pictureStamp, stamp - pictureStamp <= ReplayPlan.maxGapMicros {
+                        offset += stamp - pictureStamp
+                    }
+                } else if let first = firstSoundStamp, stamp >= first, stamp - first <= ReplayPlan.maxGapMicros {
+                    offset = stamp - first
+                }
+                firstSoundStamp = firstSoundStamp ?? stamp
+                var segment = Segment(
+                    range: previousEnd..<soundEnd, body: (soundEnd - sound.body.count)..<soundEnd,
+                    index: anchor?.index ?? 0, header: FrameHeader(contentLength: 0, bufferWidth: 0, bufferHeight: 0),
+                    timestampOffset: offset)
+                segment.sound = sound.header
+                segments.append(segment)
+                sounds += 1
+                previousEnd = soundEnd
             case .end(let streamEnd):
                 end = streamEnd
             }
@@ -93,6 +133,8 @@ struct ReplayPlan {
         if !keptGaps.isEmpty { typicalGapMicros = keptGaps.sorted()[keptGaps.count / 2] }
         if let stamps { timestampShift = saturatingAdd(stamps.upperBound - stamps.lowerBound, typicalGapMicros) }
         if let sequences { sequenceShift = saturatingAdd(sequences.upperBound - sequences.lowerBound, 1) }
+        if let soundSequences { soundSequenceShift = saturatingAdd(soundSequences.upperBound - soundSequences.lowerBound, 1) }
+        soundSegments = sounds
     }
 
     /// One pass's length in µs (the last frame's due time plus one frame interval), nil without pacing.
@@ -107,6 +149,12 @@ struct ReplayPlan {
     /// `Buffer-Sequence`, shifted by ``timestampShift`` / ``sequenceShift`` per pass (saturating at 2^64-1),
     /// so a looped stream looks like a live sender's. Other frames stay byte-exact.
     func message(_ segment: Segment, pass: UInt64) -> [UInt8] {
+        if var sound = segment.sound {
+            guard pass > 0 else { return Array(bytes[segment.range]) }
+            sound.timestampMicros = saturatingAdd(sound.timestampMicros, saturatingMultiply(timestampShift, pass))
+            sound.sequence = sound.sequence.map { saturatingAdd($0, saturatingMultiply(soundSequenceShift, pass)) }
+            return FrameEncoder.encodeSound(header: sound, body: Array(bytes[segment.body]))
+        }
         var header = segment.header
         guard pass > 0, header.timestampMicros != nil || header.sequence != nil else {
             return Array(bytes[segment.range])

@@ -126,8 +126,12 @@ final class ReplaySession {
                     start += paused  // pacing resumes where it was, without a burst
                     // Frames due together (equal or µs-apart timestamps) would replace each other in the one
                     // pending slot before the writer takes them: give the previous frame a moment to go.
-                    _ = sender.flush(timeout: .milliseconds(5))
-                    sender.offer(message)
+                    if let sound = segment.sound {
+                        sender.offerSound(message, durationMicros: sound.durationMicros)  // queued, never replaced
+                    } else {
+                        _ = sender.flush(timeout: .milliseconds(5))
+                        sender.offer(message)
+                    }
                 }
                 offered += 1
             }
@@ -187,7 +191,8 @@ final class ReplaySession {
             : "offered \(offered) frames, sent \(stats.sentFrames)"
         Console.error("replayed \(command.path): \(what) "
             + "(\(stats.sentBytes) bytes), dropped \(stats.droppedFrames), in \(Format.elapsed(elapsed)) "
-            + "(\(Format.fps(stats.sentFrames, over: elapsed)))\(stop.isSet ? ", interrupted" : "")")
+            + "(\(Format.fps(stats.sentFrames, over: elapsed)))\(stop.isSet ? ", interrupted" : "")"
+            + (plan.soundSegments > 0 ? "; sound messages among them: sent \(stats.sentSoundMessages), dropped \(stats.droppedSoundMessages)" : ""))
         return stats
     }
 

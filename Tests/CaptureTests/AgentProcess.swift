@@ -95,6 +95,7 @@ enum DumpReader {
         let emit = { (event: FrameDecoderEvent) in
             switch event {
             case .frame(let frame): frames.append(frame)
+            case .sound: break
             case .end(let streamEnd): end = streamEnd
             }
         }

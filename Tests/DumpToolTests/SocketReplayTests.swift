@@ -137,6 +137,7 @@ final class Collector: Sendable {
         state.withLock { state in
             switch event {
             case .frame(let frame, _): state.frames.append(frame)
+            case .sound: break
             case .senderEnded(_, let reason): state.end = reason
             case .senderConnected, .senderRefused: break
             }

@@ -31,6 +31,7 @@ enum Chunking: CustomStringConvertible {
 
 struct DecodeResult {
     var frames: [Frame] = []
+    var sounds: [SoundMessage] = []
     var end: FrameStreamEnd?
 }
 
@@ -49,6 +50,9 @@ func decode(
         case .frame(let frame):
             XCTAssertNil(result.end, "frame after the end", file: file, line: line)
             result.frames.append(frame)
+        case .sound(let sound):
+            XCTAssertNil(result.end, "sound after the end", file: file, line: line)
+            result.sounds.append(sound)
         case .end(let end):
             ends += 1
             result.end = end
@@ -138,6 +142,7 @@ func decodeEveryWay(_ bytes: [UInt8], _ context: String = "", file: StaticString
         let other = decode(bytes, chunking)
         XCTAssertEqual(other.end, reference.end, "\(context) \(chunking)", file: file, line: line)
         XCTAssertEqual(other.frames, reference.frames, "\(context) \(chunking)", file: file, line: line)
+        XCTAssertEqual(other.sounds, reference.sounds, "\(context) \(chunking)", file: file, line: line)
     }
     return reference
 }

@@ -20,6 +20,7 @@ private let headerReadSizes = [1, 2, 3, 7, 64, 512, 4096, 16 * 1024]
 
 private struct Outcome: Equatable {
     var frames: [Frame] = []
+    var sounds: [SoundMessage] = []
     var end: FrameStreamEnd?
     var eventsAfterEnd = 0
 
@@ -27,6 +28,7 @@ private struct Outcome: Equatable {
         if end != nil { eventsAfterEnd += 1 }
         switch event {
         case .frame(let frame): frames.append(frame)
+        case .sound(let sound): sounds.append(sound)
         case .end(let end): if self.end == nil { self.end = end }
         }
     }
@@ -82,7 +84,7 @@ private func readInChunks(_ stream: [UInt8], chunks: [Int], limits: FrameWireLim
         let asked = reader.nextReadSize
         check(asked >= 1, "nextReadSize is \(asked) before the end")
         if let missing = reader.bodyBytesMissing { check(asked == missing, "a body read asks for \(asked), \(missing) missing") }
-        else { check(asked == headerReadSize, "a header read asks for \(asked), not \(headerReadSize)") }
+        else { check(asked >= 1 && asked <= headerReadSize, "a header or skip read asks for \(asked), not 1…\(headerReadSize)") }
         let cut = chunks.isEmpty ? asked : min(asked, chunks[turn % chunks.count])
         turn += 1
         reads += 1
@@ -123,5 +125,12 @@ private func checkOutcome(_ outcome: Outcome, decoder: FrameDecoder, limits: Fra
             check(header.contentLength == BufferFormat.i420ByteCount(width: header.bufferWidth, height: header.bufferHeight),
                   "I420 body of \(header.contentLength) bytes for \(header.bufferWidth)x\(header.bufferHeight)")
         }
+    }
+    for sound in outcome.sounds {
+        let header = sound.header
+        check(sound.body.count == header.bodyByteCount, "sound body of \(sound.body.count) bytes, \(header.bodyByteCount) expected")
+        check((1...SoundHeader.maxSamplesPerMessage).contains(header.samples) && (1...SoundHeader.maxChannels).contains(header.channels)
+              && SoundHeader.rateRange.contains(header.rate), "sound header beyond the limits: \(header)")
+        check(sound.offset + sound.messageLength <= streamCount, "sound message ends past the stream")
     }
 }
