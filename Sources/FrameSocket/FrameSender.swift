@@ -38,6 +38,10 @@ public final class FrameSender: Sendable {
         public var isConnected = false
         /// Why the last connection attempt failed (`strerror` text, with the path), nil once one succeeded.
         public var lastConnectFailure: String?
+        /// Connections the call refused with a reason (``RefusalMessage``: another agent is sharing).
+        public var refusals = 0
+        /// The call's reason for the last refusal (nil: none so far).
+        public var lastRefusal: String?
         /// Sound messages written completely (also counted in ``sentFrames`` and ``sentBytes``).
         public var sentSoundMessages = 0
         /// Sound messages not written, each counted and logged (never silently): the oldest ones when more
@@ -331,14 +335,31 @@ final class SenderCore: @unchecked Sendable {
         var socket: FileDescriptor?
         var failures = 0
         var reportedWaiting: Int32?
+        var reportedRefusal: String?
         var connectedAt: UInt64 = 0
         /// The memory generation whose descriptor this connection has (passed once per connection).
         var passedGeneration: UInt64?
 
         func disconnect(_ reason: String, errno code: Int32?) {
+            let refusal = socket.flatMap(Self.readRefusal)
             socket?.close()
             socket = nil
             setConnected(false)
+            if let refusal {
+                // The call said why it does not take us (another agent is sharing): say so once per reason, and
+                // ask again only every refusalDelay (it will not change in a second).
+                noteRefusal(refusal)
+                if reportedRefusal != refusal.reason {
+                    reportedRefusal = refusal.reason
+                    logger.warning("refused by the call", [
+                        "path": path, "status": refusal.status, "reason": refusal.reason,
+                        "retry.s": Int(Self.refusalDelay.seconds),
+                    ])
+                }
+                pause(Self.refusalDelay)
+                return
+            }
+            reportedRefusal = nil
             logger.warning("server disconnected", [
                 "path": path, "reason": reason, "errno": code.map(String.init) ?? "-", "dropped": statsSnapshot().droppedFrames,
             ])
@@ -360,7 +381,8 @@ final class SenderCore: @unchecked Sendable {
                     connectedAt = MonotonicClock.nowMicros()
                     reportedWaiting = nil
                     let count = setConnected(true)
-                    logger.info("connected", ["path": path, "connects": count])
+                    // After a refusal, "connected" is said once the call has kept us (below), not at every retry.
+                    logger.log(reportedRefusal == nil ? .info : .debug, "connected", ["path": path, "connects": count])
                 case .failure(let error):
                     let code: Int32 = if case .systemCall(_, let code, _) = error { code } else { 0 }
                     noteConnectFailure("\(SystemErrorText.of(code)) (\(path))")
@@ -383,7 +405,12 @@ final class SenderCore: @unchecked Sendable {
                 let result = write(message, passing: passing?.descriptor, to: connection)
                 if case .written = result, let passing { passedGeneration = passing.generation }
                 finishWrite(message.count, written: { if case .written = result { true } else { false } }(), isSound: isSound)
-                if case .failed(let code) = result { disconnect(SystemErrorText.of(code), errno: code) }
+                if case .failed(let code) = result {
+                    disconnect(SystemErrorText.of(code), errno: code)
+                } else if reportedRefusal != nil, MonotonicClock.nowMicros() - connectedAt >= Self.healthyConnectionMicros {
+                    reportedRefusal = nil
+                    logger.info("connected", ["path": path, "after": "a refusal"])
+                }
             }
         }
         socket?.close()
@@ -538,6 +565,31 @@ final class SenderCore: @unchecked Sendable {
             }
             return .written
         }
+    }
+
+    /// How long a sender the call refused waits before it asks again (5 s): the other agent does not go away
+    /// in a second, and the call logs each refusal.
+    static let refusalDelay: Duration = .seconds(5)
+
+    /// What the call wrote before it closed the connection, when it is a refusal (``RefusalMessage``); reads
+    /// only what is already there (never waits).
+    private static func readRefusal(_ socket: FileDescriptor) -> RefusalMessage? {
+        var buffer = [UInt8](repeating: 0, count: RefusalMessage.maximumBytes + 1)
+        var count = 0
+        while count < buffer.count {
+            let got = buffer.withUnsafeMutableBytes { recv(socket.rawValue, $0.baseAddress! + count, $0.count - count, Int32(MSG_DONTWAIT)) }
+            if got > 0 { count += got } else { break }
+        }
+        return RefusalMessage.parse(Array(buffer.prefix(count)))
+    }
+
+    /// Records the call's last refusal in the stats.
+    private func noteRefusal(_ refusal: RefusalMessage) {
+        condition.lock()
+        defer { condition.unlock() }
+        stats.refusals += 1
+        stats.lastRefusal = refusal.reason
+        condition.broadcast()
     }
 
     /// True when the server closed its end (or sent something, which it never should).

@@ -306,6 +306,10 @@ struct ServerLoop {
                 .noCredentials
             }
         if let refusal {
+            // Say why before closing (Protocol/frame-wire.md §5), so the refused agent can tell its user; a fresh
+            // socket's buffer takes these ~150 bytes at once, and nothing waits if it does not.
+            let message = (refusal == .busy ? RefusalMessage.busy(currentPID: connection?.info.pid ?? 0) : .foreignUser).bytes
+            _ = message.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
             socket.close()
             let (level, suppressed) = connectionLog.level(.warning)
             logger.log(level, "sender refused", [
