@@ -367,6 +367,45 @@ final class FrameServerTests: SocketTestCase {
         XCTAssertTrue(logs.lines.contains { $0.contains("sender refused") && $0.contains("reason=busy") })
     }
 
+    /// A refused sender learns why (the call writes a ``RefusalMessage`` before closing): it says "another agent is
+    /// already sharing to this call" once and asks again every 5 s, not six times in six seconds with "Broken
+    /// pipe" (issue 34). Once the first sender leaves, the second is taken and says "connected".
+    func testARefusedSenderSaysWhyOnceAndBacksOff() throws {
+        let path = try socketPath()
+        let events = EventRecorder()
+        let server = makeServer(path, events)
+        try server.start()
+        let first = try FrameSender(path: path, logger: logger("first"))
+        XCTAssertTrue(events.wait(timeout: 5) { $0.connected.count == 1 })
+        try first.send(message(sequence: 0, bodyBytes: 100).2)
+
+        let second = try FrameSender(path: path, logger: logger("second"))
+        let started = Date()
+        XCTAssertTrue(waitUntil(timeout: 5) { second.stats.refusals >= 1 })
+        XCTAssertEqual(second.stats.lastRefusal, "another agent is already sharing to this call (pid \(getpid()))")
+        // Keep offering pictures for 6 s, as an agent does: it must not hammer the call meanwhile.
+        while Date().timeIntervalSince(started) < 6 {
+            second.offer(message(sequence: 1, bodyBytes: 100).2)
+            usleep(100_000)
+        }
+        let refusedIn6s = events.refused.count
+        XCTAssertLessThanOrEqual(refusedIn6s, 2, "one try per 5 s, not one a second")
+        XCTAssertEqual(logs.lines.filter { $0.contains("refused by the call") }.count, 1, logs.lines.joined(separator: "\n"))
+        XCTAssertTrue(logs.lines.contains { $0.contains("refused by the call") && $0.contains("status=409")
+            && $0.contains("another agent is already sharing to this call") }, logs.lines.joined(separator: "\n"))
+        XCTAssertFalse(logs.lines.contains { $0.contains("second") && $0.contains("server disconnected") }, "no Broken pipe lines")
+
+        first.close()
+        XCTAssertTrue(events.wait(timeout: 10) { $0.connected.count == 2 }, "taken once the first has gone")
+        let taken = waitUntil(timeout: 10) {
+            second.offer(message(sequence: 2, bodyBytes: 100).2)
+            return self.logs.lines.contains { $0.contains("connected") && $0.contains("after=") }
+        }
+        XCTAssertTrue(taken, "said once the call kept it a second")
+        second.close()
+        server.stop()
+    }
+
     /// A client that connects and hangs up in a loop (or keeps getting refused) costs a burst of log lines,
     /// not two per connection; every connection still reaches the event handler, also a sender that delivers
     /// frames while its lines are held back.
