@@ -40,6 +40,7 @@ import time
 
 try:
     from marionette_driver import By
+    from marionette_driver.errors import ScriptTimeoutException
     from marionette_driver.marionette import Marionette
 except ImportError as missing:
     sys.exit("firefox_viewer.py: %s: run tools/setup (it installs marionette-driver into ./venv)" % missing)
@@ -184,7 +185,10 @@ def main():
             if step.get("wait") == "decoded":
                 if first_frame_pending:
                     # Blocks (10 s at most) until the first frame shows; the rest of the wait polls.
-                    first = client.execute_async_script(FIRST_FRAME, sandbox=None)
+                    try:
+                        first = client.execute_async_script(FIRST_FRAME, sandbox=None)
+                    except ScriptTimeoutException:
+                        raise TimeoutError("no first frame within 10 s of the page's load (status: %r)" % snapshot(client)["status"])
                     result["firstFrameMs"] = round(first["ms"]) if first and first.get("ms") is not None else None
                     result["firstFrameAlreadyShown"] = bool(first and first.get("already"))
                     first_frame_pending = False
