@@ -48,6 +48,9 @@ final class CaptureControl: Sendable {
     }
 
     let stop: CaptureStopSignal
+    /// False while nobody reads the frames (the agent's socket has no call): the capture thread then makes none
+    /// (``ReaderHold``).
+    let readerPresent = Atomic<Bool>(true)
     private let state = Mutex(State())
     private let setupSignal = DispatchSemaphore(value: 0)
     private let finishedSignal = DispatchSemaphore(value: 0)

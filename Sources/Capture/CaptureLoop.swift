@@ -67,7 +67,11 @@ final class CaptureLoop {
     ///   - publish: receives the counters after every frame and every batch of events.
     /// - Throws: ``CaptureError/connectionLost(display:reason:)`` when the X server goes away, or the
     ///   errors of a resize that leaves nothing to capture (a monitor that disappeared, a region outside).
-    func run(stop: CaptureStopSignal, deliver: (CapturedFrame) -> Void, publish: (CaptureStats) -> Void) throws(CaptureError) {
+    func run(
+        stop: CaptureStopSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
+        publish: (CaptureStats) -> Void
+    ) throws(CaptureError) {
+        var hold = ReaderHold()
         while !stop.isRequested {
             try connection.checkAlive()
             if let cursor, let moved = try cursor.update(), moved.contains(where: { $0.intersects(area) }) {
@@ -80,6 +84,18 @@ final class CaptureLoop {
                 try updateArea()
             }
             if monitorMissingSince != nil { try updateArea() }
+            // Nobody reads (no call on the socket): the X events are drained above, nothing is grabbed or encoded.
+            switch hold.turn(readerPresent: readerPresent()) {
+            case .hold:
+                stats.turnsWithoutReader += 1
+                sleep(micros: ReaderHold.pollMicros, stop: stop)
+                continue
+            case .resume:
+                changes.invalidate()
+                scheduler.markDirty()
+            case .run:
+                break
+            }
             let now = MonotonicClock.nowMicros()
             let held = monitorMissingSince != nil
             switch held ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {

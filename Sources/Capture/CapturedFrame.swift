@@ -82,6 +82,9 @@ public struct CaptureStats: Sendable, Equatable {
     public var paintOverFrames = 0
     /// Of those, keepalive repeats.
     public var keepaliveFrames = 0
+    /// Turns of the capture loop that made nothing because nobody read the frames (``ReaderHold``: one per
+    /// 100 ms without a call on the socket).
+    public var turnsWithoutReader = 0
     /// Damage reports received (inside or outside the captured area).
     public var damageEvents = 0
     /// Total microseconds spent reading pixels from the server (change and paint-over frames).

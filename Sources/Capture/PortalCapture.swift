@@ -40,6 +40,9 @@ public protocol FrameCapturer: AnyObject, Sendable {
     @discardableResult func wait(timeout: Double?) -> ScreenCapture.Outcome?
     /// The counters so far.
     var stats: CaptureStats { get }
+    /// Whether anybody reads the frames now: while not, the capture makes none (no grab, no JPEG for nobody);
+    /// when a reader comes back, the next frame is a whole picture at once. True at start.
+    func setReaderPresent(_ present: Bool)
 }
 
 extension ScreenCapture: FrameCapturer {}
@@ -126,7 +129,9 @@ public final class PortalCapture: FrameCapturer {
             do throws(CaptureError) {
                 let loop = try PortalCaptureLoop(configuration: configuration, staging: staging, logger: logger)
                 control.waitForGo()
-                outcome = loop.run(stop: control.stop, deliver: onFrame, publish: { control.publish($0) })
+                outcome = loop.run(
+                    stop: control.stop, readerPresent: { control.readerPresent.load(ordering: .relaxed) }, deliver: onFrame,
+                    publish: { control.publish($0) })
             } catch {
                 outcome = .failed(error)
             }
@@ -158,6 +163,8 @@ public final class PortalCapture: FrameCapturer {
     public func wait(timeout: Double?) -> ScreenCapture.Outcome? { control.waitUntilFinished(timeout: timeout) }
 
     public var stats: CaptureStats { control.statsSnapshot() }
+
+    public func setReaderPresent(_ present: Bool) { control.readerPresent.store(present, ordering: .relaxed) }
 }
 
 /// The newest picture from PipeWire, copied out of its buffer on the `pw-data-loop` thread (only the changed
@@ -320,13 +327,28 @@ final class PortalCaptureLoop {
     }
 
     /// Captures until `stop`, the stream's end or a failure; returns how it ended.
-    func run(stop: CaptureStopSignal, deliver: (CapturedFrame) -> Void, publish: (CaptureStats) -> Void) -> ScreenCapture.Outcome {
+    func run(
+        stop: CaptureStopSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
+        publish: (CaptureStats) -> Void
+    ) -> ScreenCapture.Outcome {
+        var hold = ReaderHold()
         while !stop.isRequested {
             let (fresh, end) = staging.poll()
             if let end { return end }
             if fresh {
                 havePicture = true
                 scheduler.markDirty()
+            }
+            switch hold.turn(readerPresent: readerPresent()) {
+            case .hold:
+                stats.turnsWithoutReader += 1
+                sleep(micros: ReaderHold.pollMicros, stop: stop)
+                continue
+            case .resume:
+                changes.invalidate()
+                scheduler.markDirty()
+            case .run:
+                break
             }
             let now = MonotonicClock.nowMicros()
             let action: CaptureScheduler.Action = havePicture ? scheduler.next(now: now) : .wait(until: now + 1_000_000)

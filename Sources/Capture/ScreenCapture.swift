@@ -78,7 +78,9 @@ public final class ScreenCapture: Sendable {
         control.setupFinished(nil)
         control.waitForGo()
         do throws(CaptureError) {
-            try loop.run(stop: control.stop, deliver: onFrame, publish: { control.publish($0) })
+            try loop.run(
+                stop: control.stop, readerPresent: { control.readerPresent.load(ordering: .relaxed) }, deliver: onFrame,
+                publish: { control.publish($0) })
             return .stopped
         } catch {
             logger.error("capture failed", ["reason": error])
@@ -122,6 +124,8 @@ public final class ScreenCapture: Sendable {
 
     /// The counters so far (a snapshot).
     public var stats: CaptureStats { control.statsSnapshot() }
+
+    public func setReaderPresent(_ present: Bool) { control.readerPresent.store(present, ordering: .relaxed) }
 
     /// The display's RandR monitors (for `--list-monitors`), through a short-lived connection.
     /// - Parameter display: the display name; nil means `$DISPLAY`.

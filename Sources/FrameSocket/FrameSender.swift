@@ -335,6 +335,8 @@ final class SenderCore: @unchecked Sendable {
         var socket: FileDescriptor?
         var failures = 0
         var reportedWaiting: Int32?
+        var reportedWaitingAt: UInt64 = 0
+        var waitingSince: UInt64 = 0
         var reportedRefusal: String?
         var connectedAt: UInt64 = 0
         /// The memory generation whose descriptor this connection has (passed once per connection).
@@ -386,9 +388,19 @@ final class SenderCore: @unchecked Sendable {
                 case .failure(let error):
                     let code: Int32 = if case .systemCall(_, let code, _) = error { code } else { 0 }
                     noteConnectFailure("\(SystemErrorText.of(code)) (\(path))")
-                    if reportedWaiting != code {
+                    // Said when the reason changes, and again every waitingReminderMicros while it lasts.
+                    let now = MonotonicClock.nowMicros()
+                    if reportedWaiting != code || now - reportedWaitingAt >= Self.waitingReminderMicros {
+                        if reportedWaiting == code {
+                            logger.info("waiting for server", [
+                                "path": path, "reason": SystemErrorText.of(code), "waited.s": (now - waitingSince) / 1_000_000,
+                            ])
+                        } else {
+                            waitingSince = now
+                            logger.info("waiting for server", ["path": path, "reason": SystemErrorText.of(code)])
+                        }
                         reportedWaiting = code
-                        logger.info("waiting for server", ["path": path, "reason": SystemErrorText.of(code)])
+                        reportedWaitingAt = now
                     }
                     failures += 1
                     pause(backoff.delay(afterFailures: failures))
@@ -566,6 +578,9 @@ final class SenderCore: @unchecked Sendable {
             return .written
         }
     }
+
+    /// While no server is there, "waiting for server" is said again this often, µs (30 s).
+    static let waitingReminderMicros: UInt64 = 30_000_000
 
     /// How long a sender the call refused waits before it asks again (5 s): the other agent does not go away
     /// in a second, and the call logs each refusal.

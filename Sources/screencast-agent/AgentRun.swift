@@ -80,7 +80,18 @@ struct AgentRun {
         var previous = StatsSample.zero
         previous.micros = started
         var outcome: ScreenCapture.Outcome?
+        var readerPresent = true
         while outcome == nil {
+            // No call on the socket: capture nothing (no JPEG for nobody) until one connects (issue 34).
+            if outputs.hasReader != readerPresent {
+                readerPresent.toggle()
+                capture.setReaderPresent(readerPresent)
+                if readerPresent {
+                    logger.info("a call reads the frames: capturing")
+                } else {
+                    logger.info("no call reads the frames: capture paused until one connects")
+                }
+            }
             let now = MonotonicClock.nowMicros()
             if let deadline, now >= deadline { requestStop(.duration) }
             if let due = nextStats, now >= due, let interval {
@@ -91,7 +102,8 @@ struct AgentRun {
             }
             let wake = [deadline, nextStats].compactMap { $0 }.min() ?? (now + 1_000_000)
             let seconds = wake > now ? Double(wake - now) / 1e6 : 0
-            outcome = capture.wait(timeout: max(0.001, min(seconds, 1)))
+            // Looked at every 0.1 s, so that a call that appears gets its first picture that soon.
+            outcome = capture.wait(timeout: max(0.001, min(seconds, 0.1)))
         }
 
         sound?.stop()  // no sound after the last picture: the flush below takes what is queued

@@ -71,6 +71,9 @@ final class FrameOutputs: Sendable {
 
     let sender: FrameSender?
     let dump: DumpFile?
+
+    /// Whether anybody takes the frames now: a dump file always does; a socket only while a call is connected.
+    var hasReader: Bool { dump != nil || sender?.stats.isConnected ?? true }
     private let logger: Logger
     private let orientation: Int
     private let frameLimit: Int?

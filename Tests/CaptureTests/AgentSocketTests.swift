@@ -76,15 +76,24 @@ final class AgentSocketTests: XServerTestCase {
         XCTAssertTrue(agent.waitForOutput("waiting for server", timeout: 5), agent.stderr)
         usleep(700_000)
         XCTAssertNil(agent.waitForExit(timeout: 0), "the agent keeps running without a reader")
+        // Nobody reads: nothing is grabbed or encoded for nobody (issue 34), and it says so.
+        XCTAssertTrue(agent.waitForOutput("no call reads the frames: capture paused until one connects", timeout: 2), agent.stderr)
         let call = try startCall("late.frames")
         let frames = waitForFrames("late.frames", count: 3, timeout: 5)
         XCTAssertGreaterThanOrEqual(frames.count, 3, agent.stderr)
+        XCTAssertTrue(agent.waitForOutput("a call reads the frames: capturing", timeout: 2), agent.stderr)
+        let firstDamage = frames.first?.header.damage
+        XCTAssertTrue(firstDamage.map { $0.count == 1 && $0[0].x == 0 && $0[0].y == 0 && $0[0].width == 320 && $0[0].height == 240 } ?? true,
+                      "the first picture a new reader gets is whole: \(String(describing: firstDamage))")
         let sequences = frames.compactMap(\.header.sequence)
         XCTAssertEqual(sequences, sequences.sorted(), "frames in order")
         agent.send(SIGINT)
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0, agent.stderr)
         XCTAssertEqual(call.waitForExit(timeout: 5), 0, call.stderr)
         XCTAssertEqual(try DumpReader.frames(folder.path("late.frames")).end, .eof, "the stream ends between frames")
+        // Keepalives every 0.1 s for the second or so without a reader used to be made and dropped one by one.
+        let summary = agent.lastLogFields("info agent summary ")
+        XCTAssertLessThanOrEqual(Int(summary?["dropped"] ?? "99") ?? 99, 1, agent.stderr)
     }
 
     func testReconnectsWhenTheCallProcessIsKilledAndRestarted() throws {

@@ -1,0 +1,28 @@
+/// Whether a capture loop's turn makes frames, from whether anybody reads them (sans-I/O). An agent whose
+/// socket has no call kept grabbing and encoding JPEG for nobody (issue 34): while no reader is there the loop
+/// only drains its events and waits ``pollMicros``; when one comes back the next frame is the whole picture at
+/// once (the damage since the last frame sent would describe a picture the new reader never had).
+struct ReaderHold {
+    enum Turn: Equatable {
+        /// Capture as usual.
+        case run
+        /// No reader: make nothing, wait a little.
+        case hold
+        /// A reader is back after a hold: the next frame is whole and due now, then capture as usual.
+        case resume
+    }
+
+    /// How often a holding loop looks again, µs (100 ms: a call that appears gets its first picture that soon).
+    static let pollMicros: UInt64 = 100_000
+
+    private var holding = false
+
+    mutating func turn(readerPresent: Bool) -> Turn {
+        if !readerPresent {
+            holding = true
+            return .hold
+        }
+        defer { holding = false }
+        return holding ? .resume : .run
+    }
+}
