@@ -2,23 +2,27 @@ public import CongestionControl
 public import RTP
 
 /// One peer's outgoing VP8 stream as plain RTP/RTCP, sans-I/O: the sender features in a fixed order
-/// around the pacer (pion's interceptor chain, as one value).
+/// around the pacer (pion's interceptor chain, as one value), each present when the answer negotiated it.
 ///
 /// ```
-///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ PacerQueue ─▶ SendLatency, slot
-///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── NACKResponder (history), slot.willSend
-///                    (TWCC number) ──▶ RTP bytes
+///   send(frame) ─▶ KeyframeLobby ─▶ OutgoingVideoStream ─▶ PacerQueue ─▶ SendLatency
+///   release(now) ◀── pacer (retransmissions first, at the paced rate) ── NACKResponder (history), playout delay,
+///                    TransportWideCongestionControl.willSend (TWCC number) ──▶ RTP bytes
 ///   receiveRTCP ─▶ each packet: SenderReports (RTT, loss) ─▶ NACKResponder (RTX) ─▶ KeyframeRequests (PLI/FIR)
-///                               ─▶ REMBReader ─▶ slot (TWCC feedback) ─▶ BYE
-///   handleTimer ─▶ SenderReports (SR + SDES every second) ─▶ slot ─▶ lobby (ask again for a keyframe)
+///                               ─▶ REMBReader ─▶ TransportWideCongestionControl (RTT, REMB ceiling) ─▶ BYE
+///              └─▶ transport-cc feedback (RTPFB FMT 15), parsed only with congestion control ─▶ its controller
+///   handleTimer ─▶ SenderReports (SR + SDES every second) ─▶ congestion control's tick ─▶ lobby (ask again)
 ///   each returns a SenderOutcome: keyframe wanted, REMB estimate, target rate, RTCP to send, goodbye
 /// ```
 ///
 /// - The owner (``PeerConnection``'s state machine) protects what ``release(nowMicros:reserving:)`` gives
 ///   with SRTP and sends it; it calls the chain again by ``nextDeadlineMicros(nowMicros:)``.
-/// - ``transportFeedback`` is the slot for transport-wide congestion control (the `CongestionControl`
-///   module): it numbers each packet as it leaves and reads the feedback; a ``SenderOutcome/targetBitrate``
-///   it gives drives the pacer (``Configuration/pacingFactor`` × target).
+/// - The features are fields, not a list: they feed each other (the link the Sender Reports measured reaches
+///   NACK and congestion control in the same compound; the target paces the chain, bounds repair and sizes
+///   the probes; the playout delay goes on before the TWCC number so the controller counts the final size),
+///   and `/stats` reads each one's counters by name. What was negotiated decides which are there:
+///   ``nack`` (`nack`), ``congestion`` (`transport-wide-cc`), the playout delay (its extension).
+/// - ``congestion``'s ``SenderOutcome/targetBitrate`` drives the pacer (``Configuration/pacingFactor`` × target).
 /// - With ``Configuration/playoutDelayExtensionID`` every media packet leaves with the playout delay
 ///   MIN = MAX = 0 (``RTP/PlayoutDelay``), added before the TWCC number.
 /// - Everything random is in ``Configuration``; the same inputs always give the same bytes.
@@ -28,7 +32,8 @@ public struct RTPSenderChain: Sendable {
         public var rtcpIgnored = 0
         /// Keyframes asked of the encoder (new viewer, PLI/FIR, pacer overflow, lobby retries).
         public var keyframeRequests = 0
-        /// Packets the pacer let go that could not be serialized (a header extension a slot made invalid).
+        /// Packets the pacer let go that could not be serialized (none expected: the chain writes its header
+        /// extensions in the one-byte form, RFC 8285 §4.2; counted and left out, never trapped on).
         public var unsendablePackets = 0
         /// Reference delta frames dropped because the pacer held more than ``Configuration/referenceQueueMicros``
         /// of the estimate (the last resort: the lobby then waits for a keyframe, asked of the shared encoder).
@@ -87,8 +92,6 @@ public struct RTPSenderChain: Sendable {
     /// A probe cluster not sent to its minimum this long after it was asked for is dropped, µs (the
     /// controller stops waiting for its result after as long).
     public static let probeTimeoutMicros: Int64 = 1_000_000
-    /// The slot for transport-wide congestion control (TWCC numbering + feedback); nil: none.
-    public var transportFeedback: (any RTPSenderFeature)?
     /// Reference frames get the hard bound (``Configuration/referenceQueueMicros``) while a droppable frame
     /// arrived within this long, µs (2 s: the cadence sends one at least every 6 new frames; an idle screen
     /// sends refinements and repeats, all reference frames, and little else).
@@ -216,7 +219,6 @@ public struct RTPSenderChain: Sendable {
         let slow = (frame.isKeyframe || isLargeFrame(bytes: frame.bytes.count)) && targetIsPathLimited
         if pacer.enqueue(media: packetized.packets, keyframe: frame.isKeyframe, slow: slow) {
             latency.packetized(packetized)
-            transportFeedback?.packetized(packetized)
         } else {
             outcome.pacerOverflowed = true
             if lobby.reset(nowMicros: now) { outcome.requestKeyframe(.pacerOverflow) }
@@ -238,8 +240,8 @@ public struct RTPSenderChain: Sendable {
         return receive(packets, compound: compound, nowMicros: now, arrival: arrival)
     }
 
-    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where a
-    /// ``transportFeedback`` slot's transport-cc feedback is read from (RTCPPacket does not carry it).
+    /// ``receiveRTCP(_:nowMicros:arrival:)`` for packets already parsed; `compound` is their bytes, where
+    /// ``congestion``'s transport-cc feedback is read from (RTCPPacket does not carry it).
     public mutating func receive(
         _ packets: [RTCPPacket], compound: [UInt8]? = nil, nowMicros now: UInt64, arrival: NTPTimestamp
     ) -> SenderOutcome {
@@ -254,14 +256,12 @@ public struct RTPSenderChain: Sendable {
             keyframes.receive(packet, context: &context)
             remb.receive(packet, context: &context)
             congestion?.receive(packet, context: &context)
-            self.transportFeedback?.receive(packet, context: &context)
             if case .goodbye = packet { context.outcome.goodbye = true }
         }
-        if transportFeedback != nil || congestion != nil, let compound {
+        if congestion != nil, let compound {
             do {
                 for feedback in try RTCPTransportFeedback.packets(inCompound: compound) {
                     congestion?.receive(transportFeedback: feedback, context: &context)
-                    transportFeedback?.receive(transportFeedback: feedback, context: &context)
                 }
             } catch {
                 context.ignored += 1  // a malformed transport-cc packet; the compound's others have acted
@@ -276,13 +276,12 @@ public struct RTPSenderChain: Sendable {
         return context.outcome
     }
 
-    /// Runs what is due by `now`: the Sender Report (at wall-clock `ntp`), the slot's timers, the lobby's
-    /// next keyframe request.
+    /// Runs what is due by `now`: the Sender Report (at wall-clock `ntp`), congestion control's tick, the
+    /// lobby's next keyframe request.
     public mutating func handleTimer(nowMicros now: UInt64, ntp: NTPTimestamp) -> SenderOutcome {
         var context = TimerContext(nowMicros: now, ntp: ntp, stream: stream.statistics)
         reports.handleTimer(context: &context)
         congestion?.handleTimer(context: &context)
-        transportFeedback?.handleTimer(context: &context)
         if lobby.keyframeRequestDue(nowMicros: now) {
             if cadenceIsOn(nowMicros: now), let queued = queuedMicros, queued > Double(configuration.thinningQueueMicros) {
                 statistics.keyframeRequestsDeferred += 1
@@ -297,7 +296,7 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// The packets whose turn has come by `now`, in sending order, serialized with `reserving` bytes of
-    /// spare capacity (the SRTP trailer), after the slot's ``RTPSenderFeature/willSend(_:kind:nowMicros:)``.
+    /// spare capacity (the SRTP trailer), each numbered by ``congestion`` as it leaves (when negotiated).
     /// While a probe cluster is active its packets go first, at the cluster's rate.
     public mutating func release(nowMicros now: UInt64, reserving trailer: Int = 0) -> [OutgoingPacket] {
         var out: [OutgoingPacket] = []
@@ -327,7 +326,6 @@ public struct RTPSenderChain: Sendable {
             }
         }
         congestion?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now, probeClusterID: probeClusterID)
-        transportFeedback?.willSend(&packet.rtp, kind: packet.kind, nowMicros: now)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(packet.rtp.serializedSize + trailer)
         do { try packet.rtp.serialize(into: &bytes) } catch {
@@ -358,10 +356,9 @@ public struct RTPSenderChain: Sendable {
     }
 
     /// The earliest of: the pacer's next packet, the next Sender Report, the lobby's next keyframe request,
-    /// the slot's deadline; nil when nothing is scheduled.
+    /// congestion control's next tick; nil when nothing is scheduled.
     public func nextDeadlineMicros(nowMicros now: UInt64) -> UInt64? {
-        let slots = RTPSenderChain.earlier(transportFeedback?.nextDeadlineMicros, congestion?.nextDeadlineMicros)
-        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, slots)
+        let features = RTPSenderChain.earlier(reports.nextDeadlineMicros, congestion?.nextDeadlineMicros)
         // While a probe cluster is under way it paces everything (the media pacer waits for it).
         let sending = probing.activeProbeCluster != nil ? probeDeadlineMicros(nowMicros: now) : pacer.nextSendMicros(nowMicros: now)
         return RTPSenderChain.earlier(RTPSenderChain.earlier(sending, lobby.nextRequestMicros), features)

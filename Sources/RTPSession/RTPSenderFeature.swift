@@ -1,24 +1,28 @@
 public import RTP
 
 /// One feature of a peer's outgoing stream (pion's interceptor, sans-I/O): it sees the stream's packets and
-/// the peer's RTCP, and says what it wants done through the context it is handed. ``RTPSenderChain`` calls
-/// its features in a fixed order:
+/// the peer's RTCP, and says what it wants done through the context it is handed. ``RTPSenderChain`` holds
+/// each feature negotiated as a field of its own and calls them in a fixed order:
 ///
 /// ```
-///   frame ─▶ lobby ─▶ packetize ─┬─▶ packetized(_:)      NACK history · send latency · slot
-///                                └─▶ pacer ── release ─▶ willSend(_:kind:nowMicros:)   slot (TWCC number) · send latency
+///   frame ─▶ lobby ─▶ packetize ─┬─▶ packetized(_:)      NACK history · send latency
+///                                └─▶ pacer ── release ─▶ willSend(_:kind:nowMicros:)   playout delay, then congestion
+///                                                        control (TWCC number) · send latency
 ///   RTCP ─▶ parse ─▶ for each packet, in order: receive(_:context:)
-///                    sender reports (RTT, loss) ─▶ NACK/RTX responder ─▶ PLI/FIR ─▶ REMB ─▶ slot
-///        └─▶ transport-cc feedback (RTPFB FMT 15), parsed only for a slot: receive(transportFeedback:context:)
-///   timer ─▶ handleTimer(context:)   Sender Reports · slot;   nextDeadlineMicros: when to be called again
+///                    sender reports (RTT, loss) ─▶ NACK/RTX responder ─▶ PLI/FIR ─▶ REMB ─▶ congestion control
+///        └─▶ transport-cc feedback (RTPFB FMT 15), parsed only with congestion control:
+///                    receive(transportFeedback:context:)
+///   timer ─▶ handleTimer(context:)   Sender Reports · congestion control;   nextDeadlineMicros: when to be called again
 /// ```
 ///
-/// Every method has a default that does nothing, so a feature implements only what it uses. The slot is
-/// ``RTPSenderChain/transportFeedback``: where transport-wide congestion control (the `CongestionControl`
-/// module) numbers each packet as it leaves and reads the peer's feedback about them. Its
-/// `SendSideCongestionController` maps onto the hooks: `willSend` stamps the transport-wide sequence number
-/// and calls `onPacketSent`; `receive(transportFeedback:context:)` calls `onTransportFeedback`; `receive`
-/// takes the RTT of `context.link` (`onRoundTripTime`) and REMB as a ceiling; the target goes into
+/// Every method has a default that does nothing, so a feature implements only what it uses. The chain is
+/// not an open list of these: its features feed each other (the link a report measured reaches the NACK
+/// responder and congestion control in the same compound, the target paces the chain and bounds repair), so
+/// each has its place. A new feature gets a field and its calls in that order, and a test of the order.
+/// ``TransportWideCongestionControl`` (the `CongestionControl` module's `SendSideCongestionController`)
+/// maps onto the hooks: `willSend` stamps the transport-wide sequence number and calls `onPacketSent`;
+/// `receive(transportFeedback:context:)` calls `onTransportFeedback`; `receive` takes the RTT of
+/// `context.link` (`onRoundTripTime`) and REMB as a ceiling; the target goes into
 /// `context.outcome.targetBitrate` (which then paces the chain); `handleTimer`/`nextDeadlineMicros` run its
 /// `onTick`.
 public protocol RTPSenderFeature: Sendable {
@@ -107,8 +111,8 @@ public struct SenderOutcome: Sendable, Equatable {
     public var keyframeRequest: KeyframeReason?
     /// REMB (draft-alvestrand-rmcat-remb): the receiver's estimate of what it can take, bits per second.
     public var estimatedBitrate: UInt64?
-    /// The congestion controller's target (the ``RTPSenderChain/transportFeedback`` slot), bits per second:
-    /// the pacer already follows it.
+    /// The congestion controller's target (``RTPSenderChain/congestion``), bits per second: the pacer
+    /// already follows it.
     public var targetBitrate: UInt64?
     /// RTCP compounds to protect and send (plain), e.g. our Sender Report.
     public var rtcp: [[UInt8]] = []

@@ -37,6 +37,13 @@ struct PendingSessions: Sendable, Equatable {
     /// the oldest of the address with the most unconnected sessions, when that is more than ``fairShare`` and
     /// the address is not the newcomer's — or nil (the newcomer is refused).
     func sessionToGiveUp(forNewcomerFrom address: String?) -> String? {
+        Self.sessionToGiveUp(among: sessions, fairShare: fairShare, forNewcomerFrom: address)
+    }
+
+    /// ``sessionToGiveUp(forNewcomerFrom:)`` among `sessions` (by id: address and since when, µs) with `fairShare`
+    /// (at least 1): the rule alone, for an owner that keeps the sessions in its own records.
+    static func sessionToGiveUp(among sessions: [String: Entry], fairShare: Int, forNewcomerFrom address: String?) -> String? {
+        let fairShare = max(1, fairShare)
         var counts: [String: Int] = [:]
         for entry in sessions.values { counts[entry.address, default: 0] += 1 }
         // The most, ties broken by address so the choice does not depend on dictionary order.

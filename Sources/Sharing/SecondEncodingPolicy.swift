@@ -120,6 +120,19 @@ public struct SecondEncodingPolicy: Sendable, Equatable {
         self.settings = settings
     }
 
+    /// The viewer left: forgotten now (``update(estimates:movable:pictureSize:ceilingKbps:nowMicros:)`` would
+    /// forget it at its next call too; a call that has ended makes none).
+    public mutating func remove(peer: String) {
+        lowViewers.remove(peer)
+        outlierSince[peer] = nil
+        recoveredSince[peer] = nil
+    }
+
+    /// Whether the policy holds anything of `peer` (assigned to the low encoding, or timing a move).
+    public func tracks(peer: String) -> Bool {
+        lowViewers.contains(peer) || outlierSince[peer] != nil || recoveredSince[peer] != nil
+    }
+
     /// The encoding `peer` is assigned to.
     public func assignment(of peer: String) -> EncodingChoice { lowViewers.contains(peer) ? .low : .main }
 

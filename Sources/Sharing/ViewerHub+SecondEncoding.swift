@@ -82,15 +82,6 @@ final class SecondEncodingKeyframes: SharedEncoderControl {
 }
 
 extension ViewerHub {
-    /// What the policy decided under the lock, applied outside it (``applyEncodings(_:peer:)``).
-    struct EncodingWork {
-        var actions: [SecondEncodingPolicy.Action] = []
-        /// Encodings a moving viewer needs a keyframe of.
-        var keyframes: Set<EncodingChoice> = []
-        /// The main encoder's rate, when the viewers it serves changed.
-        var decision: BitrateFollower.Decision?
-    }
-
     /// Where the second encoding's frames go when encrypted: put an ``EncryptingSink`` whose sink is this in
     /// front of it (the factory is given this sink).
     public var secondEncodingSink: any VideoSink { secondInlet }
@@ -98,106 +89,8 @@ extension ViewerHub {
     /// Keyframe requests of the second encoding, for an ``EncryptingSink`` in front of it.
     public var secondEncodingKeyframes: any SharedEncoderControl { SecondEncodingKeyframes(slot: second) }
 
-    /// One encoded frame of `encoding`, handed to the viewers whose ``EncodingSwitch`` lets it through (each
-    /// packetizes it with its own SSRC, sequence numbers and picture IDs, RFC 7741); the bytes are shared.
-    func deliver(_ frame: EncodedFrame, from encoding: EncodingChoice) {
-        var completed: [(String, EncodingChoice)] = []
-        let targets = state.withLock { s -> [(PeerConnection, UInt64)] in
-            if encoding == .main { s.lastFrameSize = (frame.width, frame.height) }
-            guard !s.peers.isEmpty else { return [] }
-            var targets: [(PeerConnection, UInt64)] = []
-            targets.reserveCapacity(s.peers.count)
-            for (id, peer) in s.peers {
-                let verdict = s.switches[id, default: EncodingSwitch(retryMicros: configuration.keyframeRetryMicros)]
-                    .frame(from: encoding, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros)
-                guard case .send(let capture, let completes) = verdict else { continue }
-                targets.append((peer, capture))
-                if completes { completed.append((id, encoding)) }
-            }
-            return targets
-        }
-        for (peer, capture) in targets {
-            peer.send(OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: capture, isDroppable: frame.isDroppable))
-        }
-        for (id, encoding) in completed {
-            logger.info("viewer switched encoding at its keyframe", ["peer": id, "encoding": encoding.rawValue, "size": "\(frame.width)x\(frame.height)"])
-        }
-    }
-
-    /// Asks the policy what the estimates want now (under the state lock, so decisions made on different
-    /// queues keep their order), starts the moves it decides and tells the follower who the main encoder serves.
-    func updateEncodings(_ s: inout State, _ now: UInt64) -> EncodingWork {
-        guard secondEncoderFactory != nil, !s.finished else { return EncodingWork() }
-        let size = s.lastFrameSize.map { PictureSize(width: $0.width, height: $0.height) }
-        var work = EncodingWork()
-        work.actions = s.encodings.update(
-            estimates: s.follower.peerEstimates, movable: Set(s.watching.keys), pictureSize: size, ceilingKbps: ceiling(s), nowMicros: now)
-        for case .move(let peer, let to, _, _, _) in work.actions
-        where s.switches[peer, default: EncodingSwitch(retryMicros: configuration.keyframeRetryMicros)].moveTo(to, nowMicros: now) {
-            work.keyframes.insert(to)
-        }
-        work.decision = s.follower.setServedElsewhere(s.encodings.lowViewers, ceilingKbps: ceiling(s))
-        return work
-    }
-
-    /// Applies what ``updateEncodings(_:_:)`` decided, in order, and logs it.
-    func applyEncodings(_ work: EncodingWork, peer: String) {
-        apply(work.decision, peer: peer)
-        for action in work.actions {
-            switch action {
-            case .start(let kbps, let divisor):
-                let (factory, inlet, logger) = (secondEncoderFactory, secondInlet, logger)
-                second.queue.async { [second] in
-                    guard let factory else { return }
-                    let started = factory(kbps, divisor, inlet)
-                    second.control.withLock { $0 = started }
-                    if started != nil {
-                        logger.info("second encoder started", ["kbps": kbps, "divisor": divisor, "peer": peer])
-                    } else {
-                        logger.warning("second encoder could not start: slow viewers stay on the main encoding", ["kbps": kbps])
-                    }
-                }
-            case .stop:
-                let logger = logger
-                second.queue.async { [second] in
-                    let running = second.control.withLock { $0.take() }
-                    running?.stop()
-                    logger.info("second encoder stopped: no viewer far below the others", [:])
-                }
-            case .setBitrate(let kbps):
-                logger.debug("second encoder bitrate", ["kbps": kbps])
-                second.async { $0?.setBitrate(kbps: kbps) }
-            case .setDivisor(let divisor):
-                logger.info("second encoder size divisor", ["divisor": divisor])
-                second.async { $0?.setDivisor(divisor) }
-            case .move(let id, let to, let reason, let kbps, let highest):
-                logger.info(to == .low ? "viewer moves to the low encoding" : "viewer moves back to the main encoding", [
-                    "peer": id, "reason": reason, "kbps": kbps, "highest.kbps": highest,
-                ])
-            }
-        }
-        for encoding in work.keyframes { requestKeyframe(of: encoding) }
-    }
-
-    /// A keyframe of `encoding`.
-    func requestKeyframe(of encoding: EncodingChoice) {
-        switch encoding {
-        case .main: encoder.requestKeyframe()
-        case .low: second.async { $0?.requestKeyframe() }
-        }
-    }
-
-    /// Moves waiting for their keyframe longer than the retry interval ask again (the feedback timer).
-    func retryMoveKeyframes(_ s: inout State, _ now: UInt64) -> Set<EncodingChoice> {
-        var due: Set<EncodingChoice> = []
-        for id in s.switches.keys {
-            if let encoding = s.switches[id]?.keyframeRetryDue(nowMicros: now) { due.insert(encoding) }
-        }
-        return due
-    }
-
     /// The `secondEncoding` part of `/stats`.
-    func secondEncodingJSON(_ s: State) -> JSONValue {
+    func secondEncodingJSON(_ s: StateMachine) -> JSONValue {
         let running: (kbps: Int, divisor: Int)? = if case .running(let kbps, let divisor) = s.encodings.encoder { (kbps, divisor) } else { nil }
         return .object([
             ("enabled", .bool(secondEncoderFactory != nil)),

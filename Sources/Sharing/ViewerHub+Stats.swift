@@ -6,7 +6,7 @@ extension ViewerHub {
     // MARK: Stats
 
     /// Viewers connected or connecting now.
-    public var viewerCount: Int { state.withLock { $0.peers.count } }
+    public var viewerCount: Int { state.withLock { $0.peerCount } }
 
     /// A connected viewer not heard this long is shown as silent to the sharer, µs (5 s: every receiver sends
     /// RTCP about once a second). Its consent (RFC 7675) still runs its 30 s; only the sharer's view changes: a
@@ -15,13 +15,12 @@ extension ViewerHub {
 
     /// The `viewers` part of `/stats`: counts, the bitrate decision, each peer, and the last peers that ended.
     public var json: JSONValue {
-        let (peers, s) = state.withLock { s in (Array(s.peers.values), s) }
-        let snapshots = peers.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
+        let s = state.withLock { $0 }
+        let snapshots = s.peers.values.map { $0.snapshot() }.sorted { $0.ageSeconds > $1.ageSeconds }
         let now = MonotonicClock.nowMicros()
         let rates = state.withLock { s in
-            s.sendRates.keep(only: Set(snapshots.map(\.id)))
-            return snapshots.map { snapshot in
-                s.sendRates.kbps(id: snapshot.id, bytes: snapshot.bytesSent, ageMicros: UInt64(snapshot.ageSeconds * 1e6), nowMicros: now)
+            snapshots.map { snapshot in
+                s.sendRateKbps(id: snapshot.id, bytes: snapshot.bytesSent, ageMicros: UInt64(snapshot.ageSeconds * 1e6), nowMicros: now)
             }
         }
         let applied: JSONValue
@@ -34,25 +33,25 @@ extension ViewerHub {
             ("lowestEstimateKbps", s.follower.lowestEstimateKbps.map { .number($0) } ?? .null),
             ("silentPeers", .array(s.follower.silentPeers.map { .string($0) })),
             ("ceilingKbps", s.follower.lowestCeilingKbps.map { .number($0) } ?? .null),
-            ("changes", .number(s.bitrateChanges)),
+            ("changes", .number(s.counters.bitrateChanges)),
             // GCC viewers far below the rest (thinned) and the cadence that makes their thinning clean.
             ("outliers", .array(s.follower.outliers.map { .string($0) })),
             ("droppablePeriod", (configuration.fixedDroppablePeriod ?? s.cadence.period).map { .number($0) } ?? .null),
-            ("cadenceChanges", .number(s.cadenceChanges)),
+            ("cadenceChanges", .number(s.counters.cadenceChanges)),
         ]
         return .object([
             ("count", .number(snapshots.count)),
             ("connected", .number(snapshots.filter { $0.state == .connected }.count)),
             // Of those connected, the ones not heard for silentAfterMicros (gone, most likely; consent ends them later).
             ("silent", .number(snapshots.filter { $0.state == .connected && Self.isSilent($0) }.count)),
-            ("created", .number(s.sessionsCreated)),
-            ("refused", .number(s.sessionsRefused)),
+            ("created", .number(s.counters.sessionsCreated)),
+            ("refused", .number(s.counters.sessionsRefused)),
             // Unconnected sessions that gave their slot up to a newcomer from another address (PendingSessions).
-            ("givenUp", .number(s.sessionsGivenUp)),
-            ("keyframeRequests", .number(s.keyframeRequests)),
-            // Requests the per-viewer keyframe gate held back (ViewerKeyframeGate), all and of thinned viewers.
-            ("keyframeRequestsHeld", .number(s.keyframeGate.held)),
-            ("outlierKeyframeRequestsHeld", .number(s.keyframeGate.heldFromOutliers)),
+            ("givenUp", .number(s.counters.sessionsGivenUp)),
+            ("keyframeRequests", .number(s.counters.keyframeRequests)),
+            // Requests each viewer's keyframe spacing held back (ViewerKeyframeGate's rules), all and of thinned viewers.
+            ("keyframeRequestsHeld", .number(s.counters.keyframeRequestsHeld)),
+            ("outlierKeyframeRequestsHeld", .number(s.counters.outlierKeyframeRequestsHeld)),
             ("bitrate", .object(bitrate)),
             ("secondEncoding", secondEncodingJSON(s)),
             ("peers", .array(zip(snapshots, rates).map { snapshot, kbps in
@@ -60,10 +59,10 @@ extension ViewerHub {
                 fields.append(("kbps", .double((kbps * 10).rounded() / 10)))
                 // Which encoding the viewer gets: main, low, or main->low while it waits for the keyframe.
                 fields.append(("silent", .bool(snapshot.state == .connected && Self.isSilent(snapshot))))
-                fields.append(("encoding", .string(s.switches[snapshot.id]?.description ?? EncodingChoice.main.rawValue)))
+                fields.append(("encoding", .string(s.viewers[snapshot.id]?.encoding.description ?? EncodingChoice.main.rawValue)))
                 // The least time between two of its keyframe requests passed on now, ms (16000: it keeps asking
                 // whatever it is sent, e.g. an end-to-end encrypted call watched without the key).
-                fields.append(("keyframeSpacingMs", s.keyframeGate.spacingMicros(of: snapshot.id).map { .number(Int($0 / 1_000)) } ?? .null))
+                fields.append(("keyframeSpacingMs", s.viewers[snapshot.id]?.keyframes.map { .number(Int($0.spacingMicros / 1_000)) } ?? .null))
                 return .object(fields)
             })),
             ("ended", .array(s.recentlyEnded.map { ended in

@@ -16,55 +16,20 @@ public import VideoSource
 /// ```
 ///   WHEP POST ──▶ createSession ──▶ PeerConnection.answering ──▶ peers[id]
 ///   VideoSource ── consume(frame) ──▶ every peer's send (each: lobby, RTP, pacer, SRTP, ICE)
-///   peer events: keyframeNeeded ──▶ ViewerKeyframeGate ──▶ source.requestKeyframe()   (new viewer, PLI, FIR;
-///                                   (spaced per viewer)        coalesced there)
+///   peer events: keyframeNeeded ──▶ KeyframeSpacing ──▶ source.requestKeyframe()   (new viewer, PLI, FIR;
+///                                   (each viewer's)            coalesced there)
 ///                estimatedBitrate ──▶ BitrateFollower ──▶ source.setBitrate (lowest viewer, clamped)
 ///                                           └──▶ DroppableCadencePolicy ──▶ source.setDroppableCadence
 ///                                                (a GCC viewer far below the rest: its frames thinned cleanly)
 ///                closed ──▶ removed (failed, timed out, DELETE, BYE)
 /// ```
+///
+/// Every decision is made by ``ViewerHubStateMachine`` (one ``Viewer`` record per session) under the hub's
+/// lock; this shell owns the peer connections, the lock, the feedback timer and the encoders, and applies the
+/// machine's ``ViewerHubAction``s after the lock is released (``apply(_:)``).
 public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
-    struct Ended: Sendable {
-        var id: String
-        var reason: String
-        var failed: Bool
-    }
-
-    struct State: Sendable {
-        var peers: [String: PeerConnection] = [:]
-        /// Viewers that connected and have not ended yet (a DELETE takes a peer out of `peers` first).
-        var watching: [String: PeerConnection] = [:]
-        /// Each viewer's current send rate, for `/stats`.
-        var sendRates = SendRateMeter()
-        var pending = 0
-        /// Sessions not connected yet and the client address that made each (those with a known address).
-        var unconnected: PendingSessions
-        var endedEarly: Set<String> = []
-        /// Sessions the hub took out of `peers` itself before closing them (a DELETE, a slot given up): their
-        /// `closed` event is expected, not an end before registration.
-        var removedByHub: Set<String> = []
-        /// Unconnected sessions that gave their slot up to a newcomer from another address.
-        var sessionsGivenUp = 0
-        var recentlyEnded: [Ended] = []
-        var follower: BitrateFollower
-        /// The droppable cadence asked of the encoder, from the follower's outliers.
-        var cadence: DroppableCadencePolicy
-        var cadenceChanges = 0
-        /// Each viewer's keyframe requests, spaced (more after keyframes that did not help; outliers' at least 4 s).
-        var keyframeGate = ViewerKeyframeGate()
-        var lastFrameSize: (width: Int, height: Int)?
-        var finished = false
-        var sessionsCreated = 0
-        var sessionsRefused = 0
-        var keyframeRequests = 0
-        var bitrateChanges = 0
-        /// Each watching viewer's RTCP count at the last feedback check (it rose: the viewer was heard).
-        var rtcpSeen: [String: Int] = [:]
-        /// When the second encoding runs and which viewers it serves.
-        var encodings: SecondEncodingPolicy
-        /// Each viewer's gate between the two encodings (absent: on the main one, not moving).
-        var switches: [String: EncodingSwitch] = [:]
-    }
+    typealias StateMachine = ViewerHubStateMachine<PeerConnection>
+    typealias Action = ViewerHubAction<PeerConnection>
 
     /// How often the viewers' feedback is checked for silence (``BitrateFollower/silenceLimitMicros``), µs.
     public static let feedbackCheckIntervalMicros: UInt64 = 500_000
@@ -73,7 +38,10 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     private let peerConfiguration: PeerConnection.Configuration
     let encoder: any SharedEncoderControl
     let logger: Logger
-    let state: Mutex<State>
+    let state: Mutex<StateMachine>
+    /// The generation of the last droppable cadence applied to the encoder (``CadenceChange/generation``):
+    /// changes decided on different queues reach it in the order they were decided.
+    let cadenceApplied = Mutex(0)
     /// Checks the viewers' feedback every ``feedbackCheckIntervalMicros`` (cancelled when the call ends).
     let feedbackTimer: Mutex<(any DispatchSourceTimer)?>
     /// Starts the second encoding (nil: none; viewers far below the others are thinned on the main one).
@@ -98,11 +66,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             keyframeRetryMicros: configuration.keyframeRetryMicros)
         peers.consentLimitMicros = configuration.consentLimitMicros
         peerConfiguration = peers
-        state = Mutex(State(
-            unconnected: PendingSessions(fairShare: configuration.maxPendingPerAddress),
-            follower: BitrateFollower(minimumKbps: configuration.minimumBitrateKbps),
-            cadence: DroppableCadencePolicy(offHoldMicros: configuration.droppableOffHoldMicros),
-            encodings: SecondEncodingPolicy(settings: configuration.secondEncoding)))
+        state = Mutex(StateMachine(configuration: configuration, secondEncodingEnabled: secondEncoder != nil))
         if let fixed = configuration.fixedDroppablePeriod { encoder.setDroppableCadence(period: fixed) }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "screencast.viewers.feedback"))
         let interval = DispatchTimeInterval.microseconds(Int(Self.feedbackCheckIntervalMicros))
@@ -135,35 +99,8 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// - Throws: also `SignalingError.tooManyPending` (429) when the call is full and `clientAddress` itself holds
     ///   more than that many unconnected sessions.
     public func createSession(offer: String, clientAddress: String?) throws(SignalingError) -> WHEPSession {
-        enum Admission { case admitted, full, tooManyPending(Int) }
-        let (admission, givenUp) = state.withLock { s -> (Admission, PeerConnection?) in
-            guard !s.finished else {
-                s.sessionsRefused += 1
-                return (.full, nil)
-            }
-            if s.peers.count + s.pending < configuration.maxViewers {
-                s.pending += 1
-                return (.admitted, nil)
-            }
-            if let victim = s.unconnected.sessionToGiveUp(forNewcomerFrom: clientAddress), let peer = s.peers.removeValue(forKey: victim) {
-                s.unconnected.remove(victim)
-                s.removedByHub.insert(victim)
-                s.sessionsGivenUp += 1
-                s.pending += 1
-                return (.admitted, peer)
-            }
-            s.sessionsRefused += 1
-            if let clientAddress, s.unconnected.count(from: clientAddress) > configuration.maxPendingPerAddress {
-                return (.tooManyPending(s.unconnected.count(from: clientAddress)), nil)
-            }
-            return (.full, nil)
-        }
-        if let givenUp {
-            logger.info("viewer slot given up by an unconnected session", [
-                "peer": givenUp.id, "for": clientAddress ?? "-", "reason": "its address holds more than \(configuration.maxPendingPerAddress) unconnected sessions",
-            ])
-            givenUp.close(reason: "gave its slot up: the call was full and its address held more than \(configuration.maxPendingPerAddress) unconnected sessions")
-        }
+        let (admission, actions) = state.withLock { $0.admit(clientAddress: clientAddress) }
+        apply(actions)
         switch admission {
         case .admitted: break
         case .full: throw .unavailable("\(configuration.maxViewers) viewers already (or the call is ending)")
@@ -177,19 +114,11 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
                 offer: offer, id: id, configuration: peerConfiguration, logger: logger.named("peer"),
                 onEvent: { [weak self] event in self?.peerEvent(id: id, event) })
         } catch {
-            state.withLock {
-                $0.pending -= 1
-                $0.sessionsRefused += 1
-            }
+            state.withLock { $0.answerFailed() }
             throw SignalingError(error)
         }
-        let kept = state.withLock { s -> Bool in
-            s.pending -= 1
-            s.sessionsCreated += 1
-            if s.endedEarly.remove(id) != nil || s.finished { return false }
-            s.peers[id] = peer
-            if let clientAddress, !s.watching.keys.contains(id) { s.unconnected.add(id, address: clientAddress, nowMicros: MonotonicClock.nowMicros()) }
-            return true
+        let kept = state.withLock {
+            $0.register(id: id, peer: peer, clientAddress: clientAddress, nowMicros: MonotonicClock.nowMicros())
         }
         if !kept { peer.close(reason: "ended before it was registered") }
         return WHEPSession(id: id, answer: peer.answer)
@@ -199,7 +128,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     /// the session's peer. Returns no answer fragment (our candidates are all in the answer).
     /// - Throws: `SignalingError.unknownSession`, or `.refused` for a fragment that does not parse.
     public func updateSession(id: String, fragment: String) throws(SignalingError) -> String? {
-        guard let peer = state.withLock({ $0.peers[id] }) else { throw .unknownSession(id) }
+        guard let peer = state.withLock({ $0.peer(of: id) }) else { throw .unknownSession(id) }
         do {
             try peer.applyTrickle(fragment: fragment)
         } catch {
@@ -210,26 +139,18 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
 
     /// A WHEP DELETE (RFC 9725 §4.4's shape): closes the session's peer. False when no such session exists.
     public func deleteSession(id: String) -> Bool {
-        let peer = state.withLock { s -> PeerConnection? in
-            guard let peer = s.peers.removeValue(forKey: id) else { return nil }
-            s.removedByHub.insert(id)
-            return peer
-        }
-        guard let peer else { return false }
+        guard let peer = state.withLock({ $0.remove(id: id) }) else { return false }
         peer.close(reason: "DELETE by the viewer")
         return true
     }
 
     /// A viewer that can decode again (its page was given the end-to-end key) asks for a keyframe now
-    /// (``ViewerKeyframeGate/restart(peer:nowMicros:)``: at most once per 10 s). Nil for an unknown session.
+    /// (``KeyframeSpacing/restart(_:nowMicros:)``: at most once per 10 s). Nil for an unknown session.
     public func keyframeWanted(id: String) -> Bool? {
-        let decision = state.withLock { s -> (Bool, EncodingChoice)? in
-            guard s.peers[id] != nil else { return nil }
-            let encoding = s.switches[id]?.keyframeSource ?? .main
-            return (s.keyframeGate.restart(peer: id, nowMicros: MonotonicClock.nowMicros()), encoding)
+        guard let (wanted, actions) = state.withLock({ $0.keyframeWanted(id: id, nowMicros: MonotonicClock.nowMicros()) }) else {
+            return nil
         }
-        guard let (wanted, encoding) = decision else { return nil }
-        if wanted { requestKeyframe(of: encoding) }
+        apply(actions)
         return wanted
     }
 
@@ -246,87 +167,40 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
     public func closeAll(reason: String) {
         feedbackTimer.withLock { $0?.cancel() }
         second.stopNow()
-        let peers = state.withLock { s -> [PeerConnection] in
-            s.finished = true
-            defer { s.peers = [:] }
-            return Array(s.peers.values)
-        }
+        let peers = state.withLock { $0.closeAll() }
         for peer in peers { peer.close(reason: reason) }
+    }
+
+    /// One encoded frame of `encoding`, handed to the viewers whose ``EncodingSwitch`` lets it through (each
+    /// packetizes it with its own SSRC, sequence numbers and picture IDs, RFC 7741); the bytes are shared.
+    func deliver(_ frame: EncodedFrame, from encoding: EncodingChoice) {
+        let delivery = state.withLock {
+            $0.deliver(
+                from: encoding, isKeyframe: frame.isKeyframe, captureMicros: frame.captureTimestampMicros, width: frame.width, height: frame.height)
+        }
+        for (peer, capture) in delivery.targets {
+            peer.send(OutgoingVideoFrame(bytes: frame.bytes, isKeyframe: frame.isKeyframe, captureMicros: capture, isDroppable: frame.isDroppable))
+        }
+        for (id, encoding) in delivery.switched {
+            logger.info("viewer switched encoding at its keyframe", ["peer": id, "encoding": encoding.rawValue, "size": "\(frame.width)x\(frame.height)"])
+        }
     }
 
     // MARK: Peer events (on the peer's queue)
 
     private func peerEvent(id: String, _ event: PeerConnection.Event) {
+        let now = MonotonicClock.nowMicros()
+        let actions: [Action]
         switch event {
-        case .connected:
-            // Who is watching, for the sharer: one line per viewer joining, with the address it watches from.
-            // Events come on the peer's own queue, where its snapshot cannot be taken: log from elsewhere.
-            let (peer, count) = state.withLock { s in
-                let peer = s.peers[id]
-                s.watching[id] = peer
-                s.unconnected.remove(id)
-                return (peer, s.peers.count)
-            }
-            let logger = logger
-            DispatchQueue.global().async {
-                let remote = peer?.snapshot().selectedPair?.remote
-                logger.info("viewer joined", ["peer": id, "address": remote.map { "\($0.address)" } ?? "-", "viewers": count])
-            }
-        case .iceConnectionFailed:
-            break  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
-        case .keyframeNeeded(let reason):
-            // To the encoding the viewer is on (or moving to); each viewer's requests of the main one are
-            // spaced (ViewerKeyframeGate): one viewer that cannot decode must not set everybody's keyframe rate.
-            let (admitted, encoding) = state.withLock { s -> (Bool, EncodingChoice) in
-                s.keyframeRequests += 1
-                let encoding = s.switches[id]?.keyframeSource ?? .main
-                guard encoding == .main else { return (true, encoding) }
-                return (s.keyframeGate.admit(peer: id, isOutlier: s.follower.outliers.contains(id), nowMicros: MonotonicClock.nowMicros()), encoding)
-            }
-            logger.debug("keyframe requested", ["peer": id, "reason": reason, "passed": admitted, "encoding": encoding.rawValue])
-            if admitted { requestKeyframe(of: encoding) }
+        case .connected: actions = state.withLock { $0.connected(id: id) }
+        case .iceConnectionFailed: return  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
+        case .keyframeNeeded(let reason): actions = state.withLock { $0.keyframeNeeded(id: id, reason: reason, nowMicros: now) }
         case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).
             let source: BitrateFollower.Source = if case .targetBitrate = event { .congestionControl } else { .remb }
-            let now = MonotonicClock.nowMicros()
-            let (decision, encodings, cadence) = state.withLock { s in
-                let decision = s.follower.update(
-                    peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceiling(s), source: source, nowMicros: now)
-                let encodings = updateEncodings(&s, now)
-                return (decision, encodings, updateCadence(&s, now))
-            }
-            apply(decision, peer: id)
-            applyEncodings(encodings, peer: id)
-            apply(cadence, peer: id)
-        case .closed(let reason, let failed):
-            let (decision, encodings, cadence, left, count) = state.withLock {
-                s -> (BitrateFollower.Decision?, EncodingWork, CadenceChange?, PeerConnection?, Int) in
-                if s.peers.removeValue(forKey: id) == nil, !s.finished, s.removedByHub.remove(id) == nil { s.endedEarly.insert(id) }
-                let left = s.watching.removeValue(forKey: id)
-                s.switches[id] = nil
-                s.unconnected.remove(id)
-                s.rtcpSeen[id] = nil
-                s.keyframeGate.remove(peer: id)
-                s.recentlyEnded.append(Ended(id: id, reason: reason, failed: failed))
-                if s.recentlyEnded.count > 16 { s.recentlyEnded.removeFirst(s.recentlyEnded.count - 16) }
-                let decision = s.follower.remove(peer: id, ceilingKbps: ceiling(s))
-                let now = MonotonicClock.nowMicros()
-                let encodings = updateEncodings(&s, now)
-                return (decision, encodings, updateCadence(&s, now), left, s.peers.count)
-            }
-            if let left {
-                let logger = logger
-                DispatchQueue.global().async {
-                    let snapshot = left.snapshot()
-                    logger.log(failed ? .warning : .info, failed ? "viewer lost" : "viewer left", [
-                        "peer": id, "address": snapshot.selectedPair.map { "\($0.remote.address)" } ?? "-", "reason": reason,
-                        "watched.s": String(format: "%.0f", snapshot.ageSeconds), "viewers": count,
-                    ])
-                }
-            }
-            apply(decision, peer: id)
-            applyEncodings(encodings, peer: id)
-            apply(cadence, peer: id)
+            actions = state.withLock { $0.estimate(id: id, bitsPerSecond: bitsPerSecond, source: source, nowMicros: now) }
+        case .closed(let reason, let failed): actions = state.withLock { $0.closed(id: id, reason: reason, failed: failed, nowMicros: now) }
         }
+        apply(actions)
     }
 }

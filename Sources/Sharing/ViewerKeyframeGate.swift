@@ -21,6 +21,8 @@
 /// failure), so a request is only ever later, never lost. A viewer that can decode again (the page was given
 /// the key) says so (``restart(peer:nowMicros:)``, the page's `POST` on its WHEP session): it gets a keyframe at
 /// once and the base spacing, at most once per ``restartSpacingMicros`` (a key typed in waited up to 17 s).
+///
+/// The gate keeps every viewer's ``KeyframeSpacing`` by id; ``ViewerHub`` keeps each in its viewer's record.
 public struct ViewerKeyframeGate: Sendable, Equatable {
     /// The spacing every viewer starts with, and falls back to after a quiet time, µs (1 s).
     public static let baseSpacingMicros: UInt64 = 1_000_000
@@ -38,66 +40,88 @@ public struct ViewerKeyframeGate: Sendable, Equatable {
     /// now" in a loop gets a keyframe per 10 s, not one a second.
     public static let restartSpacingMicros: UInt64 = 10_000_000
 
-    struct Viewer: Sendable, Equatable {
-        var lastPassed: UInt64
-        var lastRestart: UInt64?
-        var spacing: UInt64
-        /// A request was held since `lastPassed`, ``settleMicros`` or more after it: the viewer kept asking
-        /// after the keyframe had time to arrive (requests before that are the viewer waiting for it).
-        var keptAsking = false
-    }
-
     /// Requests held back so far, of every viewer.
     public private(set) var held = 0
     /// Requests held back so far, of viewers while they were outliers.
     public private(set) var heldFromOutliers = 0
-    private var viewers: [String: Viewer] = [:]
+    private var viewers: [String: KeyframeSpacing] = [:]
 
     public init() {}
 
     /// Whether `peer`'s keyframe request at `nowMicros` goes to the encoder.
     public mutating func admit(peer: String, isOutlier: Bool, nowMicros: UInt64) -> Bool {
-        let floor = isOutlier ? Self.outlierSpacingMicros : Self.baseSpacingMicros
-        guard var viewer = viewers[peer] else {
-            viewers[peer] = Viewer(lastPassed: nowMicros, spacing: floor)
-            return true
-        }
-        let elapsed = nowMicros >= viewer.lastPassed ? nowMicros - viewer.lastPassed : 0
-        if elapsed < max(viewer.spacing, floor) {
-            if elapsed >= Self.settleMicros { viewer.keptAsking = true }
-            viewers[peer] = viewer
+        let passed = KeyframeSpacing.admit(&viewers[peer], isOutlier: isOutlier, nowMicros: nowMicros)
+        if !passed {
             held += 1
             if isOutlier { heldFromOutliers += 1 }
-            return false
         }
-        let unhelped = viewer.keptAsking || elapsed < Self.settleMicros
-        viewer.spacing = unhelped ? min(Self.maximumSpacingMicros, viewer.spacing * Self.growth) : Self.baseSpacingMicros
-        viewer.spacing = max(viewer.spacing, floor)
-        viewer.lastPassed = nowMicros
-        viewer.keptAsking = false
-        viewers[peer] = viewer
-        return true
+        return passed
     }
 
     /// `peer` can decode again (a key entered): true when a keyframe should be requested for it now (its spacing
     /// is back at the base); false within ``restartSpacingMicros`` of its last restart honoured.
     public mutating func restart(peer: String, nowMicros: UInt64) -> Bool {
-        var viewer = viewers[peer] ?? Viewer(lastPassed: nowMicros, spacing: Self.baseSpacingMicros)
-        if let last = viewer.lastRestart, nowMicros < last || nowMicros - last < Self.restartSpacingMicros {
-            held += 1
+        let passed = KeyframeSpacing.restart(&viewers[peer], nowMicros: nowMicros)
+        if !passed { held += 1 }
+        return passed
+    }
+
+    /// `peer`'s current spacing, µs (nil: it has asked for nothing yet).
+    public func spacingMicros(of peer: String) -> UInt64? { viewers[peer]?.spacingMicros }
+
+    /// The viewer left.
+    public mutating func remove(peer: String) { viewers[peer] = nil }
+}
+
+/// One viewer's keyframe-request spacing under the rules of ``ViewerKeyframeGate`` (sans-I/O; times are
+/// CLOCK_MONOTONIC µs). Nil before the viewer's first request: the static methods take it `inout` so the first
+/// request or restart makes it.
+public struct KeyframeSpacing: Sendable, Equatable {
+    /// When the last request passed, µs.
+    var lastPassed: UInt64
+    /// When the last restart was honoured, µs.
+    var lastRestart: UInt64?
+    /// The least time between two of its requests passed on now, µs.
+    public private(set) var spacingMicros: UInt64
+    /// A request was held since `lastPassed`, ``ViewerKeyframeGate/settleMicros`` or more after it: the viewer
+    /// kept asking after the keyframe had time to arrive (requests before that are the viewer waiting for it).
+    var keptAsking = false
+
+    /// Whether a request at `nowMicros` goes to the encoder (the first one always does).
+    public static func admit(_ spacing: inout KeyframeSpacing?, isOutlier: Bool, nowMicros: UInt64) -> Bool {
+        typealias Gate = ViewerKeyframeGate
+        let floor = isOutlier ? Gate.outlierSpacingMicros : Gate.baseSpacingMicros
+        guard var viewer = spacing else {
+            spacing = KeyframeSpacing(lastPassed: nowMicros, spacingMicros: floor)
+            return true
+        }
+        let elapsed = nowMicros >= viewer.lastPassed ? nowMicros - viewer.lastPassed : 0
+        if elapsed < max(viewer.spacingMicros, floor) {
+            if elapsed >= Gate.settleMicros { viewer.keptAsking = true }
+            spacing = viewer
+            return false
+        }
+        let unhelped = viewer.keptAsking || elapsed < Gate.settleMicros
+        viewer.spacingMicros = unhelped ? min(Gate.maximumSpacingMicros, viewer.spacingMicros * Gate.growth) : Gate.baseSpacingMicros
+        viewer.spacingMicros = max(viewer.spacingMicros, floor)
+        viewer.lastPassed = nowMicros
+        viewer.keptAsking = false
+        spacing = viewer
+        return true
+    }
+
+    /// The viewer can decode again: true when a keyframe should be requested now (the spacing back at the
+    /// base); false within ``ViewerKeyframeGate/restartSpacingMicros`` of the last restart honoured.
+    public static func restart(_ spacing: inout KeyframeSpacing?, nowMicros: UInt64) -> Bool {
+        var viewer = spacing ?? KeyframeSpacing(lastPassed: nowMicros, spacingMicros: ViewerKeyframeGate.baseSpacingMicros)
+        if let last = viewer.lastRestart, nowMicros < last || nowMicros - last < ViewerKeyframeGate.restartSpacingMicros {
             return false
         }
         viewer.lastRestart = nowMicros
         viewer.lastPassed = nowMicros
-        viewer.spacing = Self.baseSpacingMicros
+        viewer.spacingMicros = ViewerKeyframeGate.baseSpacingMicros
         viewer.keptAsking = false
-        viewers[peer] = viewer
+        spacing = viewer
         return true
     }
-
-    /// `peer`'s current spacing, µs (nil: it has asked for nothing yet).
-    public func spacingMicros(of peer: String) -> UInt64? { viewers[peer]?.spacing }
-
-    /// The viewer left.
-    public mutating func remove(peer: String) { viewers[peer] = nil }
 }

@@ -3,8 +3,7 @@ import RTPSession
 import XCTest
 
 /// The sender features at their edges: hard history limits, the RTP clock's wrap, a CNAME RTCP cannot
-/// carry, the receiver's reported loss reaching the NACK responder through the chain, and a slot that
-/// breaks a packet.
+/// carry, and the receiver's reported loss reaching the NACK responder through the chain.
 final class SenderFeatureEdgeTests: XCTestCase {
     /// With hard limits of 16 packets and 5 000 bytes, however young, the oldest go first and NACKs for
     /// them are skipped.
@@ -76,23 +75,5 @@ final class SenderFeatureEdgeTests: XCTestCase {
         XCTAssertEqual(out.map { $0.payload.prefix(2).map { $0 } }, [[0, 20], [0, 20]])
         XCTAssertEqual(chain.report.reports.link.fractionLost ?? 0, 13.0 / 256, accuracy: 1e-9)
         XCTAssertEqual(chain.report.nack.duplicateRetransmissions, 1)
-    }
-
-    /// A slot that makes a packet impossible to serialize costs that packet only: it is counted, the others
-    /// leave.
-    func testASlotThatBreaksAPacketCostsThatPacketOnly() throws {
-        struct Breaker: RTPSenderFeature {
-            mutating func willSend(_ packet: inout RTPPacket, kind: PacketKind, nowMicros: UInt64) {
-                if packet.sequenceNumber % 2 == 0 { packet.headerExtension = RTPHeaderExtension(profile: 0xBEDE, data: [1, 2, 3][...]) }
-            }
-        }
-        var chain = try RTPSenderChain(configuration: .init(ssrc: Session.ssrc, payloadType: 96, cname: "c", initialSequenceNumber: 100))
-        chain.transportFeedback = Breaker()
-        _ = chain.start(nowMicros: 0, sendsMedia: true)
-        _ = try chain.send(OutgoingVideoFrame(bytes: Session.frame(4000), isKeyframe: true, captureMicros: 0), nowMicros: 0)
-        let out = try chain.release(nowMicros: 0).map { try RTPPacket(parsing: $0.bytes).sequenceNumber }
-        XCTAssertEqual(out, [101, 103])
-        XCTAssertEqual(chain.statistics.unsendablePackets, 2)
-        XCTAssertTrue(chain.pacer.isEmpty)
     }
 }

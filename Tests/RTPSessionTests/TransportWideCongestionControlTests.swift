@@ -221,7 +221,7 @@ final class TransportWideCongestionControlTests: XCTestCase {
         XCTAssertEqual(chain.report.lobbyState, "waiting")
     }
 
-    /// TWCC feedback without a negotiated controller (and no slot) is not even parsed.
+    /// TWCC feedback without a negotiated controller is not even parsed.
     func testFeedbackWithoutControllerIsIgnored() throws {
         var chain = try chain(twcc: false)
         _ = chain.start(nowMicros: 0, sendsMedia: true)
