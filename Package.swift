@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CX264", providers: [.apt(["libx264-dev"])]),
         .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
+        .target(name: "CAVLog", dependencies: ["CAVCodec"]),  // FFmpeg's variadic log callback, in C
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
             providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
@@ -47,7 +48,7 @@ let package = Package(
         .target(name: "H264", dependencies: ["CX264", "Media"]),
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
         // and fragmented MP4 recordings.
-        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "Media", "ScreencastSupport"]),
+        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
         .target(name: "Capture", dependencies: ["CXCB", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),

@@ -1,5 +1,6 @@
 internal import CAVCodec
 internal import CAVFormat
+internal import CAVLog
 import Glibc
 import Synchronization
 
@@ -54,7 +55,7 @@ final class AVMuxer {
     private let what: String
     private let packet: UnsafeMutablePointer<AVPacket>
 
-    private static let logOnce: Void = { cavformat_capture_log() }()
+    private static let logOnce: Void = { cavlog_capture() }()
 
     /// Allocates the muxer and opens `url` (for RTMP: connects, handshakes and publishes).
     /// - Parameters:
@@ -161,7 +162,7 @@ final class AVMuxer {
         var text = [CChar](repeating: 0, count: 256)
         av_strerror(code, &text, text.count)
         var logged = [CChar](repeating: 0, count: 512)
-        cavformat_take_error(&logged, logged.count)
+        cavlog_take_error(&logged, logged.count)
         let message = cText(text)
         let line = cText(logged)
         return .library(what: what, code: code, message: line.isEmpty || line == message ? message : "\(message); \(line)")

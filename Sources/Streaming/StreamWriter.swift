@@ -49,7 +49,7 @@ public final class StreamWriter: Sendable {
 
     public let name: String
     public let target: Target
-    private let targetBitsPerSecond: Int
+    private let targetBitsPerSecond: @Sendable () -> Int
     private let logger: Logger
     private let requestKeyframe: @Sendable () -> Void
     private let gate = InterruptGate()
@@ -79,7 +79,7 @@ public final class StreamWriter: Sendable {
     ///   - queueLimit: frames waiting beyond which stale ones are dropped (30 ≈ 1 s at 30 fps).
     ///   - requestKeyframe: asks the shared encoding for a keyframe (after a connect or a drop).
     public init(
-        name: String, target: Target, targetBitsPerSecond: Int, queueLimit: Int = 30, writeTimeoutSeconds: Double = 5,
+        name: String, target: Target, targetBitsPerSecond: @escaping @Sendable () -> Int, queueLimit: Int = 30, writeTimeoutSeconds: Double = 5,
         logger: Logger, requestKeyframe: @escaping @Sendable () -> Void
     ) {
         self.name = name
@@ -145,13 +145,14 @@ public final class StreamWriter: Sendable {
 
     public var stats: Stats {
         let now = MonotonicMicros.now()
+        let target = targetBitsPerSecond()
         return shared.withLock { s in
             s.window.removeAll { $0.micros + 5_000_000 < now }
             let bytes = s.window.reduce(0) { $0 + $1.bytes }
             let span = max(1.0, min(5.0, Double(now - (s.publishingSinceMicros ?? now)) / 1_000_000))
             return Stats(
                 state: s.state, queueFrames: s.queue.count, queueMillis: Int(s.queue.spanMicros / 1000),
-                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: targetBitsPerSecond / 1000, framesSent: s.framesSent,
+                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000, framesSent: s.framesSent,
                 bytesSent: s.bytesSent, dropped: s.queue.dropped, reconnects: s.reconnects,
                 uptimeSeconds: s.publishingSinceMicros.map { Double(now - $0) / 1_000_000 } ?? 0, lastReason: s.lastReason)
         }
