@@ -168,6 +168,7 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

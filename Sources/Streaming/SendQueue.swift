@@ -28,6 +28,11 @@ public struct SendQueue<Frame: Sendable>: Sendable {
         public var dropped = 0
         /// The encoding must make a keyframe (nothing decodable waits any more).
         public var needsKeyframe = false
+
+        public init(dropped: Int = 0, needsKeyframe: Bool = false) {
+            self.dropped = dropped
+            self.needsKeyframe = needsKeyframe
+        }
     }
 
     /// More than this many frames waiting triggers a drop.
