@@ -78,6 +78,39 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(try Probe.decodeErrors(path), "")
     }
 
+    /// The library's seam: an H.264 output added to a running call that had none makes the H.264 encoding then
+    /// (once: a second output shares it), starts with a keyframe, and closes its file whole when removed.
+    func testAnOutputAddedWhileTheCallRunsMakesTheEncodingOnce() throws {
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        let lines = TimedLines()
+        let call = try Call(configuration: configuration, logger: Logger(component: "call", output: LogOutput { lines.append($0) }))
+        try call.start()
+        defer { call.stop() }
+        var ids: [OutputID] = []
+        for name in ["a", "b"] {
+            let context = try call.context(for: .videoH264, consumer: name)
+            let output = StreamOutput(name: name, target: .mp4(path: folder.path("\(name).mp4")), context: context, targetBitsPerSecond: { 0 },
+                                      logger: Logger(component: name, threshold: .error))
+            ids.append(try call.add(output))
+        }
+        usleep(2_000_000)
+        for id in ids { XCTAssertNotNil(try XCTUnwrap(call.remove(id)).isSuccess) }
+        guard case .object(let fields) = call.statsJSON, case .object(let h264)? = fields.first(where: { $0.0 == "h264" })?.1 else {
+            return XCTFail("no h264 in /stats")
+        }
+        XCTAssertEqual(h264.first { $0.0 == "size" }?.1, .string("320x240"))
+        XCTAssertEqual(lines.withLock { $0.filter { $0.line.contains("H.264 encoder made") }.count }, 1, "one encoder for both outputs")
+        for name in ["a", "b"] {
+            let path = folder.path("\(name).mp4")
+            XCTAssertEqual(try Probe.stream(path).codec, "h264")
+            XCTAssertTrue(try Probe.frames(path).first?.key ?? false, "a keyframe first")
+            XCTAssertEqual(try Probe.decodeErrors(path), "")
+        }
+    }
+
     /// A bad URL is the command line's fault: exit 64 at start, with the reason.
     func testABadURLExitsWith64() throws {
         for arguments in [["--rtmp", "http://example.com/live/key"], ["--rtmp", "rtmp://host/onlyapp"], ["--record", folder.path("x.avi")],
@@ -87,4 +120,8 @@ final class MP4RecordingTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains("--rtmp") || result.stderr.contains("--record"), result.stderr)
         }
     }
+}
+
+extension Result {
+    var isSuccess: Bool? { if case .success = self { return true } else { return nil } }
 }
