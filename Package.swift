@@ -38,6 +38,14 @@ let package = Package(
             name: "CPipeWire", pkgConfig: Context.packageDirectory + "/Sources/CPipeWire/screencast-pipewire.pc",
             providers: [.apt(["libpipewire-0.3-dev"])]
         ),
+        // H.264 and containers (issue 29): libx264 and FFmpeg 5.1's libavformat/libavcodec, all GPL-2+ as Debian
+        // builds them (README: Licence).
+        // x264.pc carries -DX264_API_IMPORTS (Windows only), which SwiftPM refuses with a warning on every build;
+        // the header is in /usr/include and the module map links x264, so no pkg-config.
+        .systemLibrary(name: "CX264", providers: [.apt(["libx264-dev"])]),
+        .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
+        .target(name: "CAVLog", dependencies: ["CAVCodec"]),  // FFmpeg's variadic log callback, in C
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
             providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
@@ -49,6 +57,11 @@ let package = Package(
         .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
         .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CPulse", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
+        // H.264 (libx264): the encoder and its rules (bitrate, keyframe cadence); the RTMP and MP4 outputs' codec.
+        .target(name: "H264", dependencies: ["CX264", "Media"]),
+        // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
+        // and fragmented MP4 recordings.
+        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -77,7 +90,10 @@ let package = Package(
         // E2EE and key rotation, the HTTP server and /stats, composed from a configuration; tested in-process.
         .target(
             name: "Call",
-            dependencies: ["VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport"]
+            dependencies: [
+                "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
+                "H264", "Streaming",
+            ]
         ),
 
         // MARK: Executables (thin: parse options, validate, run)
@@ -87,7 +103,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "screencast-call",
-            dependencies: ["Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing"]
+            dependencies: [
+                "Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing",
+                "Streaming",
+            ]
         ),
         .executableTarget(
             name: "screencast-dump",
@@ -161,6 +180,7 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

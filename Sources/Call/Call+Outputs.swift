@@ -13,9 +13,34 @@ extension Call {
     /// What an output consuming `selection` may ask of its encoding, under the name `consumer` (its rate reports
     /// count beside the viewers'). Make the output with it, then ``add(_:)`` it.
     /// - Throws: ``CallError/unsupportedSelection(output:selection:)`` when the call has no such encoding.
+    /// ``MediaSelection/videoH264`` makes the call's H.264 encoding when it has none yet (once, for every
+    /// output that consumes it; started when the call runs).
     public func context(for selection: MediaSelection, consumer: String) throws(CallError) -> OutputContext {
+        if selection == .videoH264 { return Self.context(h264: h264Encoding(), consumer: consumer) }
         guard selection == video.selection else { throw .unsupportedSelection(output: consumer, selection: selection.description) }
         return Self.context(video: video, hub: viewers.hub, consumer: consumer)
+    }
+
+    /// The H.264 encoding, made (and started, when the call runs) the first time it is asked for.
+    func h264Encoding() -> H264Encoding {
+        let (encoding, made) = h264.withLock { h -> (H264Encoding, Bool) in
+            if let h { return (h, false) }
+            let encoding = H264Encoding(
+                source: video.source, clock: video.source.captureClock, bitsPerSecond: configuration.streaming.bitsPerSecond,
+                logger: logger.named("h264"))
+            h = encoding
+            return (encoding, true)
+        }
+        if made, runningPhase == .running { encoding.start() }
+        return encoding
+    }
+
+    /// An H.264 consumer's context: keyframes from the H.264 encoder. Its bitrate reports go nowhere yet (the
+    /// H.264 target is fixed; the viewers' rate policy is VP8's).
+    static func context(h264: H264Encoding, consumer: String) -> OutputContext {
+        OutputContext(
+            consumer: consumer, selection: h264.selection, requestKeyframe: { [weak h264] in h264?.requestKeyframe() },
+            reportBitrate: { _, _ in }, reportHeard: {})
     }
 
     static func context(video: VideoEncoding, hub: ViewerHub, consumer: String) -> OutputContext {
@@ -33,13 +58,15 @@ extension Call {
     ///   track), ``CallError/alreadyStarted`` once the call has stopped.
     @discardableResult
     public func add(_ output: any CallOutput) throws(CallError) -> OutputID {
-        guard output.consumes == video.selection, output.inlet.track == output.consumes.track,
+        guard output.consumes == video.selection || output.consumes == .videoH264, output.inlet.track == output.consumes.track,
               case .video(let sink) = output.inlet else {
             throw .unsupportedSelection(output: output.name, selection: output.consumes.description)
         }
         let phase = runningPhase
         guard phase != .stopped else { throw .alreadyStarted }
-        let attachment = video.attach(sink, protection: output.protection)
+        let h264 = output.consumes == .videoH264 ? h264Encoding() : nil
+        let attachment = h264.map { VideoEncoding.Attachment(protection: .clear, id: $0.fanOut.add(sink), codec: .h264) }
+            ?? video.attach(sink, protection: output.protection)
         let id = outputs.withLock { o -> OutputID in
             let id = OutputID(value: o.next)
             o.next += 1
@@ -48,7 +75,7 @@ extension Call {
         }
         if phase == .running {
             output.start()
-            video.source.requestKeyframe()
+            if let h264 { h264.requestKeyframe() } else { video.source.requestKeyframe() }
         }
         logger.info("output added", ["output": output.name, "id": id, "consumes": output.consumes, "protection": "\(output.protection)"])
         return id
@@ -65,7 +92,11 @@ extension Call {
             return o.list.remove(at: index)
         }
         guard let entry = removed else { return nil }
-        video.detach(entry.attachment)
+        if entry.attachment.codec == .h264 {
+            h264.withLock { $0 }?.fanOut.remove(entry.attachment.id)
+        } else {
+            video.detach(entry.attachment)
+        }
         entry.output.stop()
         if case .video(let sink) = entry.output.inlet { sink.finish() }
         logger.info("output removed", ["output": entry.output.name, "id": id])
@@ -79,7 +110,8 @@ extension Call {
     /// `/stats` as JSON: version, uptime, the viewer page, the source's numbers, `viewers`, `e2ee`, then every
     /// other output's entry (`sfu`).
     public var statsJSON: JSONValue {
-        let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
+        var others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
+        if let h264 = h264.withLock({ $0 }) { others.insert(("h264", h264.json), at: 0) }
         return CallStats.json(source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, about: about, outputs: others)
     }
 

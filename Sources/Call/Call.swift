@@ -4,6 +4,7 @@ import PeerConnection
 public import ScreencastSupport
 import Sharing
 import Signaling
+import Streaming
 import Synchronization
 public import VideoSource
 
@@ -49,6 +50,8 @@ public final class Call: Sendable {
     private let clock: any VideoClock
     private let announce: @Sendable (String) -> Void
     let video: VideoEncoding
+    /// The H.264 encoding, made once when the first output consuming it is made (nil before).
+    let h264: Mutex<H264Encoding?>
     private let rotation: KeyRotation?
     let about: CallStats.About
     let stopRequest: StopRequest
@@ -113,6 +116,25 @@ public final class Call: Sendable {
                 transport: transport, ice: configuration.ice, consentTimeoutSeconds: configuration.consentTimeoutSeconds,
                 context: Self.context(video: video, hub: viewers.hub, consumer: "sfu"), logger: logger.named("sfu"))
         }
+        var streams: [StreamOutput] = []
+        let h264: H264Encoding? = configuration.streaming.needsH264
+            ? H264Encoding(source: source, clock: clock, bitsPerSecond: configuration.streaming.bitsPerSecond, logger: logger.named("h264"))
+            : nil
+        self.h264 = Mutex(h264)
+        if let encoding = h264 {
+            for (index, url) in configuration.streaming.rtmp.enumerated() {
+                let name = "rtmp-\(index + 1)"
+                streams.append(StreamOutput(
+                    name: name, target: .rtmp(url, retries: configuration.streaming.retries),
+                    context: Self.context(h264: encoding, consumer: name), targetBitsPerSecond: { encoding.targetBitsPerSecond },
+                    logger: logger.named(name)))
+            }
+            if let path = configuration.streaming.recordMP4 {
+                streams.append(StreamOutput(
+                    name: "mp4", target: .mp4(path: path), context: Self.context(h264: encoding, consumer: "mp4"),
+                    targetBitsPerSecond: { encoding.targetBitsPerSecond }, logger: logger.named("mp4")))
+            }
+        }
         about = CallStats.About(maxViewers: configuration.maxViewers, clock: clock)
         // Recorder first: it sees each frame before the network does, as it always has.
         var initial: [any CallOutput] = []
@@ -123,6 +145,12 @@ public final class Call: Sendable {
         for (index, output) in initial.enumerated() {
             guard case .video(let sink) = output.inlet else { continue }
             entries.append(Entry(id: OutputID(value: index + 1), output: output, attachment: video.attach(sink, protection: output.protection)))
+        }
+        if let encoding = h264 {
+            for output in streams {
+                let id = OutputID(value: entries.count + 1)
+                entries.append(Entry(id: id, output: output, attachment: .init(protection: .clear, id: encoding.fanOut.add(output), codec: .h264)))
+            }
         }
         outputs = Mutex((entries.count + 1, entries))
     }
@@ -152,6 +180,7 @@ public final class Call: Sendable {
             running.withLock { $0.phase = .stopped }
             throw .source(error)
         }
+        h264.withLock { $0 }?.start()
         let list = outputs.withLock { $0.list }
         for entry in list { entry.output.start() }
         let server: SignalingServer?
@@ -163,6 +192,7 @@ public final class Call: Sendable {
         } catch {
             for entry in list where !(entry.output is ViewersOutput) { entry.output.stop() }
             video.source.stop()
+            h264.withLock { $0 }?.stop()
             running.withLock { $0.phase = .stopped }
             throw error
         }
@@ -207,6 +237,7 @@ public final class Call: Sendable {
         let list = outputs.withLock { $0.list }
         for entry in list { entry.output.stop() }
         video.source.stop()
+        h264.withLock { $0 }?.stop()  // after the source: its last picture is encoded, then every H.264 inlet finishes
         // ICE agents close off the peers' queues: let them release their sockets and TURN allocations.
         if !PeerConnection.waitForClosingAgents(until: .now() + .seconds(2)) {
             logger.warning("ICE agents still closing at exit", [:])

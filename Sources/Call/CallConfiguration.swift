@@ -3,6 +3,7 @@ public import ICE
 import PeerConnection
 public import Publishing
 public import Signaling
+public import Streaming
 public import VideoSource
 
 /// Everything a ``Call`` is made from: plain values, no I/O. `screencast-call` builds one from its options;
@@ -49,6 +50,8 @@ public struct CallConfiguration: Sendable {
     public var sfu: (any SFUTransport)?
     /// End-to-end encryption of every frame the viewers and the SFU get; nil: none.
     public var e2ee: E2EESettings?
+    /// RTMP destinations and the MP4 recording: outputs of the one H.264 encoding.
+    public var streaming = StreamingConfiguration()
 
     /// A call of `source` with the defaults of `screencast-call` for everything else.
     public init(source: VideoSourceConfiguration) {
@@ -73,4 +76,21 @@ public struct E2EESettings: Sendable {
         self.salt = salt
         self.keyIndex = keyIndex
     }
+}
+
+/// The outputs of the H.264 encoding (issue 29): RTMP destinations and an MP4 recording.
+public struct StreamingConfiguration: Sendable {
+    /// Where to publish FLV over RTMP, each an output of its own (`rtmp-1`, `rtmp-2`, …).
+    public var rtmp: [RTMPURL] = []
+    /// Failed connection attempts in a row before a destination gives up; 0: never.
+    public var retries = 5
+    /// The H.264 target, bits per second; nil: width × height × fps × 0.08.
+    public var bitsPerSecond: Int?
+    /// A fragmented MP4 file of the H.264 encoding; nil: none.
+    public var recordMP4: String?
+
+    public init() {}
+
+    /// Whether any output needs the H.264 encoding.
+    public var needsH264: Bool { !rtmp.isEmpty || recordMP4 != nil }
 }

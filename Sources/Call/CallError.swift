@@ -1,5 +1,6 @@
 public import DTLS
 public import FrameCrypto
+public import Streaming
 public import VideoSource
 
 /// Why a call could not be built, started, or asked to do something. Each case that wraps another module's
@@ -9,6 +10,8 @@ public enum CallError: Error, CustomStringConvertible {
     case source(VideoSourceError)
     /// An output could not be made or started: the recording's file cannot be created, ….
     case output(name: String, VideoSourceError)
+    /// An RTMP destination or MP4 recording could not be made (a bad URL, an unreadable key file).
+    case stream(name: String, StreamingError)
     /// Our DTLS certificate could not be made (viewers, SFU leg), or the HTTPS identity.
     case certificate(DTLSError)
     /// End-to-end encryption: the key could not be derived or an encryptor made.
@@ -31,6 +34,7 @@ public enum CallError: Error, CustomStringConvertible {
         switch self {
         case .source(let error): "\(error)"
         case .output(_, let error): "\(error)"
+        case .stream(let name, let error): "\(name): \(error)"
         case .certificate(let error): "\(error)"
         case .encryption(let error): "\(error)"
         case .keyFile(let error): "\(error)"

@@ -12,6 +12,8 @@ public enum TrackKind: String, Sendable, Hashable {
 public enum Codec: String, Sendable, Hashable {
     /// VP8 (libvpx, real time; RFC 7741 on the wire).
     case vp8
+    /// H.264 (libx264, zero latency, CBR, Annex B with SPS/PPS before each keyframe): RTMP and MP4.
+    case h264
 }
 
 /// What an output consumes: one track in one codec. The call makes the encoding of each selection once,
@@ -27,6 +29,8 @@ public struct MediaSelection: Sendable, Hashable, CustomStringConvertible {
 
     /// The screen in VP8: what viewers, the SFU leg and the IVF recorder consume today.
     public static let videoVP8 = MediaSelection(track: .video, codec: .vp8)
+    /// The screen in H.264: what RTMP destinations and MP4 recordings consume (``H264Encoding``).
+    public static let videoH264 = MediaSelection(track: .video, codec: .h264)
 
     /// `video/vp8`.
     public var description: String { "\(track.rawValue)/\(codec.rawValue)" }
@@ -70,7 +74,7 @@ public struct OutputContext: Sendable {
     public let reportHeard: @Sendable () -> Void
 }
 
-/// One consumer of one encoding: WHEP viewers, an SFU leg, a recorder; RTMP and WebM/MP4 next.
+/// One consumer of one encoding: WHEP viewers, an SFU leg, a recorder, an RTMP destination, an MP4 recording.
 ///
 /// The call delivers the encoding of ``consumes`` to ``inlet`` (encrypted when ``protection`` asks and the call
 /// encrypts), calls ``start()`` once it runs, and ``stop()`` when the call stops or the output is removed; the

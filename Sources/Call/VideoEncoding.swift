@@ -23,6 +23,8 @@ final class VideoEncoding: Sendable {
     struct Attachment: Sendable {
         let protection: FrameProtection
         let id: Int
+        /// Which encoding: VP8 here, H.264 in ``H264Encoding``'s fan-out (always clear).
+        var codec = Codec.vp8
     }
 
     /// Puts the fan-outs behind `source` (the clear one first, so a recorder sees a frame before the network

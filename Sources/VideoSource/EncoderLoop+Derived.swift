@@ -2,15 +2,23 @@ import Media
 import ScreencastSupport
 import Synchronization
 
-/// Where the main encoder thread hands each new picture it encodes on to a second encoding: one lock and, while
-/// a ``SecondEncoding`` runs, its hub's ``SourceHub/submitForeign(_:kind:)`` (a retain of the planes, no copy,
-/// and a wake-up). Nothing else is added to the main encoder's path.
+/// Where the main encoder thread hands each new picture it encodes on: to a second encoding (one lock and, while
+/// a ``SecondEncoding`` runs, its hub's ``SourceHub/submitForeign(_:kind:)``: a retain of the planes, no copy,
+/// and a wake-up) and to the ``PictureSink``s of other encodings (the H.264 one). Nothing else is added to the
+/// main encoder's path.
 ///
 /// It keeps the last picture offered (the one the main encoder holds as its `last` anyway), so a second
-/// encoding attached while the screen is still starts at once with it, not at the next change. The main
-/// encoder offers a new picture before it recycles the previous one, so the tap never pins a recycled buffer.
+/// encoding or a picture sink attached while the screen is still starts at once with it, not at the next
+/// change. The main encoder offers a new picture before it recycles the previous one, so the tap never pins a
+/// recycled buffer.
 final class FrameTap: Sendable {
-    private let state = Mutex<(hub: SourceHub?, last: (frame: VideoFrame, kind: SourceKind)?)>((nil, nil))
+    private struct State {
+        var hub: SourceHub?
+        var last: (frame: VideoFrame, kind: SourceKind)?
+        var next = 0
+        var pictureSinks: [(id: Int, sink: any PictureSink)] = []
+    }
+    private let state = Mutex(State())
 
     /// Points the tap at `hub` (nil: nowhere) and hands it the last picture offered, if any.
     func attach(_ hub: SourceHub?) {
@@ -21,13 +29,36 @@ final class FrameTap: Sendable {
         if let hub, let last { hub.submitForeign(last.frame, kind: last.kind) }
     }
 
-    /// Offers `frame` (its planes shared copy-on-write) to the attached hub, if any, and keeps it as the last.
+    /// Adds a picture sink and hands it the last picture offered, if any.
+    func add(_ sink: any PictureSink) -> SinkToken {
+        let (id, last) = state.withLock { s in
+            s.next += 1
+            s.pictureSinks.append((s.next, sink))
+            return (s.next, s.last)
+        }
+        if let last { sink.consume(last.frame) }
+        return SinkToken(id: id)
+    }
+
+    /// Takes a picture sink out; true when it was there.
+    @discardableResult
+    func remove(_ token: SinkToken) -> Bool {
+        state.withLock { s in
+            guard let index = s.pictureSinks.firstIndex(where: { $0.id == token.id }) else { return false }
+            s.pictureSinks.remove(at: index)
+            return true
+        }
+    }
+
+    /// Offers `frame` (its planes shared copy-on-write) to the attached hub and the picture sinks, and keeps it
+    /// as the last.
     func offer(_ frame: VideoFrame, kind: SourceKind) {
-        let hub = state.withLock { s in
+        let (hub, sinks) = state.withLock { s in
             s.last = (frame, kind)
-            return s.hub
+            return (s.hub, s.pictureSinks)
         }
         hub?.submitForeign(frame, kind: kind)
+        for entry in sinks { entry.sink.consume(frame) }
     }
 }
 

@@ -13,6 +13,14 @@ public protocol VideoSink: AnyObject, Sendable {
     func finish()
 }
 
+/// A consumer of the shared source's pictures themselves (I420, upright, limited range, at most
+/// `maximumEncodeSize`), as the VP8 encoder takes them: another encoding of the same track (H.264). Called on
+/// the encoder thread with each new picture (unchanged pictures are not offered again); keep the frame (its
+/// planes are shared copy-on-write, no copy is made) and return at once: encode on a thread of your own.
+public protocol PictureSink: AnyObject, Sendable {
+    func consume(_ frame: VideoFrame)
+}
+
 /// Identifies an added sink, for `VideoSource.removeSink(_:)`.
 public struct SinkToken: Sendable, Hashable {
     let id: Int

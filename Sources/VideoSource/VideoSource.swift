@@ -195,6 +195,17 @@ public final class VideoSource: Sendable {
     /// non-reference frames are predicted from an older picture); turn it off when no viewer needs it.
     public func setDroppableCadence(period: Int?) { hub.requestDroppableCadence(period) }
 
+    /// Adds a consumer of the source's new pictures (another encoding of the track, ``PictureSink``): from the
+    /// next new picture on, and at once with the last one when there is one.
+    @discardableResult
+    public func addPictureSink(_ sink: any PictureSink) -> SinkToken { loop.tap.add(sink) }
+
+    /// Removes a picture consumer.
+    public func removePictureSink(_ token: SinkToken) { loop.tap.remove(token) }
+
+    /// The clock capture timestamps are read on.
+    public var captureClock: any VideoClock { clock }
+
     /// Where the encoder thread offers each new picture it encodes (``SecondEncoding`` attaches here).
     var frameTap: FrameTap { loop.tap }
 

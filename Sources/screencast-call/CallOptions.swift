@@ -45,6 +45,8 @@ struct CallOptions {
     var sfu: (any SFUTransport)?
     /// `--e2ee-key-file` and its companions; nil: frames are not end-to-end encrypted.
     var e2ee: E2EEOptions?
+    /// `--rtmp`, `--record` and their companions: the H.264 outputs.
+    var streaming = StreamingConfiguration()
 
     static let usage = """
         Usage: screencast-call [options]
@@ -138,6 +140,7 @@ struct CallOptions {
                                    screen (half size when its rate is far below what full size needs),
                                    started while such a viewer exists (default on)
         \(SFUOptions.usage)
+        \(StreamingOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
           --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
@@ -168,7 +171,7 @@ struct CallOptions {
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
-            ]).union(SFUOptions.valueOptions),
+            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
@@ -326,6 +329,7 @@ struct CallOptions {
         }
         e2ee = try E2EEOptions(arguments)
         sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
+        streaming = try StreamingOptions.configuration(arguments)
     }
 
     /// The call these options describe; `passphrase` is the one read from `--e2ee-key-file` (nil without).
@@ -348,6 +352,7 @@ struct CallOptions {
         call.droppablePeriod = droppablePeriod
         call.secondEncoding = secondEncoding
         call.sfu = sfu
+        call.streaming = streaming
         if let e2ee, let passphrase {
             call.e2ee = E2EESettings(passphrase: passphrase, keyFile: e2ee.keyFile, salt: e2ee.salt, keyIndex: e2ee.keyIndex)
         }

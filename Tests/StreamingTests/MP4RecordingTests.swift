@@ -1,0 +1,127 @@
+import Call
+import Foundation
+import Glibc
+import Media
+import ScreencastSupport
+import Streaming
+import TestSupport
+import VideoSource
+import XCTest
+
+/// `--record FILE.mp4`: the H.264 encoding in fragmented MP4, beside an RTMP destination of the same encoding.
+final class MP4RecordingTests: XCTestCase {
+    private var folder: TemporaryDirectory!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/ffprobe"), "ffmpeg is not installed (tools/setup)")
+        folder = try TemporaryDirectory(prefix: "mp4")
+    }
+
+    override func tearDown() { folder?.remove() }
+
+    /// ffprobe's duration is the span recorded within 0.5 s, ffmpeg decodes it without an error, and one H.264
+    /// encoding fed both the file and a destination that never answered (which failed alone, after its retries).
+    func testDurationWithinHalfASecondAndDecodesCleanly() throws {
+        let path = folder.path("share.mp4")
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        configuration.streaming.recordMP4 = path
+        configuration.streaming.rtmp = [try RTMPURL("rtmp://127.0.0.1:\(try RTMPServer.freePort())/live/nobody")]
+        configuration.streaming.retries = 1
+        let call = try Call(configuration: configuration, logger: Logger(component: "call", threshold: .error))
+        try call.start()
+        let outputs = call.outputList.compactMap { $0.output as? StreamOutput }
+        let mp4 = try XCTUnwrap(outputs.first { $0.name == "mp4" }).writer
+        let rtmp = try XCTUnwrap(outputs.first { $0.name == "rtmp-1" }).writer
+        let deadline = Date().addingTimeInterval(5)
+        while mp4.stats.framesSent == 0, Date() < deadline { usleep(10_000) }
+        let started = Date()
+        usleep(3_000_000)
+        let outcome = call.stop()
+        let span = Date().timeIntervalSince(started)
+        XCTAssertEqual(rtmp.stats.state, .failed, "nobody listens: it gave up after --rtmp-retries 1")
+        XCTAssertEqual(outcome.incomplete.map(\.output), ["rtmp-1"], "the recording is whole; the destination is reported")
+
+        let stream = try Probe.stream(path)
+        XCTAssertEqual(stream.codec, "h264")
+        XCTAssertEqual(stream.width, 320)
+        XCTAssertEqual(stream.duration, span, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(path), "")
+        XCTAssertTrue(try Probe.frames(path).first?.key ?? false)
+    }
+
+    /// `kill -9` of `screencast-call --record FILE.mp4` 3 s in: the file still plays, to within about 2 s of the kill.
+    func testTheFileStillPlaysAfterKillNine() throws {
+        let path = folder.path("killed.mp4")
+        let pipe = Pipe()
+        let process = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
+            "--socket", folder.path("a.sock"), "--http", "off", "--source", "testpattern", "--pattern-size", "320x240",
+            "--pattern-fps", "30", "--record", path,
+        ], stderr: pipe)
+        let lines = PipeLines(pipe)
+        let deadline = Date().addingTimeInterval(10)
+        while !lines.all.contains(where: { $0.contains("mp4 recording") }), Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(lines.all.contains { $0.contains("mp4 recording") }, lines.all.joined(separator: "\n"))
+        usleep(3_000_000)
+        kill(process.processIdentifier, SIGKILL)
+        _ = ProcessRunner.wait(for: process, timeout: 5)
+        lines.waitUntilClosed()
+
+        let stream = try Probe.stream(path)
+        XCTAssertEqual(stream.codec, "h264")
+        XCTAssertGreaterThan(stream.duration, 1.0, "at most ~2 s lost of 3")
+        XCTAssertLessThan(stream.duration, 3.5)
+        let frames = try Probe.frames(path)
+        XCTAssertGreaterThan(frames.count, 30)
+        XCTAssertEqual(try Probe.decodeErrors(path), "")
+    }
+
+    /// The library's seam: an H.264 output added to a running call that had none makes the H.264 encoding then
+    /// (once: a second output shares it), starts with a keyframe, and closes its file whole when removed.
+    func testAnOutputAddedWhileTheCallRunsMakesTheEncodingOnce() throws {
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        let lines = TimedLines()
+        let call = try Call(configuration: configuration, logger: Logger(component: "call", output: LogOutput { lines.append($0) }))
+        try call.start()
+        defer { call.stop() }
+        var ids: [OutputID] = []
+        for name in ["a", "b"] {
+            let context = try call.context(for: .videoH264, consumer: name)
+            let output = StreamOutput(name: name, target: .mp4(path: folder.path("\(name).mp4")), context: context, targetBitsPerSecond: { 0 },
+                                      logger: Logger(component: name, threshold: .error))
+            ids.append(try call.add(output))
+        }
+        usleep(2_000_000)
+        for id in ids { XCTAssertNotNil(try XCTUnwrap(call.remove(id)).isSuccess) }
+        guard case .object(let fields) = call.statsJSON, case .object(let h264)? = fields.first(where: { $0.0 == "h264" })?.1 else {
+            return XCTFail("no h264 in /stats")
+        }
+        XCTAssertEqual(h264.first { $0.0 == "size" }?.1, .string("320x240"))
+        XCTAssertEqual(lines.withLock { $0.filter { $0.line.contains("H.264 encoder made") }.count }, 1, "one encoder for both outputs")
+        for name in ["a", "b"] {
+            let path = folder.path("\(name).mp4")
+            XCTAssertEqual(try Probe.stream(path).codec, "h264")
+            XCTAssertTrue(try Probe.frames(path).first?.key ?? false, "a keyframe first")
+            XCTAssertEqual(try Probe.decodeErrors(path), "")
+        }
+    }
+
+    /// A bad URL is the command line's fault: exit 64 at start, with the reason.
+    func testABadURLExitsWith64() throws {
+        for arguments in [["--rtmp", "http://example.com/live/key"], ["--rtmp", "rtmp://host/onlyapp"], ["--record", folder.path("x.avi")],
+                          ["--rtmp", "rtmp://h/app", "--rtmp-key-file", folder.path("missing")]] {
+            let result = try ProcessRunner.run(TestPaths.executable("screencast-call"), ["--http", "off", "--socket", folder.path("b.sock")] + arguments, timeout: 10)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("--rtmp") || result.stderr.contains("--record"), result.stderr)
+        }
+    }
+}
+
+extension Result {
+    var isSuccess: Bool? { if case .success = self { return true } else { return nil } }
+}

@@ -1,0 +1,162 @@
+import Call
+import Foundation
+import Glibc
+import Media
+import ScreencastSupport
+import Streaming
+import Synchronization
+import TestSupport
+import VideoSource
+import XCTest
+
+/// The call publishing its test pattern over RTMP to an nginx-rtmp of the test's own, which records each publish
+/// to an FLV: what ffprobe and ffmpeg read there, and what happens when nginx is killed and comes back.
+final class RTMPPublishTests: XCTestCase {
+    private var folder: TemporaryDirectory!
+    private let lines = TimedLines()
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(RTMPServer.available, "nginx with libnginx-mod-rtmp is not installed (tools/setup)")
+        folder = try TemporaryDirectory(prefix: "rtmp")
+    }
+
+    override func tearDown() { if ProcessInfo.processInfo.environment["KEEP_RTMP"] == nil { folder?.remove() } else { print("kept", folder.url.path) } }
+
+    private var logger: Logger {
+        Logger(component: "call", threshold: .info, output: LogOutput { [lines] line in lines.append(line) })
+    }
+
+    /// A 320x240 test pattern at 30 fps, no agent, no HTTP server, publishing to `urls` (and recording to `mp4`).
+    private func makeCall(rtmp urls: [String], mp4: String? = nil) throws -> Call {
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        configuration.streaming.rtmp = try urls.map { try RTMPURL($0) }
+        configuration.streaming.recordMP4 = mp4
+        return try Call(configuration: configuration, logger: logger)
+    }
+
+    private func writer(_ call: Call, _ name: String) throws -> StreamWriter {
+        try XCTUnwrap(call.outputList.compactMap { $0.output as? StreamOutput }.first { $0.name == name }).writer
+    }
+
+    private func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    /// ffprobe reads H.264 at the pattern's size, keyframes 2 s apart by their pts, and the bars decode within
+    /// 6 levels of the pattern's BT.601 codes; /stats has the destination publishing.
+    func testPublishesThePatternAsH264WithKeyframesEveryTwoSeconds() throws {
+        let server = try RTMPServer(folder: folder.path("nginx"))
+        let call = try makeCall(rtmp: [server.url("pattern")])
+        try call.start()
+        let rtmp = try writer(call, "rtmp-1")
+        XCTAssertTrue(waitUntil(5) { rtmp.stats.state == .publishing }, lines.withLock { $0.map(\.line).joined(separator: "\n") })
+        usleep(4_300_000)
+        let stats = rtmp.stats
+        XCTAssertEqual(stats.reconnects, 0)
+        XCTAssertGreaterThan(stats.framesSent, 100)
+        XCTAssertGreaterThan(stats.sentKbps, 0)
+        XCTAssertEqual(stats.targetKbps, 184, "320 x 240 x 30 x 0.08")
+        XCTAssertTrue(call.statsText.count > 0)
+        guard case .object(let fields) = call.statsJSON, let entry = fields.first(where: { $0.0 == "rtmp-1" })?.1,
+              case .object(let rtmpFields) = entry else { return XCTFail("no rtmp-1 in /stats") }
+        XCTAssertEqual(rtmpFields.first { $0.0 == "state" }?.1, .string("publishing"))
+        XCTAssertEqual(rtmpFields.first { $0.0 == "destination" }?.1, .string("rtmp://127.0.0.1:\(server.port)/live/***"))
+        call.stop()
+        server.stop()
+
+        let file = try XCTUnwrap(server.recordings.first)
+        let stream = try Probe.stream(file)
+        XCTAssertEqual(stream.codec, "h264")
+        XCTAssertEqual(stream.width, 320)
+        XCTAssertEqual(stream.height, 240)
+        let frames = try Probe.frames(file)
+        XCTAssertGreaterThan(frames.count, 120)
+        XCTAssertTrue(frames.first?.key ?? false, "the sequence header, then a keyframe first")
+        let keys = frames.filter(\.key).map(\.pts)
+        XCTAssertGreaterThanOrEqual(keys.count, 3)
+        for (a, b) in zip(keys, keys.dropFirst()) { XCTAssertEqual(b - a, 2.0, accuracy: 0.1, "keyframes \(keys)") }
+        XCTAssertEqual(try Probe.decodeErrors(file), "")
+
+        // The bars below the moving box, against the pattern's own codes (BT.601 limited range).
+        let picture = try Probe.picture(file, at: 1.0)
+        XCTAssertEqual(picture.count, 320 * 240 * 3 / 2)
+        let bars: [(UInt8, UInt8, UInt8)] = [
+            (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
+        ]
+        for (index, bar) in bars.enumerated() {
+            let x = index * 40 + 16
+            var (y, u, v) = (0, 0, 0)
+            for row in 160..<168 { for col in x..<(x + 8) { y += Int(picture[row * 320 + col]) } }
+            for row in 80..<84 {
+                for col in (x / 2)..<(x / 2 + 4) {
+                    u += Int(picture[320 * 240 + row * 160 + col])
+                    v += Int(picture[320 * 240 + 160 * 120 + row * 160 + col])
+                }
+            }
+            XCTAssertEqual(Double(y) / 64, Double(bar.0), accuracy: 6, "bar \(index) Y")
+            XCTAssertEqual(Double(u) / 16, Double(bar.1), accuracy: 6, "bar \(index) Cb")
+            XCTAssertEqual(Double(v) / 16, Double(bar.2), accuracy: 6, "bar \(index) Cr")
+        }
+    }
+
+    /// nginx SIGKILLed and back a second later: the destination tries again at once (refused), then 2 s later
+    /// (publishing), each attempt logged with its reason; the second recording starts with a keyframe and
+    /// decodes cleanly; the viewers' VP8 encoder never stopped.
+    func testReconnectsOnTheScheduleAfterTheServerIsKilled() throws {
+        let server = try RTMPServer(folder: folder.path("nginx"))
+        let call = try makeCall(rtmp: [server.url("again")])
+        try call.start()
+        let rtmp = try writer(call, "rtmp-1")
+        XCTAssertTrue(waitUntil(5) { rtmp.stats.state == .publishing })
+        usleep(2_000_000)
+        let encodedBefore = call.statsJSON
+        server.kill()
+        let killedAt = Date()
+        usleep(800_000)
+        try server.start()
+        XCTAssertTrue(waitUntil(8) { rtmp.stats.state == .publishing && rtmp.stats.reconnects > 0 }, lines.withLock { $0.map(\.line).joined(separator: "\n") })
+        usleep(2_500_000)
+        call.stop()
+        server.stop()
+
+        let log = lines.withLock { $0 }.filter { $0.line.contains("rtmp-1") }
+        let attempts = log.filter { $0.line.contains("rtmp-1 reconnecting") }
+        XCTAssertGreaterThanOrEqual(attempts.count, 2, log.map(\.line).joined(separator: "\n"))
+        if attempts.count >= 2 {
+            XCTAssertLessThan(attempts[0].at.timeIntervalSince(killedAt), 1.0, "at once")
+            XCTAssertEqual(attempts[1].at.timeIntervalSince(attempts[0].at), 2.0, accuracy: 0.5, "then after 2 s")
+            XCTAssertTrue(attempts.allSatisfy { $0.line.contains("reason=") && !$0.line.contains("reason=-") }, "each with its reason")
+        }
+        XCTAssertTrue(log.contains { $0.line.contains("next attempt") && $0.line.contains("in_ms=2000") })
+        XCTAssertEqual(log.filter { $0.line.contains("rtmp-1 publishing") }.count, 2)
+        XCTAssertNotEqual(call.statsJSON, encodedBefore)
+
+        let files = server.recordings
+        XCTAssertEqual(files.count, 2, "one recording per publish")
+        let second = try XCTUnwrap(files.last)
+        let stream = try Probe.stream(second)
+        XCTAssertEqual(stream.codec, "h264", "the sequence header came first")
+        XCTAssertEqual(stream.width, 320)
+        let frames = try Probe.frames(second)
+        XCTAssertGreaterThan(frames.count, 30)
+        XCTAssertTrue(frames.first?.key ?? false, "a keyframe first after reconnecting")
+        let before = try Probe.frames(try XCTUnwrap(files.first))
+        XCTAssertGreaterThan(frames.first?.pts ?? 0, (before.last?.pts ?? .infinity) + 0.8, "time went on across the reconnect, never back")
+        XCTAssertEqual(try Probe.decodeErrors(second), "")
+    }
+}
+
+/// Log lines with the time each was written.
+final class TimedLines: Sendable {
+    private let lines = Mutex<[(at: Date, line: String)]>([])
+    func append(_ line: String) { lines.withLock { $0.append((Date(), line)) } }
+    func withLock<R>(_ body: ([(at: Date, line: String)]) -> R) -> R { lines.withLock { body($0) } }
+}

@@ -1,0 +1,108 @@
+import H264
+import Streaming
+import XCTest
+
+/// The seed's rules as sans-I/O values: the default bitrate, the keyframe cadence, the reconnect schedule and its
+/// limit, the send queue's drop policy, RTMP URLs and Annex B parameter sets.
+final class StreamingRulesTests: XCTestCase {
+    func testDefaultBitrateIsWidthTimesHeightTimesFpsTimesEightHundredths() {
+        XCTAssertEqual(H264Settings.defaultBitsPerSecond(width: 1280, height: 720, framesPerSecond: 30), 2_211_840)
+        XCTAssertEqual(H264Settings.defaultBitsPerSecond(width: 1920, height: 1080, framesPerSecond: 30), 4_976_640)
+        XCTAssertEqual(H264Settings.defaultBitsPerSecond(width: 160, height: 120, framesPerSecond: 5), 100_000, "floor")
+        let settings = H264Settings(width: 640, height: 360, framesPerSecond: 25)
+        XCTAssertEqual(settings.bitsPerSecond, 460_800)
+        XCTAssertEqual(settings.keyframeIntervalFrames, 50)
+        XCTAssertEqual(settings.vbvBufferBits, settings.bitsPerSecond, "a VBV of one second")
+        XCTAssertEqual(H264Settings(width: 640, height: 360, framesPerSecond: 25, bitsPerSecond: 1_000_000).bitsPerSecond, 1_000_000)
+    }
+
+    func testKeyframeEveryTwiceTheFrameRateOrTwoSecondsOrOnRequest() {
+        var cadence = KeyframeCadence(intervalFrames: 60)
+        var keys: [Int] = []
+        for n in 0..<181 where cadence.next(atMicros: UInt64(n) * 33_333) { keys.append(n) }
+        XCTAssertEqual(keys, [0, 60, 120, 180])
+        // A still screen at 2 fps: every 2 s of capture time.
+        var slow = KeyframeCadence(intervalFrames: 60)
+        keys = []
+        for n in 0..<10 where slow.next(atMicros: UInt64(n) * 500_000) { keys.append(n) }
+        XCTAssertEqual(keys, [0, 4, 8])
+        var asked = KeyframeCadence(intervalFrames: 60)
+        XCTAssertTrue(asked.next(atMicros: 0))
+        XCTAssertFalse(asked.next(atMicros: 33_000))
+        asked.request()
+        XCTAssertTrue(asked.next(atMicros: 66_000))
+        XCTAssertFalse(asked.next(atMicros: 99_000))
+    }
+
+    func testRetryScheduleAtOnceThenTwoFiveTenThenTenUpToTheLimit() {
+        var schedule = RetrySchedule(limit: 5)
+        var delays: [UInt64?] = (0..<6).map { _ in schedule.nextDelayMillis() }
+        XCTAssertEqual(delays, [0, 2_000, 5_000, 10_000, 10_000, nil])
+        schedule.succeeded()
+        XCTAssertEqual(schedule.nextDelayMillis(), 0, "a publish starts the schedule over")
+        XCTAssertEqual(schedule.reconnects, 6)
+        var forever = RetrySchedule(limit: 0)
+        delays = (0..<50).map { _ in forever.nextDelayMillis() }
+        XCTAssertFalse(delays.contains(nil))
+        XCTAssertEqual(delays.last, 10_000)
+    }
+
+    private typealias Queue = SendQueue<Int>
+    private func item(_ n: Int, key: Bool) -> Queue.Item { .init(frame: n, isKeyframe: key, micros: UInt64(n) * 33_333) }
+
+    func testQueueOverItsLimitDropsUpToTheNewestKeyframe() {
+        var queue = Queue(limit: 30)
+        for n in 0..<30 { XCTAssertEqual(queue.push(item(n, key: n % 20 == 0)), .init()) }
+        XCTAssertEqual(queue.push(item(30, key: false)), .init(dropped: 20), "31 frames > 30: the 20 before keyframe 20 go")
+        XCTAssertEqual(queue.count, 11)
+        XCTAssertEqual(queue.items.first?.frame, 20)
+        XCTAssertTrue(queue.items.first!.isKeyframe)
+        XCTAssertEqual(queue.dropped, 20)
+        XCTAssertEqual(queue.spanMicros, 10 * 33_333)
+    }
+
+    func testQueueWithNoLaterKeyframeDropsAllAndAwaitsOne() {
+        var queue = Queue(limit: 30)
+        for n in 0..<30 { _ = queue.push(item(n, key: n == 0)) }
+        let outcome = queue.push(item(30, key: false))
+        XCTAssertEqual(outcome, .init(dropped: 31, needsKeyframe: true))
+        XCTAssertTrue(queue.isEmpty)
+        XCTAssertEqual(queue.push(item(31, key: false)).dropped, 1, "non-key frames after a gap would not decode")
+        XCTAssertEqual(queue.push(item(32, key: true)), .init())
+        XCTAssertEqual(queue.pop()?.frame, 32)
+        XCTAssertEqual(queue.dropped, 32)
+    }
+
+    func testQueueRestartsAtAKeyframeAfterAReconnect() {
+        var queue = Queue()
+        for n in 0..<5 { _ = queue.push(item(n, key: n == 3)) }
+        XCTAssertFalse(queue.restartAtKeyframe())
+        XCTAssertEqual(queue.pop()?.frame, 3)
+        var empty = Queue()
+        _ = empty.push(item(0, key: false))
+        XCTAssertTrue(empty.restartAtKeyframe(), "nothing decodable waits: ask for a keyframe")
+        XCTAssertEqual(empty.push(item(1, key: false)).dropped, 1)
+    }
+
+    func testRTMPURLs() throws {
+        let url = try RTMPURL("rtmp://127.0.0.1:1935/live/secret-key")
+        XCTAssertEqual(url.application, "live")
+        XCTAssertEqual(url.key, "secret-key")
+        XCTAssertEqual(url.redacted, "rtmp://127.0.0.1:1935/live/***")
+        XCTAssertFalse("\(url)".contains("secret"))
+        let twitch = try RTMPURL("rtmps://live.twitch.tv/app/", key: "live_123\n")
+        XCTAssertEqual(twitch.url, "rtmps://live.twitch.tv/app/live_123")
+        XCTAssertEqual(try RTMPURL("rtmp://a.rtmp.youtube.com/live2/k/").url, "rtmp://a.rtmp.youtube.com/live2/k")
+        for bad in ["http://x/app/key", "rtmp://", "rtmp://host/key", "rtmp://host:99999/app/key", "rtmp://u:p@host/app/key", "rtmp:/host/app/key"] {
+            XCTAssertThrowsError(try RTMPURL(bad), bad)
+        }
+        XCTAssertThrowsError(try RTMPURL("rtmp://host/app", key: " "))
+    }
+
+    func testAnnexBParameterSets() {
+        let stream: [UInt8] = [0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x68, 3, 0, 0, 0, 1, 0x65, 9, 9]
+        XCTAssertEqual(AnnexB.units(stream).map(Array.init), [[0x67, 1, 2], [0x68, 3], [0x65, 9, 9]])
+        XCTAssertEqual(AnnexB.parameterSets(stream), [0, 0, 0, 1, 0x67, 1, 2, 0, 0, 0, 1, 0x68, 3])
+        XCTAssertNil(AnnexB.parameterSets([0, 0, 1, 0x41, 5]))
+    }
+}
