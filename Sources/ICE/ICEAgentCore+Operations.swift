@@ -98,7 +98,7 @@ extension ICEAgentCore {
         var firstSkipped: (reason: String, candidate: ICECandidate)?
         var firstRefused: (reason: String, candidate: ICECandidate)?
         let allowed = candidates.filter { text, candidate in
-            if let reason = Self.unusableReason(candidate) {
+            if let reason = Self.unusableReason(candidate, iceTCP: configuration.iceTCP) {
                 skipped += 1
                 if firstSkipped == nil { firstSkipped = (reason, candidate) }
                 return false
@@ -120,13 +120,14 @@ extension ICEAgentCore {
                 "count": refused, "reason": firstRefused.reason, "candidate": firstRefused.candidate.sdpValue,
             ])
         }
-        // The limit: the first ones within it are taken, in the order given.
+        // The limit: the first ones within it are taken, UDP ones before TCP ones (a TCP pair only serves a
+        // peer whose network blocks UDP: it must not crowd a UDP candidate out), else in the order given.
         let room = shared.withLock { shared in
             let room = max(0, configuration.remoteCandidateLimit - shared.remoteCandidates)
             shared.remoteCandidates += min(room, allowed.count)
             return room
         }
-        let usable = Array(allowed.prefix(room))
+        let usable = Self.withinLimit(allowed, room: room)
         if allowed.count > usable.count {
             logger.info("remote candidates over the limit refused", ["count": allowed.count - usable.count, "limit": configuration.remoteCandidateLimit])
             refused += allowed.count - usable.count
@@ -153,6 +154,13 @@ extension ICEAgentCore {
         guard added >= 0 else { throw .badRemoteCandidate(usable[0].text, reason: "libnice refused the candidates") }
         logger.debug("remote candidates added", ["count": added])
         return Int(added)
+    }
+
+    /// The first `room` of `candidates`, UDP ones before TCP ones, each kind in the order given.
+    static func withinLimit(_ candidates: [(text: String, candidate: ICECandidate)], room: Int)
+        -> [(text: String, candidate: ICECandidate)]
+    {
+        Array((candidates.filter { !$0.candidate.isTCP } + candidates.filter { $0.candidate.isTCP }).prefix(room))
     }
 
     func remoteCandidatesComplete() {
