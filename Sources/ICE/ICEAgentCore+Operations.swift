@@ -41,6 +41,12 @@ extension ICEAgentCore {
         if shared.withLock({ $0.closed }) { throw .closed }
         let candidates = localCandidates(handle)
         guard !candidates.isEmpty else { throw .gatheringFailed(reason: "no local candidates") }
+        // An active TCP candidate opens no socket until it connects, so libnice makes one even on an address
+        // that is not this machine's: with nothing else there is nothing a peer can reach.
+        guard candidates.contains(where: { $0.tcpType != "active" }) else {
+            throw .gatheringFailed(reason: configuration.localAddresses.isEmpty
+                ? "no local candidates" : "cannot open a socket on \(configuration.localAddresses.joined(separator: ", "))")
+        }
         logger.debug("gathered", ["candidates": candidates.count])
         return candidates
     }
