@@ -9,7 +9,8 @@ final class ChromiumICETCPTests: XCTestCase {
     /// udp`: the call's and Chromium's STUN, DTLS and RTP alike). Chromium opens the page, connects over
     /// TCP to the call's passive candidate (its port from `--ice-ports`), and decodes the test pattern with
     /// the bars' colours; the call's `/stats` and Chromium's getStats both say the selected pair is TCP,
-    /// and nftables' counter shows the UDP that was tried and dropped.
+    /// and nftables' counter shows the UDP that was tried and dropped. (Measured: the page decodes its 30th
+    /// frame about 2.4 s after it opened; the whole run takes about 10 s in the namespace.)
     func testChromiumDecodesOverICETCPWhenUDPIsBlocked() throws {
         guard EndToEnd.isInsideNamespace else {
             return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumICETCPTests/testChromiumDecodesOverICETCPWhenUDPIsBlocked", timeout: 150)
@@ -81,5 +82,6 @@ final class ChromiumICETCPTests: XCTestCase {
         let dropped = counters.stdout.range(of: #"packets [0-9]+"#, options: .regularExpression)
             .flatMap { Int(counters.stdout[$0].dropFirst("packets ".count)) } ?? 0
         XCTAssertGreaterThan(dropped, 0, "nftables dropped no UDP: \(counters.stdout)")
+        XCTAssertEqual(call.stop(), 0, "the call stops cleanly on SIGTERM after a TCP viewer:\n\(call.log)")
     }
 }
