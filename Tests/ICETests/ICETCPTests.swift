@@ -121,6 +121,20 @@ final class ICETCPTests: XCTestCase {
         XCTAssertEqual(limited.statistics.remoteCandidatesRefused, 2)
     }
 
+    /// When UDP works too, UDP wins: two agents given each other's every candidate (UDP, passive and active
+    /// TCP) select a UDP pair on both sides.
+    func testUDPWinsWhenBothWork() throws {
+        let pair = try ICETestPair(consentFreshness: false)
+        defer { pair.close() }
+        XCTAssertTrue(pair.offererCandidates.contains { $0.tcpType == "passive" } && pair.answererCandidates.contains { $0.tcpType == "passive" })
+        try pair.exchangeEverything()
+        try pair.waitUntilBothReady()
+        usleep(200_000)  // let the TCP checks finish too: the selection must not move to them
+        XCTAssertEqual(pair.offerer.selectedPair?.transport, "udp", "\(String(describing: pair.offerer.selectedPair))")
+        XCTAssertEqual(pair.answerer.selectedPair?.transport, "udp", "\(String(describing: pair.answerer.selectedPair))")
+        XCTAssertFalse(pair.offererLog.events.contains { if case .selectedPairChanged(let p) = $0 { p.transport == "tcp" } else { false } })
+    }
+
     /// Two libnice agents on a TCP pair only: the controlling one is given nothing but the other's passive
     /// TCP candidate (the controlled one none: it learns the peer from the checks on the accepted
     /// connection). Both reach READY on a `tcp` pair, and 300 datagrams of seeded sizes (1…1200 bytes) each
