@@ -66,6 +66,9 @@ public final class ICEAgent: Sendable {
             self.local = local
             self.remote = remote
         }
+
+        /// `udp`, or `tcp` for an ICE-TCP pair (RFC 6544), from our side's candidate.
+        public var transport: String { local.isTCP ? "tcp" : "udp" }
     }
 
     /// What the agent tells its owner, on the agent's own thread, in the order it happened.
@@ -181,7 +184,8 @@ public final class ICEAgent: Sendable {
 
     /// Adds one remote candidate, `candidate:…` (with or without `a=`) as in SDP or a trickle fragment.
     /// Candidates libnice cannot use here are skipped and `false` returned: component 2 (we use rtcp-mux),
-    /// TCP, and host names (mDNS `.local`: the peer is then learned as peer-reflexive from its checks).
+    /// TCP ones when ICE-TCP is off or without a known `tcptype` (RFC 6544: `active`, `passive`, `so`), and
+    /// host names (mDNS `.local`: the peer is then learned as peer-reflexive from its checks).
     ///
     /// - Throws: ``ICEError/badRemoteCandidate(_:reason:)`` for a malformed candidate.
     @discardableResult
@@ -238,6 +242,12 @@ public final class ICEAgent: Sendable {
     public var selectedPair: CandidatePair? { core.selectedPair() }
 
     public var statistics: Statistics { core.statistics }
+
+    /// A `gboolean` property of the libnice agent (`ice-tcp`, `ice-udp`), for tests.
+    func libniceBool(_ name: String) -> Bool? {
+        guard let handle = try? core.agentHandle() else { return nil }
+        return cnice_get_bool(handle.agent, name) != 0
+    }
 
     /// A `guint` property of the libnice agent (`stun-pacing-timer`, `max-connectivity-checks`), for tests.
     func libniceUInt(_ name: String) -> UInt32? {

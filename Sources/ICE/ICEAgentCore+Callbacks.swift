@@ -74,7 +74,11 @@ extension ICEAgentCore {
         case .stateChanged(.ready):
             flushQueue()  // before `state` says ready
             publish(.ready)
-            logger.debug("ready", ["pair": selectedPair().map { "\($0.local.address):\($0.local.port)>\($0.remote.address):\($0.remote.port)" } ?? "-"])
+            let pair = selectedPair()
+            logger.debug("ready", [
+                "pair": pair.map { "\($0.local.address):\($0.local.port)>\($0.remote.address):\($0.remote.port)" } ?? "-",
+                "transport": pair?.transport ?? "-",
+            ])
         case .stateChanged(.failed):
             let failure = publish(.failed)
             logger.debug("failed", ["grace_ms": GLibMainLoop.milliseconds(configuration.failedGracePeriod)])
@@ -149,10 +153,18 @@ extension ICEAgentCore {
         }
     }
 
-    /// Why a parsed remote candidate cannot be given to libnice here, or nil.
-    static func unusableReason(_ candidate: ICECandidate) -> String? {
+    /// Why a parsed remote candidate cannot be given to libnice here, or nil. TCP ones (RFC 6544 §4.5) need
+    /// ICE-TCP on (``ICEAgent/Configuration/iceTCP``) and a `tcptype` of `active`, `passive` or `so`
+    /// (libnice reads a TCP candidate without one as `so`, with a GLib critical).
+    static func unusableReason(_ candidate: ICECandidate, iceTCP: Bool) -> String? {
         if candidate.component != 1 { return "component \(candidate.component) (rtcp-mux uses 1 only)" }
-        if candidate.transport.lowercased() != "udp" { return "transport \(candidate.transport)" }
+        if candidate.isTCP {
+            guard iceTCP else { return "transport TCP (ICE-TCP is off)" }
+            guard let type = candidate.tcpType else { return "TCP without tcptype" }
+            guard ["active", "passive", "so"].contains(type) else { return "tcptype \(type)" }
+        } else if candidate.transport.lowercased() != "udp" {
+            return "transport \(candidate.transport)"
+        }
         if candidate.hasHostName { return "host name (mDNS is not resolved; learned as peer-reflexive)" }
         if case .other(let type) = candidate.kind { return "type \(type)" }
         return nil

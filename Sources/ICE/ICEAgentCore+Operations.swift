@@ -41,6 +41,12 @@ extension ICEAgentCore {
         if shared.withLock({ $0.closed }) { throw .closed }
         let candidates = localCandidates(handle)
         guard !candidates.isEmpty else { throw .gatheringFailed(reason: "no local candidates") }
+        // An active TCP candidate opens no socket until it connects, so libnice makes one even on an address
+        // that is not this machine's: with nothing else there is nothing a peer can reach.
+        guard candidates.contains(where: { $0.tcpType != "active" }) else {
+            throw .gatheringFailed(reason: configuration.localAddresses.isEmpty
+                ? "no local candidates" : "cannot open a socket on \(configuration.localAddresses.joined(separator: ", "))")
+        }
         logger.debug("gathered", ["candidates": candidates.count])
         return candidates
     }
@@ -98,7 +104,7 @@ extension ICEAgentCore {
         var firstSkipped: (reason: String, candidate: ICECandidate)?
         var firstRefused: (reason: String, candidate: ICECandidate)?
         let allowed = candidates.filter { text, candidate in
-            if let reason = Self.unusableReason(candidate) {
+            if let reason = Self.unusableReason(candidate, iceTCP: configuration.iceTCP) {
                 skipped += 1
                 if firstSkipped == nil { firstSkipped = (reason, candidate) }
                 return false
@@ -120,13 +126,14 @@ extension ICEAgentCore {
                 "count": refused, "reason": firstRefused.reason, "candidate": firstRefused.candidate.sdpValue,
             ])
         }
-        // The limit: the first ones within it are taken, in the order given.
+        // The limit: the first ones within it are taken, UDP ones before TCP ones (a TCP pair only serves a
+        // peer whose network blocks UDP: it must not crowd a UDP candidate out), else in the order given.
         let room = shared.withLock { shared in
             let room = max(0, configuration.remoteCandidateLimit - shared.remoteCandidates)
             shared.remoteCandidates += min(room, allowed.count)
             return room
         }
-        let usable = Array(allowed.prefix(room))
+        let usable = Self.withinLimit(allowed, room: room)
         if allowed.count > usable.count {
             logger.info("remote candidates over the limit refused", ["count": allowed.count - usable.count, "limit": configuration.remoteCandidateLimit])
             refused += allowed.count - usable.count
@@ -153,6 +160,13 @@ extension ICEAgentCore {
         guard added >= 0 else { throw .badRemoteCandidate(usable[0].text, reason: "libnice refused the candidates") }
         logger.debug("remote candidates added", ["count": added])
         return Int(added)
+    }
+
+    /// The first `room` of `candidates`, UDP ones before TCP ones, each kind in the order given.
+    static func withinLimit(_ candidates: [(text: String, candidate: ICECandidate)], room: Int)
+        -> [(text: String, candidate: ICECandidate)]
+    {
+        Array((candidates.filter { !$0.candidate.isTCP } + candidates.filter { $0.candidate.isTCP }).prefix(room))
     }
 
     func remoteCandidatesComplete() {

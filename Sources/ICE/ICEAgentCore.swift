@@ -138,7 +138,8 @@ final class ICEAgentCore: Sendable {
         let handle = NiceAgentHandle(agent)
 
         cnice_set_bool(agent, "controlling-mode", configuration.role == .controlling ? 1 : 0)
-        cnice_set_bool(agent, "ice-tcp", 0)  // UDP only: what browsers use with BUNDLE; fewer sockets
+        // ICE-TCP (RFC 6544) for peers whose network blocks UDP: passive and active TCP host candidates.
+        cnice_set_bool(agent, "ice-tcp", configuration.iceTCP ? 1 : 0)
         cnice_set_bool(agent, "upnp", 0)  // never ask the LAN's router for mappings
         nice_agent_set_software(agent, "screencast")
         cnice_set_uint(agent, "stun-pacing-timer", configuration.checkPacingMilliseconds)

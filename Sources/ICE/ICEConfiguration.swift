@@ -22,8 +22,19 @@ extension ICEAgent {
         /// Gather relayed candidates only (`RTCIceTransportPolicy` "relay"; libnice's `force-relay`): the
         /// peer then never learns a local address. Needs ``turnServers``.
         public var relayOnly: Bool
-        /// Local ports for host candidates (all of them when nil).
+        /// Local ports for host candidates, UDP and passive TCP alike (all of them when nil): libnice picks a
+        /// random port of the range for each and walks on from it to the first free one (`--ice-ports`). An
+        /// active TCP candidate binds no port until it connects (RFC 6544 §4.5: advertised as port 9).
         public var portRange: ClosedRange<UInt16>?
+        /// ICE-TCP (RFC 6544, framing RFC 4571; `--ice-tcp on|off`): besides each UDP host candidate, a passive
+        /// TCP one (a listening socket a peer that cannot use UDP connects to) and an active one (we connect to
+        /// a peer's passive candidate), and TCP remote candidates are checked. TCP candidates rank below every
+        /// UDP one but relayed ones (libnice halves the type preference of TCP for datagram traffic:
+        /// host 60 against UDP's host 120, server-reflexive 100, peer-reflexive 110; RFC 6544 §4.2), so a
+        /// UDP pair wins whenever one works. Datagrams go as RFC 4571 frames (a 16-bit length before each) and
+        /// arrive whole, one ``ICEAgent/send(_:)`` per frame; one the socket cannot take now is dropped, not
+        /// queued, as on UDP.
+        public var iceTCP: Bool
         /// How long ``ICEAgent/gatherCandidates()`` waits for gathering to finish before it returns what it
         /// has (server-reflexive and relayed candidates that come later are trickled as events).
         public var gatheringTimeLimit: Duration
@@ -65,7 +76,7 @@ extension ICEAgent {
         public init(
             role: Role, localAddresses: [String] = [], stunServer: ICEServerAddress? = nil,
             turnServers: [TURNServer] = [], relayOnly: Bool = false, portRange: ClosedRange<UInt16>? = nil,
-            gatheringTimeLimit: Duration = .seconds(3), connectTimeLimit: Duration = .seconds(30),
+            iceTCP: Bool = true, gatheringTimeLimit: Duration = .seconds(3), connectTimeLimit: Duration = .seconds(30),
             failedGracePeriod: Duration = .seconds(5), consentFreshness: Bool = false, sendQueueLimit: Int = 256,
             remoteCandidatePolicy: RemoteCandidatePolicy? = nil, remoteCandidateLimit: Int = 32,
             checkPacingMilliseconds: UInt32 = 50, checkLimit: UInt32 = 64
@@ -76,6 +87,7 @@ extension ICEAgent {
             self.turnServers = turnServers
             self.relayOnly = relayOnly
             self.portRange = portRange
+            self.iceTCP = iceTCP
             self.gatheringTimeLimit = gatheringTimeLimit
             self.connectTimeLimit = connectTimeLimit
             self.failedGracePeriod = failedGracePeriod

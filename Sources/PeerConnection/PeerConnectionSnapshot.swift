@@ -78,6 +78,7 @@ extension PeerConnection {
                     ("local", .string("\(pair.local.address):\(pair.local.port)")),
                     ("remote", .string("\(pair.remote.address):\(pair.remote.port)")),
                     ("remoteType", .string(pair.remote.kind.token)),
+                    ("transport", .string(pair.transport)),
                 ])
             } ?? .null
             let stream = sender.stream, nack = sender.nack, reports = sender.reports

@@ -44,6 +44,7 @@ extension PeerConnectionStateMachine {
             logger.info("peer connected", [
                 "peer": id, "srtp": keys.profile.description, "after.ms": (now - createdMicros) / 1000,
                 "pair": selectedPair.map { "\($0.remote.address):\($0.remote.port)" } ?? "-",
+                "transport": selectedPair?.transport ?? "-",
             ])
             output.events.append(.connected)
             apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), &output, now)

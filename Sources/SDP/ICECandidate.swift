@@ -111,6 +111,12 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for a TCP candidate (RFC 6544 §4.5: transport `TCP`, any case).
+    public var isTCP: Bool { transport.lowercased() == "tcp" }
+
+    /// A TCP candidate's `tcptype` (RFC 6544 §4.5: `active`, `passive` or `so`), lowercased; nil when absent.
+    public var tcpType: String? { extensions.first { $0.name == "tcptype" }?.value.lowercased() }
+
     /// True when the address is a host name rather than an IP literal (e.g. an mDNS `.local` name).
     public var hasHostName: Bool { !ICECandidate.isIPLiteral(address) }
 

@@ -44,7 +44,8 @@ final class LightViewer: @unchecked Sendable {
     /// (the handshake goes on in the background).
     func join(client: WHEPClient, certificate: DTLSCertificate) throws {
         let agent = try ICEAgent(
-            configuration: ICEAgent.Configuration(role: .controlling, localAddresses: ["127.0.0.1"]),
+            // UDP only, as a browser whose UDP works connects: no TCP sockets or checks per light viewer.
+            configuration: ICEAgent.Configuration(role: .controlling, localAddresses: ["127.0.0.1"], iceTCP: false),
             logger: Logger(component: "viewer.ice", threshold: .warning),
             onEvent: { [weak self] event in
                 if case .expired(let why) = event { self?.expired(why) }

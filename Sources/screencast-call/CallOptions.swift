@@ -120,7 +120,9 @@ struct CallOptions {
                                    which viewers' ICE candidates are checked and sent to (default: loopback
                                    when every --ice-address is loopback, else any); others are refused
           --stun HOST:PORT         add a server-reflexive candidate from this STUN server
-          --ice-ports MIN-MAX      local UDP ports for ICE host candidates (default: any)
+          --ice-ports MIN-MAX      local UDP and TCP ports for ICE host candidates (default: any)
+          --ice-tcp on|off         TCP candidates beside UDP for viewers whose network blocks UDP (ICE-TCP,
+                                   RFC 6544; default on); UDP pairs win when both work
           --turn URL               add relayed candidates: turn:[USER:PASS@]HOST[:PORT][?transport=udp|tcp]
                                    (or turns:); repeatable
           --max-viewers N          viewers at once, 1-256 (default 16); more get 503
@@ -168,7 +170,7 @@ struct CallOptions {
             options: Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
+                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions),
@@ -308,6 +310,11 @@ struct CallOptions {
                 throw UsageError("--ice-ports must be MIN-MAX within 1-65535, not '\(ports)'")
             }
             ice.portRange = low...high
+        }
+        switch arguments.string("ice-tcp") {
+        case nil, "on": ice.iceTCP = true
+        case "off": ice.iceTCP = false
+        case let other?: throw UsageError("--ice-tcp must be on or off, not '\(other)'")
         }
         for url in arguments.strings("turn") {
             ice.turnServers.append(try Self.turnServer(url))

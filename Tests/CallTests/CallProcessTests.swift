@@ -11,7 +11,7 @@ final class CallProcessTests: CallTestCase {
         let call = TestPaths.executable("screencast-call")
         let help = try ProcessRunner.run(call, ["--help"])
         XCTAssertEqual(help.status, 0)
-        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends", "--remote-candidates", "--consent-timeout"] {
+        for option in ["--socket", "--source", "--bitrate", "--max-fps", "--min-fps", "--keyframe-spacing", "--record-ivf", "--stats-interval", "--exit-when-source-ends", "--remote-candidates", "--consent-timeout", "--ice-tcp"] {
             XCTAssertTrue(help.stdout.contains(option), option)
         }
         for (arguments, reason) in [
@@ -25,6 +25,7 @@ final class CallProcessTests: CallTestCase {
             (["--keyframe-spacing", "61"], "--keyframe-spacing must be"),
             (["--pattern-size", "10x10"], "--pattern-size must be WxH"),
             (["--remote-candidates", "public"], "--remote-candidates must be any, private or loopback, not 'public'"),
+            (["--ice-tcp", "yes"], "--ice-tcp must be on or off, not 'yes'"),
             (["--ice-address", "localhost"], "--ice-address must be an IP address, not 'localhost'"),
             // 192.0.2.1 (RFC 5737 TEST-NET-1) is on no interface: bind(2) says so, before libnice would gather nothing.
             (["--ice-address", "192.0.2.1"], "--ice-address 192.0.2.1 is not an address of this machine (Cannot assign requested address)"),

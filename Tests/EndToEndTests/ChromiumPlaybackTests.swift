@@ -61,6 +61,8 @@ final class ChromiumPlaybackTests: XCTestCase {
         let peerStats = try XCTUnwrap(peer, "/stats never showed the peer")
         XCTAssertEqual(peerStats["state"] as? String, "connected")
         XCTAssertEqual((peerStats["pair"] as? [String: Any])?["remoteType"] as? String, "prflx")
+        // ICE-TCP is on (the default) and Chromium has TCP candidates too: UDP still wins.
+        XCTAssertEqual((peerStats["pair"] as? [String: Any])?["transport"] as? String, "udp")
         XCTAssertGreaterThanOrEqual(peerStats["receiverReports"] as? Int ?? 0, 1)
     }
 }

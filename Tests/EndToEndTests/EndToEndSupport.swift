@@ -210,9 +210,11 @@ final class CallUnderTest: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
+        // Through ProcessRunner: after stop() reaped an exit Foundation missed, Foundation's isRunning stays
+        // true and waitUntilExit() never returns (seen: ChromiumICETCPTests hung here until its 150 s limit).
+        if ProcessRunner.isRunning(process) {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = ProcessRunner.wait(for: process, timeout: 10)
         }
         folder.remove()
     }

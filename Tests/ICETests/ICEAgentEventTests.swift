@@ -45,13 +45,16 @@ final class ICEAgentEventTests: XCTestCase {
         XCTAssertFalse(pair.offererLog.events.dropFirst(count).contains { if case .localCandidate = $0 { true } else { false } })
     }
 
-    /// Gathering on both loopbacks gives a host candidate for each family, IPv4 and IPv6, with their own ports.
+    /// Gathering on both loopbacks gives a host candidate for each family, IPv4 and IPv6, with their own ports
+    /// (UDP, and with ICE-TCP a passive and an active TCP one for each).
     func testBothAddressFamilies() throws {
         let agent = try ICEAgent(configuration: .init(role: .controlled, localAddresses: ["127.0.0.1", "::1"]), onDatagram: { _ in })
         defer { agent.close() }
         let candidates = try agent.gatherCandidates()
         XCTAssertEqual(Set(candidates.map(\.address)), ["127.0.0.1", "::1"])
-        XCTAssertTrue(candidates.allSatisfy { $0.kind == .host && $0.component == 1 && $0.transport.lowercased() == "udp" })
+        XCTAssertEqual(candidates.filter { !$0.isTCP }.map(\.address).sorted(), ["127.0.0.1", "::1"])
+        XCTAssertEqual(candidates.compactMap(\.tcpType).sorted(), ["active", "active", "passive", "passive"])
+        XCTAssertTrue(candidates.allSatisfy { $0.kind == .host && $0.component == 1 })
         XCTAssertTrue(candidates.allSatisfy { !$0.hasHostName })
         XCTAssertEqual(Set(candidates.map(\.foundation)).count, candidates.count, "a foundation per base address")
         // Each parses back from its own SDP text, as the answer carries it.

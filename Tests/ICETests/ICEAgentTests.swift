@@ -283,7 +283,7 @@ final class ICEAgentTests: XCTestCase {
         XCTAssertFalse(try agent.addRemoteCandidate(
             "candidate:1 1 udp 2122260223 3e0a1b2c-0000-4000-8000-000000000000.local 54321 typ host generation 0"))
         XCTAssertFalse(try agent.addRemoteCandidate("candidate:1 2 udp 2122260222 127.0.0.1 5001 typ host"))
-        XCTAssertFalse(try agent.addRemoteCandidate("candidate:1 1 tcp 1518280447 127.0.0.1 9 typ host tcptype active"))
+        XCTAssertFalse(try agent.addRemoteCandidate("candidate:1 1 tcp 1518280447 127.0.0.1 9 typ host"))  // no tcptype
         // Usable, in the forms browsers and WHEP trickle fragments use.
         XCTAssertTrue(try agent.addRemoteCandidate("a=candidate:1 1 UDP 2122260223 127.0.0.1 5000 typ host\r\n"))
         XCTAssertTrue(try agent.addRemoteCandidate(

@@ -85,22 +85,24 @@ final class ICEConfigurationTests: XCTestCase {
         ])
     }
 
-    /// Of a peer's candidates, libnice gets the UDP, component-1, IP-literal ones of known types; the rest
-    /// are skipped (not errors); malformed ones are the peer's error, nothing applied.
+    /// Of a peer's candidates, libnice gets the UDP and TCP (with a known `tcptype`), component-1, IP-literal
+    /// ones of known types; the rest are skipped (not errors); malformed ones are the peer's error, nothing
+    /// applied.
     func testWhichRemoteCandidatesAreUsed() throws {
         let agent = try ICEAgent(configuration: .init(role: .controlled, localAddresses: ["127.0.0.1"]), onDatagram: { _ in })
         defer { agent.close() }
         _ = try agent.gatherCandidates()
         try agent.setRemoteCredentials(.init(ufrag: "peer", password: "peerpassword0123456789"))
         let skipped = [
-            "candidate:1 2 udp 100 127.0.0.1 9000 typ host", "candidate:2 1 tcp 100 127.0.0.1 9 typ host tcptype active",
+            "candidate:1 2 udp 100 127.0.0.1 9000 typ host", "candidate:2 1 tcp 100 127.0.0.1 9 typ host",
             "candidate:3 1 udp 100 abcd.local 9001 typ host", "candidate:4 1 udp 100 127.0.0.1 9002 typ x-future",
         ]
         XCTAssertEqual(try agent.addRemoteCandidates(skipped), 0)
         XCTAssertFalse(try agent.addRemoteCandidate(skipped[0]))
         let usable = ["candidate:5 1 udp 2130706431 127.0.0.1 9003 typ host",
-                      "a=candidate:6 1 UDP 1694498815 127.0.0.1 9004 typ srflx raddr 127.0.0.1 rport 9003\r\n"]
-        XCTAssertEqual(try agent.addRemoteCandidates(skipped + usable), 2)
+                      "a=candidate:6 1 UDP 1694498815 127.0.0.1 9004 typ srflx raddr 127.0.0.1 rport 9003\r\n",
+                      "candidate:9 1 tcp 1518280447 127.0.0.1 9 typ host tcptype active"]
+        XCTAssertEqual(try agent.addRemoteCandidates(skipped + usable), 3)
         XCTAssertThrowsError(try agent.addRemoteCandidates([usable[0], "candidate:7 1 udp x 127.0.0.1 9 typ host"])) { error in
             XCTAssertEqual(error as? ICEError, .badRemoteCandidate("candidate:7 1 udp x 127.0.0.1 9 typ host", reason:
                 "SDP line 0: bad a=candidate: bad priority x"))

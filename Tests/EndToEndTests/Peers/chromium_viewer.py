@@ -25,7 +25,8 @@ Options:
                      loads, make the receiver's jitterBufferTarget/playoutDelayHint setters no-ops and drop
                      the playout-delay a=extmap from the call's answer
 
-The report also has "lowLatency": the receiver's jitterBufferTarget and playoutDelayHint as the page left
+The report also has "selectedPair" (Chromium's selected candidate pair: local and remote protocol, type,
+the remote address and port) and "lowLatency": the receiver's jitterBufferTarget and playoutDelayHint as the page left
 them, the answer's a=extmap lines, and Chromium's jitter buffer figures (inbound-rtp jitterBufferDelay /
 jitterBufferEmittedCount as ms per frame, and jitterBufferTargetDelay likewise).
 """
@@ -102,6 +103,21 @@ pc.getStats().then((report) => {
 """
 
 
+# Chromium's own view of the transport: the selected candidate pair's local and remote candidates.
+SELECTED_PAIR = """
+const done = arguments[0], pc = window.screencastViewer && window.screencastViewer.pc;
+if (!pc) return done(null);
+pc.getStats().then((report) => {
+  let pair = null;
+  report.forEach((s) => { if (s.type === "transport" && s.selectedCandidatePairId) pair = report.get(s.selectedCandidatePairId); });
+  if (!pair) return done(null);
+  const local = report.get(pair.localCandidateId) || {}, remote = report.get(pair.remoteCandidateId) || {};
+  done({ state: pair.state, localProtocol: local.protocol, localType: local.candidateType, localTcpType: local.tcpType || null,
+         remoteProtocol: remote.protocol, remoteType: remote.candidateType, remoteAddress: remote.address, remotePort: remote.port });
+}, () => done(null));
+"""
+
+
 def start_browser(profile, insecure_https=False):
     """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
     chromium_e2ee.py)."""
@@ -157,6 +173,7 @@ def main():
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null") or stats
         result["stats"] = stats
         result["lowLatency"] = driver.execute_async_script(LOW_LATENCY)
+        result["selectedPair"] = driver.execute_async_script(SELECTED_PAIR)
         result["elapsedMs"] = round((time.monotonic() - start) * 1000)
         result["state"] = driver.execute_script("return document.body.dataset.state || null")
         size = driver.execute_script("const v = document.getElementById('video'); return [v.videoWidth, v.videoHeight, v.paused]")
