@@ -35,6 +35,10 @@ enum CallTool {
             }
         }
         let logger = Logger(component: "call", threshold: options.logLevel)
+        // Descriptors: viewers, HTTP and ICE-TCP connections each hold one (OpenFileLimit says why the hard limit).
+        if let (before, after) = OpenFileLimit.raiseToHard(), after != before {
+            logger.debug("open file limit raised", ["from": before, "to": after])
+        }
         do {
             return try run(options.configuration(passphrase: passphrase), logger: logger)
         } catch {

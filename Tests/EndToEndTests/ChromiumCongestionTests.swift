@@ -158,7 +158,7 @@ final class ChromiumCongestionTests: XCTestCase {
     func watch(seconds: Int, extraArguments: [String] = [], step: (Double, Int) throws -> Int) throws
         -> (samples: [(t: Double, target: Int, acknowledged: Int?)], report: [String: Any], congestion: [String: Any]?) {
         let frames = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/terminal-scroll.frames").path
-        let call = try CallUnderTest(["--source", "file:" + frames, "--ice-ports", "40960-41023"] + extraArguments)
+        let call = try CallUnderTest(["--source", "file:" + frames, "--ice-ports", "40960-41023", "--ice-tcp", "off"] + extraArguments)
         defer { call.stop() }
         let profile = call.folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)

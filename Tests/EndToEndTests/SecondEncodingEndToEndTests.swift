@@ -67,7 +67,7 @@ final class SecondEncodingEndToEndTests: XCTestCase {
             atPath: keys.path("key"), contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
         let e2eeArguments = ["--e2ee-key-file", keys.path("key")]
         let fragment = "#key=" + passphrase.utf8.map { String(format: "%%%02X", $0) }.joined()
-        let call = try CallUnderTest(["--ice-ports", "40960-41023", "--bitrate", "1500"] + e2eeArguments)
+        let call = try CallUnderTest(["--ice-ports", "40960-41023", "--ice-tcp", "off", "--bitrate", "1500"] + e2eeArguments)
         defer { call.stop() }
         // Its log is read as it comes (a pipe nobody reads would block the agent once 64 KiB of log filled it) and
         // its last lines are printed with the figures.

@@ -24,7 +24,7 @@ final class SlowViewerEndToEndTests: XCTestCase {
         let frames = TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/terminal-scroll.frames").path
         // The droppable cadence's path: without the second encoding, which would move this viewer off the main one
         // (SecondEncodingEndToEndTests).
-        let call = try CallUnderTest(["--source", "file:" + frames, "--ice-ports", "40960-41023", "--bitrate", "1500", "--second-encoding", "off"])
+        let call = try CallUnderTest(["--source", "file:" + frames, "--ice-ports", "40960-41023", "--ice-tcp", "off", "--bitrate", "1500", "--second-encoding", "off"])
         defer { call.stop() }
         let profile = call.folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)

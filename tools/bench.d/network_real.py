@@ -183,7 +183,8 @@ def profile_run(leg, driver, shape, our_target, step_seconds):
 def leg_ours(out, display, step_seconds, bin_dir):
     sock = os.path.join(out, "ours-agent.sock")
     call = procs.start("call", [os.path.join(bin_dir, "screencast-call"), "--http", HTTP, "--ice-address",
-                                "127.0.0.1", "--ice-ports", "%d-%d" % CALL_PORTS, "--socket", sock, "--stats-interval", "0"],
+                                "127.0.0.1", "--ice-ports", "%d-%d" % CALL_PORTS, "--ice-tcp", "off",  # the shaping is on UDP
+                                "--socket", sock, "--stats-interval", "0"],
                        log_path=os.path.join(out, "ours-call.log"))
     stats = lambda: procs.http_json("http://%s/stats" % HTTP)  # noqa: E731
     if not procs.wait_for(lambda: os.path.exists(sock), 10):
