@@ -27,7 +27,7 @@ public struct SocketPath: Sendable, Hashable, CustomStringConvertible {
         string = path
     }
 
-    /// The project's default socket (DESIGN.md, "Conventions"): `$XDG_RUNTIME_DIR/screencast/agent.sock`
+    /// The project's default socket (docs/architecture.md, "Conventions"): `$XDG_RUNTIME_DIR/screencast/agent.sock`
     /// when `XDG_RUNTIME_DIR` is set to an absolute path, else `/tmp/screencast-$UID/agent.sock`.
     ///
     /// - Parameters:

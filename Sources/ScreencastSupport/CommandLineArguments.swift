@@ -7,7 +7,7 @@ public struct UsageError: Error, CustomStringConvertible, Equatable {
     public var description: String { reason }
 }
 
-/// Exit codes shared by every executable (see DESIGN.md, "Conventions", and README, "Exit codes"). One rule:
+/// Exit codes shared by every executable (see docs/architecture.md, "Conventions", and README, "Exit codes"). One rule:
 /// what the user fixes by changing the command line is ``usage``; what failed while running, or outside the
 /// command line's reach, is ``failure``.
 public enum ExitCode {
