@@ -25,10 +25,12 @@ enum CallServer {
         // The test pattern changes every frame: a low rate there is load, not a still screen.
         if case .testPattern = call.source.fallback { configuration.sourceSendsOnlyChanges = false }
         let identity: TLSIdentity?
+        var certificateKept = false
         do {
             if call.share, let state = call.shareState {
                 let (kept, wasKept) = try state.identity(logger: logger)
                 identity = kept
+                certificateKept = wasKept
                 if wasKept { logger.info("https certificate kept from the last run", ["folder": state.folder]) }
             } else {
                 identity = call.https ? try ShareLinks.makeIdentity() : nil
@@ -46,7 +48,7 @@ enum CallServer {
             about.viewerURL.withLock { $0 = base + "/" }
             logger.info("viewer page", ["url": server.viewerURL(token: call.token), "whep": server.baseURL + "/whep"])
             if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
-            if call.share { announce(banner(call, server: server, hosts: hosts, identity: identity)) }
+            if call.share { announce(banner(call, server: server, hosts: hosts, identity: identity, certificateKept: certificateKept)) }
             return server
         } catch {
             throw .httpUnavailable(
@@ -55,9 +57,12 @@ enum CallServer {
     }
 
     /// Share mode: the links for other machines (token included), a QR code of the first, the fingerprint.
-    private static func banner(_ call: CallConfiguration, server: SignalingServer, hosts: [String], identity: TLSIdentity?) -> String {
+    private static func banner(
+        _ call: CallConfiguration, server: SignalingServer, hosts: [String], identity: TLSIdentity?, certificateKept: Bool
+    ) -> String {
         var text = ShareLinks.banner(
-            scheme: server.scheme, hosts: hosts, port: server.port, token: call.token, fingerprint: identity?.fingerprint)
+            scheme: server.scheme, hosts: hosts, port: server.port, token: call.token, fingerprint: identity?.fingerprint,
+            certificateKept: certificateKept)
         if call.e2ee != nil {
             text += "  End-to-end encrypted: a link alone shows nothing. Send the passphrase apart from it; viewers type it\n"
                 + "  in the page, or add #key=PASSPHRASE to the link.\n"

@@ -24,9 +24,9 @@ public enum ShareLinks {
             fingerprint: certificate.fingerprint.value)
     }
 
-    /// The addresses viewers on other machines can use: every up, non-loopback interface address (IPv4
-    /// first, then IPv6 without link-local ones), from `getifaddrs`. When the server is bound to one address,
-    /// only that one.
+    /// The addresses viewers on other machines can use, from `getifaddrs`: for `0.0.0.0` every up, non-loopback
+    /// IPv4 address; for `::` every such IPv6 address but link-local ones (the listener is IPv6-only,
+    /// `IPV6_V6ONLY`, so an IPv4 link would not connect). When the server is bound to one address, only that one.
     public static func reachableHosts(boundTo host: String) -> [String] {
         if host != "0.0.0.0", host != "::" { return [host] }
         var list: UnsafeMutablePointer<ifaddrs>?
@@ -39,7 +39,7 @@ public enum ShareLinks {
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0, let address = entry.pointee.ifa_addr else { continue }
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             switch Int32(address.pointee.sa_family) {
-            case AF_INET:
+            case AF_INET where host == "0.0.0.0":  // a "::" listener is IPv6-only (IPV6_V6ONLY): no IPv4 link
                 var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
                 guard inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count)) != nil else { continue }
                 v4.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -57,7 +57,11 @@ public enum ShareLinks {
 
     /// The lines printed at start: the links (token included), the stats link (`/stats?format=text`, on the first
     /// host, token included), the fingerprint, and what the browser will say.
-    public static func banner(scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?) -> String {
+    /// - Parameter certificateKept: the certificate was kept from an earlier run (the browser's exception for it
+    ///   still holds), not made now.
+    public static func banner(
+        scheme: String, hosts: [String], port: UInt16, token: String?, fingerprint: String?, certificateKept: Bool = false
+    ) -> String {
         let query = token.map { "/?token=\(SignalingServer.percentEncoded($0))" } ?? "/"
         // Bound to loopback (`--http 127.0.0.1:…`): the links work on this machine only, and the banner says so.
         let loopbackOnly = !hosts.isEmpty && hosts.allSatisfy { $0.hasPrefix("127.") || $0 == "::1" || $0 == "[::1]" }
@@ -71,9 +75,11 @@ public enum ShareLinks {
         let statsQuery = "/stats?format=text" + (token.map { "&token=\(SignalingServer.percentEncoded($0))" } ?? "")
         lines.append("  Stats (who is watching, bitrate): \(scheme)://\(hosts.first ?? "127.0.0.1"):\(port)\(statsQuery)")
         if let fingerprint {
-            lines.append("  HTTPS certificate (self-signed, made now) SHA-256:")
+            lines.append("  HTTPS certificate (self-signed, \(certificateKept ? "kept from the last run" : "made now")) SHA-256:")
             lines.append("    \(fingerprint)")
-            lines.append("  The browser warns about it once: compare the fingerprint, then proceed.")
+            lines.append(certificateKept
+                ? "  A browser that accepted it before goes on; one that has not warns once: compare the fingerprint."
+                : "  The browser warns about it once: compare the fingerprint, then proceed.")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -35,6 +35,8 @@ final class ScreenCapturer: Sendable {
         var tookOver = false
         /// It sent a complete frame (decodable or not): it counts as a sender in the stats.
         var sentFrame = false
+        /// Its sound was noted in the log (once).
+        var soundNoted = false
     }
 
     private let hub: SourceHub
@@ -116,7 +118,17 @@ final class ScreenCapturer: Sendable {
             if first { hub.stats.senderSentFirstFrame() }
             handleFrame(frame)
         case .sound:
-            break  // the call's audio source takes sound in a later slice of issue 28; pictures are unaffected
+            // The call has no audio track yet (issue 28's next slice): say so once per sender, not silently.
+            let first = connection.withLock { c -> Bool in
+                guard c?.soundNoted == false else { return false }
+                c?.soundNoted = true
+                return true
+            }
+            if first {
+                logger.warning("the agent sends sound, but this call sends viewers pictures only: its sound is not played yet", [
+                    "connection": connection.withLock { $0?.info.connection ?? 0 },
+                ])
+            }
         case .senderEnded(let info, let reason):
             let ended = connection.withLock { $0.take() }
             hub.stats.connectionEnded(wasSender: ended?.sentFrame ?? false)

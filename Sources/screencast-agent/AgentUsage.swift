@@ -2,10 +2,12 @@
 let agentUsage = """
     Usage: screencast-agent [options]
 
-    Captures the X11 screen and sends it as JPEG frames (raw I420 with --format i420, shared memory with
-    --format shm; Protocol/frame-wire.md) to the call process's Unix socket. Only changes are sent (X
-    DAMAGE); once the screen has been still for a moment one sharper JPEG refresh follows
-    ("paint-over"), and the last frame is repeated every --keepalive seconds.
+    Captures the screen — X11, or a Wayland desktop through the screen-cast portal (--source) — and sends
+    it as JPEG frames (raw I420 with --format i420, shared memory with --format shm; Protocol/frame-wire.md)
+    to the call process's Unix socket, with the sound beside it if asked (--audio). Only changes are sent
+    (X DAMAGE, or the compositor's damage); once the screen has been still for a moment one sharper JPEG
+    refresh follows ("paint-over"), and the last frame is repeated every --keepalive seconds. With no
+    call on the socket nothing is captured until one connects.
 
     Output:
       --socket PATH          the call process's socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,

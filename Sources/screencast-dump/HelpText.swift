@@ -27,14 +27,15 @@ enum HelpText {
 
         Commands:
           inspect [--json] FILE
-              Decode the stream and every body (JPEG decoded, I420 length-checked); print a table and
-              summary, or one JSON document.
+              Decode the stream and every body (JPEG decoded, I420 length-checked) and every sound message
+              (level, duration); print a table and summary, or one JSON document.
           replay FILE [--socket PATH] [--fps N | --as-fast-as-possible] [--loop] [--wait S]
               Send the dump to a reader (the call process, or record) as a sender would.
           record [--socket PATH] --out FILE
               Listen as the call process would and record the first sender byte for byte.
           extract FILE --out DIR [--force]
-              Write each body as DIR/000000.jpg, DIR/000001.jpg, … (I420 bodies as .yuv)
+              Write each body as DIR/000000.jpg, DIR/000001.jpg, … (I420 bodies as .yuv), sound as
+              DIR/sound.wav
 
         Options for every command:
           --log-level LEVEL  debug, info, warn or error (default info); logs go to stderr
@@ -198,7 +199,9 @@ enum HelpText {
         body ("Buffer-Format: I420") is written as DIR/NNNNNN.yuv instead, exactly as sent: planar BT.601
         I420 of Buffer-Width x Buffer-Height in the range its Buffer-Color-Range says (limited from
         screencast-agent: view it with e.g. ffmpeg -f rawvideo -pix_fmt yuv420p -s WxH -i 000000.yuv
-        000000.png; full, or no Buffer-Color-Range: -pix_fmt yuvj420p). DIR and missing parents are made.
+        000000.png; full, or no Buffer-Color-Range: -pix_fmt yuvj420p). Sound messages (screencast-agent
+        --audio) go into DIR/sound.wav (16-bit PCM at their rate and channels; a new file when those change).
+        DIR is made in a folder that exists (a missing parent is refused: a typo leaves no tree of folders).
         The summary on stderr says "wrote N bodies" and how the stream ended.
 
         --force   write into a folder that already holds files (same-named files are replaced, others are

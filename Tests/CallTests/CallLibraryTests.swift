@@ -179,5 +179,10 @@ final class ShareBannerTextTests: XCTestCase {
         let bound = ShareLinks.banner(scheme: "https", hosts: ["127.0.0.5"], port: 8443, token: "t", fingerprint: nil)
         XCTAssertTrue(bound.contains("Sharing on this machine only (the page is bound to loopback). Viewer link:\n    https://127.0.0.5:8443/?token=t\n"), bound)
         XCTAssertFalse(bound.contains("beyond"))
+        let kept = ShareLinks.banner(scheme: "https", hosts: ["192.0.2.7"], port: 8443, token: "t", fingerprint: "AB:CD", certificateKept: true)
+        XCTAssertTrue(kept.contains("HTTPS certificate (self-signed, kept from the last run) SHA-256:\n    AB:CD\n"), kept)
+        XCTAssertFalse(kept.contains("made now"))
+        let made = ShareLinks.banner(scheme: "https", hosts: ["192.0.2.7"], port: 8443, token: "t", fingerprint: "AB:CD")
+        XCTAssertTrue(made.contains("(self-signed, made now)"), made)
     }
 }

@@ -97,6 +97,7 @@ final class ShareModeTests: XCTestCase {
         XCTAssertTrue(second.log.contains("https certificate kept from the last run"), second.log)
         XCTAssertEqual(String(second.link.split(separator: "=").last ?? ""), firstToken, "the same token")
         XCTAssertEqual(second.fingerprint, first.fingerprint, "the same certificate")
+        XCTAssertTrue(second.call.printed.contains { $0.contains("self-signed, kept from the last run") }, "\(second.call.printed)")
         XCTAssertEqual(firstToken.count, 32)
         let folder = state.path("screencast")
         for (path, mode) in [(folder, 0o700), (folder + "/share-token", 0o600), (folder + "/share-certificate.pem", 0o600), (folder + "/share-key.pem", 0o600)] {

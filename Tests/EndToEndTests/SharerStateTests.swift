@@ -37,6 +37,20 @@ final class SharerStateTests: XCTestCase {
         XCTAssertEqual(try wait(for: "paused", call), "paused", "the sender has gone; its last picture stays")
     }
 
+    /// An agent that sends sound (`--audio`) to a call that has no audio track yet: the call says so once, and
+    /// the pictures go on (the sound is not silently dropped without a word).
+    func testSoundTheCallCannotPlayYetIsSaidOnce() throws {
+        let call = try CallUnderTest([])
+        defer { call.stop() }
+        let replay = try ProcessRunner.start(
+            TestPaths.executable("screencast-dump"),
+            ["replay", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/sound/agent-sound.frames").path,
+             "--socket", call.folder.path("agent.sock"), "--wait", "0.1"])
+        XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 30), "the replay ends by itself")
+        XCTAssertNotNil(call.waitForLine("its sound is not played yet", timeout: 5), call.log)
+        XCTAssertEqual(call.log.components(separatedBy: "its sound is not played yet").count - 1, 1, "once per sender")
+    }
+
     func testTheTestPatternIsLiveFromTheStart() throws {
         let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "160x96"])
         defer { call.stop() }
