@@ -53,6 +53,11 @@ struct AgentRun {
             return ExitCode.success
         }
         captureBox.withLock { $0 = capture }
+        // Sound next: a --audio-device the server lacks is the command line's fault (exit 64) before the socket is
+        // touched. Its fragments reach the outputs once they exist (it starts recording only below).
+        let sound = try Self.openSound(options, logger: logger) { [source = options.audio?.rawValue] fragment in
+            outputsBox.withLock { $0 }?.handleSound(fragment, source: source)
+        }
         let dumpPath: String? = switch options.destination {
         case .file(let path): path
         case .socket(_, let record): record
@@ -67,7 +72,6 @@ struct AgentRun {
             sender: sender, dump: dump, logger: logger, orientation: options.orientation, frameLimit: options.frameLimit,
             capture: Self.captureDescription(options), requestStop: { failed in requestStop(failed ? .failure : .frames) })
         outputsBox.withLock { $0 = outputs }
-        let sound = try Self.openSound(options, logger: logger) { [source = options.audio?.rawValue] fragment in outputs.handleSound(fragment, source: source) }
         if stopReason.withLock({ $0 }) != nil { capture.stop() }  // a signal before the box was filled
         capture.start()
         sound?.start()
