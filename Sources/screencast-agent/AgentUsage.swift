@@ -2,12 +2,13 @@
 let agentUsage = """
     Usage: screencast-agent [options]
 
-    Captures the screen — X11, or a Wayland desktop through the screen-cast portal (--source) — and sends
-    it as JPEG frames (raw I420 with --format i420, shared memory with --format shm; Protocol/frame-wire.md)
-    to the call process's Unix socket, with the sound beside it if asked (--audio). Only changes are sent
-    (X DAMAGE, or the compositor's damage); once the screen has been still for a moment one sharper JPEG
-    refresh follows ("paint-over"), and the last frame is repeated every --keepalive seconds. With no
-    call on the socket nothing is captured until one connects.
+    Captures the screen — X11, or a Wayland desktop through the screen-cast portal (--source) — and
+    sends it as JPEG frames (raw I420 with --format i420, shared memory with --format shm;
+    Protocol/frame-wire.md) to the call process's Unix socket, with the sound beside it if asked
+    (--audio). Only changes are sent (X DAMAGE, or the compositor's damage); once the screen has
+    been still for a moment one sharper JPEG refresh follows ("paint-over"), and the last frame is
+    repeated every --keepalive seconds. With no call on the socket nothing is captured until one
+    connects.
 
     Output:
       --socket PATH          the call process's socket (default $XDG_RUNTIME_DIR/screencast/agent.sock,
@@ -100,10 +101,11 @@ let agentUsage = """
     the frame bodies that crossed the socket: with --format shm only a few bytes per frame (the
     picture itself stays in the shared memory).
     SIGINT/SIGTERM: finish or drop the frame being sent, close, exit 0.
-    Exit codes: 0 done (also when the desktop stopped a portal share); 64 bad usage, when the command line must change: an unknown option, a bad value,
-    a --output/--record whose folder is missing, a --socket no call could serve (its folder's parent
-    missing, or a file there that is not a socket), no display (DISPLAY unset and no --display), a
-    --display name that does not parse, a --monitor the display lacks, a --region outside the screen;
-    1 a runtime failure: the X display unusable or lost, no usable screen-cast portal or PipeWire (or
-    the portal refused), a dump that stopped being writable (a full disk).
+    Exit codes: 0 done (also when the desktop stopped a portal share); 64 bad usage, when the
+    command line must change: an unknown option, a bad value, a --output/--record whose folder is
+    missing, a --socket no call could serve (its folder's parent missing, or a file there that is
+    not a socket), no display (DISPLAY unset and no --display), a --display name that does not
+    parse, a --monitor the display lacks, a --region outside the screen; 1 a runtime failure: the X
+    display unusable or lost, no usable screen-cast portal or PipeWire (or the portal refused), a
+    dump that stopped being writable (a full disk).
     """

@@ -72,8 +72,9 @@ final class FrameOutputs: Sendable {
     let sender: FrameSender?
     let dump: DumpFile?
 
-    /// Whether anybody takes the frames now: a dump file always does; a socket only while a call is connected.
-    var hasReader: Bool { dump != nil || sender?.stats.isConnected ?? true }
+    /// Whether the capture should make frames now: a dump file always takes them; `--frames N` is a job of N
+    /// frames (with no call it ends honestly, "sent none"); a socket alone only while a call is connected.
+    var hasReader: Bool { dump != nil || frameLimit != nil || sender?.stats.isConnected ?? true }
     private let logger: Logger
     private let orientation: Int
     private let frameLimit: Int?

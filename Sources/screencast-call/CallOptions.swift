@@ -110,9 +110,9 @@ struct CallOptions {
                                    (unless --http is given), a random token (unless --token is given);
                                    prints a viewer link per address it listens on (IPv4 ones with 0.0.0.0; a
                                    QR code when qrencode is installed), then a line per viewer joining and
-                                   leaving. The token and the self-signed certificate are kept for the next
-                                   start in $XDG_STATE_HOME/screencast (else ~/.local/state/screencast, files
-                                   0600), so a restart keeps open pages and links working
+                                   leaving. The token and the self-signed certificate are kept for the
+                                   next start in $XDG_STATE_HOME/screencast (else
+                                   ~/.local/state/screencast, files 0600): a restart keeps links working
           --new-token              with --share: make a new kept token (old links stop working)
           --ice-address ADDR       gather ICE host candidates on this local address only (repeatable;
                                    default: every address libnice finds, which skips loopback)

@@ -17,9 +17,10 @@ enum StreamingOptions {
                                    every 10 s; /stats shows each under "rtmp-N"
           --rtmp-key-file FILE     the stream key from FILE (one line), appended to the --rtmp URL
                                    (then rtmp://HOST/APP), so it is not in ps; repeat once per --rtmp
-          --rtmp-bitrate KBPS      the H.264 target (CBR, 1-s VBV; default width x height x fps x 0.08)
-          --rtmp-retries N         failed attempts in a row before a destination gives up (default 5;
-                                   0 = never)
+          --rtmp-bitrate KBPS      the H.264 target, 100-100000 (CBR, 1-s VBV; default width x height x
+                                   fps x 0.08)
+          --rtmp-retries N         failed attempts in a row before a destination gives up, 0-1000000
+                                   (default 5; 0 = never)
           --record FILE.mp4        record the H.264 encoding to a fragmented MP4 (a kill loses at most
                                    the last ~2 s; the file still plays)
         """
