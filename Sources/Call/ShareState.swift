@@ -10,9 +10,11 @@ public import Signaling
 ///
 /// The folder is `$XDG_STATE_HOME/screencast`, else `$HOME/.local/state/screencast` (XDG Base Directory
 /// Specification 0.8, "state data"). Files: `share-token` (the token, one line), `share-certificate.pem` and
-/// `share-key.pem` (PKCS #8, unencrypted). A file that others may read, that does not parse, or a certificate
-/// that expires within ``renewalSeconds`` is replaced by a new one (logged); a folder that cannot be written
-/// leaves the call with values of this run only (logged, never fatal).
+/// `share-key.pem` (PKCS #8, unencrypted). A file of another user or that others may read, a weak token, one
+/// that does not parse (an encrypted key too: no pass-phrase prompt), or a certificate that expires within
+/// ``renewalSeconds`` is replaced by a new one (logged); a folder that is not this user's alone is neither
+/// read nor written, and one that cannot be written leaves the call with values of this run only (logged,
+/// never fatal).
 public struct ShareState: Sendable {
     /// The folder the files live in.
     public let folder: String
@@ -34,14 +36,38 @@ public struct ShareState: Sendable {
     /// Returns the token and whether it was kept from an earlier run.
     public func token(fresh: Bool, logger: Logger) -> (token: String, kept: Bool) {
         let path = folder + "/share-token"
-        if !fresh, let text = read(path, logger: logger) {
+        let usable = usableFolder(logger: logger)
+        if usable, !fresh, let text = read(path, logger: logger) {
             let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !token.isEmpty, !token.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) { return (token, true) }
-            logger.warning("kept share token unusable: making a new one", ["path": path])
+            if Self.isStrongToken(token) { return (token, true) }
+            logger.warning("kept share token unusable (16-256 URL-safe characters): making a new one", ["path": path])
         }
         let token = ShareLinks.freshToken()
-        write(token + "\n", to: path, logger: logger)
+        if usable { write(token + "\n", to: path, logger: logger) }
         return (token, false)
+    }
+
+    /// A token worth keeping: 16-256 characters of the URL-safe alphabet (RFC 3986 unreserved), as
+    /// ``ShareLinks/freshToken()`` makes them (32). A one-letter file, or 40 kB that every request would carry
+    /// (libmicrohttpd answers 414), is replaced.
+    public static func isStrongToken(_ token: String) -> Bool {
+        (16...256).contains(token.utf8.count)
+            && token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || [0x2D, 0x5F, 0x2E, 0x7E].contains($0) }
+    }
+
+    /// The folder is ours alone, or does not exist yet (it is then made 0700): owned by this user and not open to
+    /// group or others. A folder others may write could hold a token they chose: it is not used at all (logged;
+    /// the call then runs with values of this run only).
+    private func usableFolder(logger: Logger) -> Bool {
+        var info = stat()
+        guard lstat(folder, &info) == 0 else { return true }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            logger.warning("share state folder not private (not a folder of this user with mode 0700): nothing kept or read", [
+                "folder": folder,
+            ])
+            return false
+        }
+        return true
     }
 
     /// The kept HTTPS identity, or a new one (written for the next start) when there is none, it does not parse,
@@ -49,7 +75,8 @@ public struct ShareState: Sendable {
     /// - Throws: ``DTLSError`` when a new certificate cannot be made.
     public func identity(logger: Logger) throws(DTLSError) -> (identity: TLSIdentity, kept: Bool) {
         let certificatePath = folder + "/share-certificate.pem", keyPath = folder + "/share-key.pem"
-        if let certificateText = read(certificatePath, logger: logger), let keyText = read(keyPath, logger: logger) {
+        let usable = usableFolder(logger: logger)
+        if usable, let certificateText = read(certificatePath, logger: logger), let keyText = read(keyPath, logger: logger) {
             do {
                 let certificate = try DTLSCertificate.fromPEM(certificate: certificateText, privateKey: keyText)
                 if certificate.secondsUntilExpiry > Self.renewalSeconds {
@@ -65,7 +92,7 @@ public struct ShareState: Sendable {
             certificatePEM: try certificate.certificatePEM(), privateKeyPEM: try certificate.privateKeyPEM(),
             fingerprint: certificate.fingerprint.value)
         // The key first: a certificate on disk without its key would be replaced at the next start anyway.
-        if write(identity.privateKeyPEM, to: keyPath, logger: logger) {
+        if usable, write(identity.privateKeyPEM, to: keyPath, logger: logger) {
             write(identity.certificatePEM, to: certificatePath, logger: logger)
         }
         return (identity, false)
@@ -76,8 +103,8 @@ public struct ShareState: Sendable {
     private func read(_ path: String, logger: Logger) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0, info.st_size <= 65_536 else {
-            logger.warning("kept share file refused (not a private regular file): making a new one", ["path": path])
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o077 == 0, info.st_size <= 65_536 else {
+            logger.warning("kept share file refused (not a private regular file of this user): making a new one", ["path": path])
             return nil
         }
         guard let data = FileManager.default.contents(atPath: path) else { return nil }

@@ -169,15 +169,26 @@ public final class SoundCapture: Sendable {
         }
     }
 
-    /// Stops reading; returns once the reader thread(s) ended (within one fragment, or a reconnect wait).
+    /// How long ``stop()`` waits for a reader thread, s: a sound server that stopped answering leaves
+    /// `pa_simple_read` blocked with no timeout, and the agent must still end at its `--duration` or a signal.
+    public static let stopWaitSeconds = 1.0
+
+    /// Stops reading; returns once the reader thread(s) ended (within one fragment, or a reconnect wait), or
+    /// after ``stopWaitSeconds`` for a reader blocked in a sound server that does not answer (that thread is
+    /// left to end with the process; it delivers nothing more).
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for _ in Self.devices(source, device) { done.wait() }
+        let deadline = DispatchTime.now() + Self.stopWaitSeconds
+        for _ in Self.devices(source, device) where done.wait(timeout: deadline) == .timedOut {
+            logger.warning("sound server not answering: its reader is left behind", ["waited.s": Self.stopWaitSeconds])
+            break
+        }
     }
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     private func deliver(_ fragment: SoundFragment) {
+        guard !isStopping else { return }  // a reader left behind by stop() hands on nothing more
         var numbered = fragment
         numbered.sequence = counters.withLock { stats in
             stats.fragments += 1

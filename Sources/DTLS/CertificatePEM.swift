@@ -35,7 +35,11 @@ extension DTLSCertificate {
             return parsed
         }
         let certificate = X509Handle(taking: try read(certificateText, "reading the certificate PEM") { PEM_read_bio_X509($0, nil, nil, nil) })
-        let key = PrivateKeyHandle(taking: try read(keyText, "reading the private key PEM") { PEM_read_bio_PrivateKey($0, nil, nil, nil) })
+        let key = PrivateKeyHandle(taking: try read(keyText, "reading the private key PEM") {
+            // No pass-phrase prompt: an encrypted key is refused at once (OpenSSL's default callback asks on the
+            // terminal and would hang a start with a prompt nobody sees).
+            PEM_read_bio_PrivateKey($0, nil, { _, _, _, _ in 0 }, nil)
+        })
         guard X509_check_private_key(certificate.pointer, key.pointer) == 1 else {
             throw .certificate(OpenSSLErrorQueue.drain(context: "the private key is not the certificate's"))
         }

@@ -44,6 +44,11 @@ public struct SharingConfiguration: Sendable {
     /// may hold any number, so a whole office behind one NAT joins at once; one client still cannot keep others
     /// out with offers it never connects (a break-it trial kept all 16 slots for 30 s with 16 POSTs).
     public var maxPendingPerAddress: Int = 4
+
+    /// The unconnected sessions an address keeps when the call is full: ``maxPendingPerAddress``, but at most half
+    /// of ``maxViewers`` (at least 1), so that with `--max-viewers 2` one client's two offers it never connects do
+    /// not hold both slots (a bad-input trial: every other address got 503 for 30 s, again and again).
+    public var pendingFairShare: Int { max(1, min(maxPendingPerAddress, maxViewers / 2)) }
     /// The thresholds of the second encoding (``SecondEncodingPolicy``; it runs when the hub has a factory).
     public var secondEncoding = SecondEncodingPolicy.Settings()
     /// A viewer not heard (no authenticated RTCP or DTLS) this long gets nothing more, µs (RFC 7675 consent,

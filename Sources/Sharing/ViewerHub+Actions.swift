@@ -52,7 +52,7 @@ extension ViewerHub {
             case .setCadence(let change, let peer): apply(change, peer: peer)
             case .secondEncoder(let work, let peer): apply(work, peer: peer)
             case .giveUpSlot(let peer, let id, let newcomer):
-                let share = configuration.maxPendingPerAddress
+                let share = configuration.pendingFairShare
                 logger.info("viewer slot given up by an unconnected session", [
                     "peer": id, "for": newcomer ?? "-", "reason": "its address holds more than \(share) unconnected sessions",
                 ])

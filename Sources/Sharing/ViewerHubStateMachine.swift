@@ -112,7 +112,7 @@ struct ViewerHubStateMachine<Peer: Sendable>: Sendable {
             return (.admitted, [])
         }
         if let victim = PendingSessions.sessionToGiveUp(
-            among: unconnected, fairShare: configuration.maxPendingPerAddress, forNewcomerFrom: clientAddress),
+            among: unconnected, fairShare: configuration.pendingFairShare, forNewcomerFrom: clientAddress),
             let peer = viewers[victim]?.peer {
             viewers[victim]?.isLeaving = true
             counters.sessionsGivenUp += 1
@@ -122,7 +122,7 @@ struct ViewerHubStateMachine<Peer: Sendable>: Sendable {
         counters.sessionsRefused += 1
         if let clientAddress {
             let count = unconnected.values.reduce(0) { $0 + ($1.address == clientAddress ? 1 : 0) }
-            if count > configuration.maxPendingPerAddress { return (.tooManyPending(count), []) }
+            if count > configuration.pendingFairShare { return (.tooManyPending(count), []) }
         }
         return (.full, [])
     }

@@ -16,9 +16,10 @@ public struct HTTPServerOptions: Sendable {
     /// connection has a thread and a descriptor; the daemon polls with poll(2) (`MHD_USE_POLL_INTERNAL_THREAD`),
     /// so no FD_SETSIZE bound applies.
     public static let defaultConnectionLimit: UInt32 = 256
-    /// Default of ``perAddressConnectionLimit``: half of ``defaultConnectionLimit``, room for twenty browsers
-    /// behind one NAT at Chromium's 6 connections per host and more, while other addresses keep the other half.
-    public static let defaultPerAddressConnectionLimit: UInt32 = 128
+    /// Default of ``perAddressConnectionLimit``: a quarter of ``defaultConnectionLimit``, room for twenty to thirty
+    /// browsers behind one NAT (a viewer page keeps one to three connections), while it takes four addresses to
+    /// hold the server (a bad-input trial held all 256 from two addresses at the half it was first).
+    public static let defaultPerAddressConnectionLimit: UInt32 = 64
     /// Default of ``perAddressIncompleteLimit``: connections from one address still sending their first request.
     /// A browser has one or two at a time; twenty opening the link in the same second may have 20–40 for a few
     /// ms. A slow client holds at most this many (each until the request deadline), an eighth of the server.

@@ -186,3 +186,70 @@ final class ShareBannerTextTests: XCTestCase {
         XCTAssertTrue(made.contains("(self-signed, made now)"), made)
     }
 }
+
+/// A kept `--share` key that is encrypted is refused at once (no pass-phrase prompt on the terminal, which hung
+/// the start and ignored SIGINT in a bad-input trial): a new certificate is made and logged.
+final class ShareStateKeyTests: XCTestCase {
+    func testAnEncryptedKeptKeyIsReplacedWithoutAPrompt() throws {
+        let folder = try TemporaryDirectory(prefix: "sc-sharekey")
+        defer { folder.remove() }
+        let state = folder.path("screencast")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let made = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/openssl"), [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-days", "30", "-subj", "/CN=x",
+            "-keyout", state + "/share-key.pem", "-out", state + "/share-certificate.pem", "-passout", "pass:secret",
+        ], timeout: 30)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        for name in ["share-key.pem", "share-certificate.pem"] { XCTAssertEqual(chmod(state + "/" + name, 0o600), 0) }
+        let lines = Mutex<[String]>([])
+        let logger = Logger(component: "test", threshold: .info, output: LogOutput { line in lines.withLock { $0.append(line) } })
+        let started = Date()
+        let (identity, kept) = try ShareState(folder: state).identity(logger: logger)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        XCTAssertFalse(kept)
+        XCTAssertTrue(identity.privateKeyPEM.contains("BEGIN PRIVATE KEY"))
+        XCTAssertTrue(lines.withLock { $0 }.contains { $0.contains("kept share certificate unusable: making a new one") }, "\(lines.withLock { $0 })")
+    }
+}
+
+/// What `--share` keeps is read only from a folder and files of this user alone, and a weak token is replaced.
+final class ShareStateRulesTests: XCTestCase {
+    private final class Lines: Sendable {
+        let all = Mutex<[String]>([])
+        var logger: Logger { Logger(component: "test", threshold: .info, output: LogOutput { [self] line in all.withLock { $0.append(line) } }) }
+    }
+
+    func testAFolderOthersMayWriteIsNeitherReadNorWritten() throws {
+        let folder = try TemporaryDirectory(prefix: "sc-sharestate")
+        defer { folder.remove() }
+        let state = folder.path("screencast")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(state, 0o777), 0)
+        let planted = "attacker-chose-this-token-0123456789"
+        XCTAssertTrue(FileManager.default.createFile(atPath: state + "/share-token", contents: Data((planted + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+        let lines = Lines()
+        let (token, kept) = ShareState(folder: state).token(fresh: false, logger: lines.logger)
+        XCTAssertFalse(kept)
+        XCTAssertNotEqual(token, planted)
+        XCTAssertEqual(try String(contentsOfFile: state + "/share-token", encoding: .utf8), planted + "\n", "nothing written there either")
+        XCTAssertTrue(lines.all.withLock { $0 }.contains { $0.contains("share state folder not private") }, "\(lines.all.withLock { $0 })")
+    }
+
+    func testAWeakOrHugeTokenIsReplaced() throws {
+        XCTAssertTrue(ShareState.isStrongToken(ShareLinks.freshToken()))
+        XCTAssertFalse(ShareState.isStrongToken("a"))
+        XCTAssertFalse(ShareState.isStrongToken(String(repeating: "a", count: 40_000)))
+        XCTAssertFalse(ShareState.isStrongToken("0123456789abcdef\u{FFFD}"))
+        XCTAssertFalse(ShareState.isStrongToken("0123456789abcdef/"))
+        XCTAssertTrue(ShareState.isStrongToken("0123456789abcdef"))
+        let folder = try TemporaryDirectory(prefix: "sc-sharestate")
+        defer { folder.remove() }
+        let state = folder.path("screencast")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        XCTAssertTrue(FileManager.default.createFile(atPath: state + "/share-token", contents: Data("a\n".utf8), attributes: [.posixPermissions: 0o600]))
+        let (token, kept) = ShareState(folder: state).token(fresh: false, logger: Lines().logger)
+        XCTAssertFalse(kept)
+        XCTAssertEqual(token.count, 32)
+        XCTAssertEqual(try String(contentsOfFile: state + "/share-token", encoding: .utf8), token + "\n", "the new one is kept")
+    }
+}

@@ -48,7 +48,11 @@ final class PulseServer {
         player = try ProcessRunner.start(URL(fileURLWithPath: "/usr/bin/paplay"), [tone], stdout: nil, stderr: nil)
     }
 
+    /// The sound server's process id (to freeze it with SIGSTOP: a server that no longer answers).
+    var serverPID: Int32? { server?.processIdentifier }
+
     func stop() {
+        if let server { kill(server.processIdentifier, SIGCONT) }
         for process in [player, server].compactMap({ $0 }) where ProcessRunner.isRunning(process) {
             kill(process.processIdentifier, SIGTERM)
             _ = ProcessRunner.wait(for: process, timeout: 5)
@@ -156,6 +160,30 @@ final class AgentSoundTests: XServerTestCase {
         XCTAssertLessThan(stamps.last!, last + 500_000)
         // The last sound was played no later than it was received (stamps are when it was played, not read).
         XCTAssertLessThanOrEqual(stamps.last!, MonotonicClock.nowMicros())
+    }
+
+    /// A sound server that stops answering mid-share (SIGSTOPped) leaves the agent's reader blocked in
+    /// `pa_simple_read`, which has no timeout: the agent still ends at its `--duration` (it ran until the server
+    /// answered again, 14 s for a 5-s run, in a bad-input trial).
+    func testASoundServerThatStopsAnsweringDoesNotHoldTheAgent() throws {
+        let pulse = try PulseServer()
+        defer { pulse.stop() }
+        let folder = try TemporaryDirectory(prefix: "sc-stuck")
+        defer { folder.remove() }
+        let agent = try ProcessRunner.start(
+            TestPaths.executable("screencast-agent"),
+            ["--display", server.display, "--output", folder.path("a.frames"), "--audio", "system", "--duration", "3", "--keepalive", "0.2"],
+            stdout: nil, stderr: nil)
+        let started = Date()
+        usleep(1_500_000)
+        let pid = try XCTUnwrap(pulse.serverPID)
+        XCTAssertEqual(kill(pid, SIGSTOP), 0)
+        defer { kill(pid, SIGCONT) }
+        XCTAssertFalse(ProcessRunner.wait(for: agent, timeout: 15), "the agent ended by itself")
+        let took = Date().timeIntervalSince(started)
+        print("sound: a stuck sound server; the agent's 3-s run ended after \(String(format: "%.1f", took)) s")
+        XCTAssertLessThan(took, 8, "at its duration plus the 1-s wait for the reader (5.0 s measured)")
+        XCTAssertEqual(ProcessRunner.status(of: agent), 0)
     }
 
     func testNoSoundServerSharesThePictureAlone() throws {

@@ -268,6 +268,28 @@ final class ViewerHubPendingSessionTests: XCTestCase {
     }
 }
 
+/// A call of 2 viewers: one client's two offers it never connects give a slot up to a newcomer (the fair share is
+/// at most half the slots), where every other address got 503 for 30 s.
+final class SmallCallFairShareTests: XCTestCase {
+    func testTwoUnconnectedOffersOfOneClientDoNotHoldBothSlots() throws {
+        XCTAssertEqual(SharingConfiguration(maxViewers: 2).pendingFairShare, 1)
+        XCTAssertEqual(SharingConfiguration(maxViewers: 16).pendingFairShare, 4)
+        XCTAssertEqual(SharingConfiguration(maxViewers: 1).pendingFairShare, 1)
+        let offer = try SDPFixture.text("aiortc-offer.sdp")
+        let ice = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], connectTimeLimit: .milliseconds(3000))
+        let hub = try ViewerHub(
+            configuration: SharingConfiguration(ice: ice, maxViewers: 2), encoder: ViewerHubRefusalTests.Encoder(),
+            logger: Logger(component: "test", threshold: .error))
+        defer { hub.closeAll(reason: "test over") }
+        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
+        _ = try hub.createSession(offer: offer, clientAddress: "192.0.2.7")
+        XCTAssertNoThrow(try hub.createSession(offer: offer, clientAddress: "192.0.2.8"), "a newcomer takes the hog's oldest slot")
+        XCTAssertThrowsError(try hub.createSession(offer: offer, clientAddress: "192.0.2.7")) { error in
+            XCTAssertEqual((error as? SignalingError)?.httpStatus, 503, "down to its share of 1, the call full")
+        }
+    }
+}
+
 /// Which unconnected session gives its slot up when the call is full (sans-I/O).
 final class PendingSessionsTests: XCTestCase {
     func testTheOldestOfTheHeaviestAddressOverItsShareGivesUp() {

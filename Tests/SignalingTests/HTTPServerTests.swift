@@ -360,7 +360,7 @@ final class HTTPServerLimitTests: XCTestCase {
     /// connection back; the defaults are the ones the threat model names.
     func testASilentClientIsClosedAtTheIdleTimeout() throws {
         let defaults = HTTPServerOptions()
-        XCTAssertEqual([defaults.connectionLimit, defaults.perAddressConnectionLimit, defaults.idleTimeoutSeconds], [256, 128, 30])
+        XCTAssertEqual([defaults.connectionLimit, defaults.perAddressConnectionLimit, defaults.idleTimeoutSeconds], [256, 64, 30])
         XCTAssertEqual(defaults.memoryLimitBytes, 32 * 1024)
         let port = try start(perAddress: 32, idleSeconds: 1)
         let fd = try RawHTTPClient.connect(port: port)

@@ -55,7 +55,7 @@ final class SlowClientTests: XCTestCase {
         XCTAssertEqual(defaults.perAddressIncompleteLimit, HTTPServerOptions.defaultPerAddressIncompleteLimit)
         XCTAssertEqual(
             [HTTPServerOptions.defaultConnectionLimit, HTTPServerOptions.defaultPerAddressConnectionLimit, HTTPServerOptions.defaultPerAddressIncompleteLimit],
-            [256, 128, 32])
+            [256, 64, 32])
         XCTAssertEqual(TLSPortAcceptor.maxWaitingPerAddress, 32, "the same bound on a slow client before TLS")
         XCTAssertEqual(HTTPServerOptions.defaultRequestDeadlineMillis, 10_000)
         XCTAssertEqual(Int(HTTPServerOptions.defaultConnectionLimit / HTTPServerOptions.defaultPerAddressIncompleteLimit), 8,
@@ -104,10 +104,10 @@ final class SlowClientTests: XCTestCase {
         }
     }
 
-    /// Twenty browsers behind one NAT: 60 kept-alive connections from 127.0.0.2 (three a browser), each having
-    /// completed a request, are all served and stay open; new ones are served beside them; and that address's
-    /// incomplete connections are still capped (32 stalled, the next closed at once) while its established ones
-    /// answer a second request.
+    /// Twenty browsers behind one NAT: 30 kept-alive connections from 127.0.0.2 (one or two a browser), each
+    /// having completed a request, are all served and stay open; new ones are served beside them; and that
+    /// address's incomplete connections are still capped (32 stalled, the next closed at once) while its
+    /// established ones answer a second request (63 of the address's 64 in all).
     func testEstablishedConnectionsFromOneAddressAreNotCapped() throws {
         let port = try start(tls: false)
         let request = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
@@ -118,14 +118,14 @@ final class SlowClientTests: XCTestCase {
             return count > 0 && String(decoding: buffer.prefix(count), as: UTF8.self).hasPrefix("HTTP/1.1 200")
         }
         var established: [Int32] = []
-        for _ in 0..<60 {
+        for _ in 0..<30 {
             let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
             held.append(fd)
             established.append(fd)
             XCTAssertTrue(served(fd))
         }
         XCTAssertEqual(try RawHTTPClient.request(port: port, method: "GET", path: "/healthz", timeout: 3, source: "127.0.0.2").status, 200,
-                       "a 61st connection from the same address is served")
+                       "a 31st connection from the same address is served")
         let limit = Int(HTTPServerOptions.defaultPerAddressIncompleteLimit)
         for _ in 0..<limit {
             let fd = try RawHTTPClient.connect(port: port, timeout: 5, source: "127.0.0.2")
@@ -139,7 +139,7 @@ final class SlowClientTests: XCTestCase {
         let started = Date()
         XCTAssertEqual((try? RawHTTPClient.readAll(extra)) ?? [0], [], "the 33rd incomplete connection is closed without an answer")
         XCTAssertLessThan(Date().timeIntervalSince(started), 2, "at once, not at the deadline")
-        XCTAssertEqual(established.filter(served).count, 60, "every established connection answers again")
+        XCTAssertEqual(established.filter(served).count, 30, "every established connection answers again")
     }
 
     func testPlainHTTPADrippingRequestIsClosedAtTheDeadline() throws { try aDrippingRequestIsClosedAtTheDeadline(tls: false) }
