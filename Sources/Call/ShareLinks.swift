@@ -6,12 +6,17 @@ public import DTLS
 /// `--share` and `--https`: the self-signed HTTPS identity, the fresh token, and the viewer links printed for
 /// the sharer (one per address of this machine, since the page listens beyond loopback).
 public enum ShareLinks {
-    /// 24 random bytes as 32 base64url characters (RFC 4648 §5): 192 bits, safe in a URL query as it is.
+    /// 24 random bytes as 32 base64url characters (RFC 4648 §5), never starting with "-": about 192 bits, safe in
+    /// a URL query as it is and as a command-line value.
     public static func freshToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while true {
+            let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let token = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            // Never a leading "-": given back as `--token T` (ours, curl, argparse) it would read as an option.
+            if token.first != "-" { return token }
+        }
     }
 
     /// A new ECDSA P-256 key and self-signed certificate (`CN=screencast`, ±30 days) as PEM for the HTTPS server,

@@ -312,13 +312,7 @@ final class CaptureLoop {
 
     /// The last frame again, stamped `now`.
     private func repeatLast(now: UInt64) -> CapturedFrame? {
-        guard var frame = lastFrame else { return nil }
-        frame.kind = .keepalive
-        frame.damage = []  // the same picture again
-        frame.timestampMicros = now
-        frame.index = nextIndex
-        frame.grabMicros = 0
-        frame.encodeMicros = 0
+        guard let frame = lastFrame?.keepalive(now: now, index: nextIndex) else { return nil }
         nextIndex += 1
         stats.frames += 1
         stats.keepaliveFrames += 1

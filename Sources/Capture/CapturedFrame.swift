@@ -72,6 +72,21 @@ public struct CapturedFrame: Sendable {
     }
 }
 
+extension CapturedFrame {
+    /// This picture again as a keepalive: stamped `now` (µs) with `index`, no damage (the same picture), no
+    /// grab or encode time. Both capture loops repeat their last frame this way.
+    func keepalive(now: UInt64, index: UInt64) -> CapturedFrame {
+        var frame = self
+        frame.kind = .keepalive
+        frame.damage = []
+        frame.timestampMicros = now
+        frame.index = index
+        frame.grabMicros = 0
+        frame.encodeMicros = 0
+        return frame
+    }
+}
+
 /// Counters of a capture since it started.
 public struct CaptureStats: Sendable, Equatable {
     /// Frames delivered, all kinds.

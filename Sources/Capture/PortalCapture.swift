@@ -428,13 +428,7 @@ final class PortalCaptureLoop {
     }
 
     private func repeatLast(now: UInt64) -> CapturedFrame? {
-        guard var frame = lastFrame else { return nil }
-        frame.kind = .keepalive
-        frame.damage = []
-        frame.timestampMicros = now
-        frame.index = nextIndex
-        frame.grabMicros = 0
-        frame.encodeMicros = 0
+        guard let frame = lastFrame?.keepalive(now: now, index: nextIndex) else { return nil }
         nextIndex += 1
         stats.frames += 1
         stats.keepaliveFrames += 1

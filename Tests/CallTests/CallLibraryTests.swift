@@ -237,6 +237,7 @@ final class ShareStateRulesTests: XCTestCase {
 
     func testAWeakOrHugeTokenIsReplaced() throws {
         XCTAssertTrue(ShareState.isStrongToken(ShareLinks.freshToken()))
+        XCTAssertFalse((0..<2000).contains { _ in ShareLinks.freshToken().hasPrefix("-") }, "never read as an option (1 in 64 was)")
         XCTAssertFalse(ShareState.isStrongToken("a"))
         XCTAssertFalse(ShareState.isStrongToken(String(repeating: "a", count: 40_000)))
         XCTAssertFalse(ShareState.isStrongToken("0123456789abcdef\u{FFFD}"))

@@ -17,6 +17,9 @@ final class PulseServer {
     let socketPath: String
     private var server: Process?
     private var player: Process?
+    /// XDG_RUNTIME_DIR before this server, put back by ``stop()`` (later tests in this process read it: the
+    /// default socket path in the tools' help, which grew past 100 columns with this one's folder).
+    private var savedRuntimeDir: String?
 
     init() throws {
         folder = try TemporaryDirectory(prefix: "sc-pulse")
@@ -28,6 +31,7 @@ final class PulseServer {
                 throw NSError(domain: "PulseServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "/usr/bin/\(tool) missing: run tools/setup"])
             }
         }
+        savedRuntimeDir = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
         setenv("XDG_RUNTIME_DIR", runtime, 1)  // pulseaudio, pactl, paplay and the agent (children) find it there
         setenv("PULSE_SERVER", "unix:" + socketPath, 1)
         server = try ProcessRunner.start(URL(fileURLWithPath: "/usr/bin/pulseaudio"), [
@@ -60,6 +64,7 @@ final class PulseServer {
         player = nil
         server = nil
         unsetenv("PULSE_SERVER")
+        if let savedRuntimeDir { setenv("XDG_RUNTIME_DIR", savedRuntimeDir, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
         folder.remove()
     }
 

@@ -16,7 +16,7 @@ final class BadInputTests: XCTestCase {
         let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "640x360"], token: token)
         defer { call.stop() }
         let seconds = 12.0
-        let good = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--token", token, "--seconds", String(seconds)])
+        let good = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--token=" + token, "--seconds", String(seconds)])
 
         // Wait until the good viewer is connected.
         var goodPeer: [String: Any]?
@@ -74,7 +74,7 @@ final class BadInputTests: XCTestCase {
 
         // A peer whose DTLS certificate does not match the fingerprint in its offer.
         let impostor = try EndToEnd.runPeer(
-            EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--token", token, "--seconds", "3", "--mangle-fingerprint"],
+            EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--token=" + token, "--seconds", "3", "--mangle-fingerprint"],
             timeout: 60)
         let impostorView = try XCTUnwrap((impostor["viewers"] as? [[String: Any]])?.first)
         print("e2e: impostor \(impostorView)")

@@ -21,7 +21,7 @@ final class OfficeBehindNATTests: XCTestCase {
         let token = String(link.split(separator: "=").last ?? "")
         let base = "https://127.0.0.1:\(call.port)"
         let viewers = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", [
-            "--url", base + "/whep", "--token", token, "--insecure", "--together", "--viewers", "20", "--seconds", "6",
+            "--url", base + "/whep", "--token=" + token, "--insecure", "--together", "--viewers", "20", "--seconds", "6",
             "--page", link, "--poll", base + "/stats", "--slow-clients", "50", "--slow-source", "127.0.0.2",
         ])
         let report = try viewers.finish(timeout: 120)
@@ -66,7 +66,7 @@ final class OfficeBehindNATTests: XCTestCase {
         let token = String(link.split(separator: "=").last ?? "")
         let report = try EndToEnd.runPeer(
             EndToEnd.venvPython, "whep_viewer.py",
-            ["--url", "https://127.0.0.1:\(call.port)/whep", "--token", token, "--insecure", "--seconds", "3"], timeout: 60)
+            ["--url", "https://127.0.0.1:\(call.port)/whep", "--token=" + token, "--insecure", "--seconds", "3"], timeout: 60)
         let viewer = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first, "\(report)")
         XCTAssertNil(viewer["error"] as? String)
         XCTAssertEqual(viewer["width"] as? Int, 320)

@@ -30,7 +30,7 @@ final class ShareModeTests: XCTestCase {
         XCTAssertEqual(fingerprint.count, 32 * 3 - 1, fingerprint)
 
         // The certificate served is the one printed; WHEP needs the token.
-        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)", "--token", token], timeout: 30)
+        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(call.port)", "--token=" + token], timeout: 30)
         XCTAssertEqual(probe["sha256"] as? String, fingerprint)
         XCTAssertEqual(probe["pageStatus"] as? Int, 200)
         XCTAssertEqual(probe["pageWithoutToken"] as? Int, 401, "the page needs the link's token")
@@ -111,7 +111,7 @@ final class ShareModeTests: XCTestCase {
         let thirdToken = String(third.link.split(separator: "=").last ?? "")
         XCTAssertNotEqual(thirdToken, firstToken, "--new-token")
         XCTAssertEqual(third.fingerprint, first.fingerprint, "the certificate is kept")
-        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(third.port)", "--token", firstToken], timeout: 30)
+        let probe = try EndToEnd.runPeer(EndToEnd.systemPython, "https_probe.py", ["--port", "\(third.port)", "--token=" + firstToken], timeout: 30)
         XCTAssertEqual(probe["pageStatus"] as? Int, 401, "the old token is refused: \(probe)")
         XCTAssertEqual(probe["sha256"] as? String, first.fingerprint, "the certificate served is the kept one")
     }
