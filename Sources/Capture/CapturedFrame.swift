@@ -123,3 +123,12 @@ public struct CaptureStats: Sendable, Equatable {
     /// Frames that were grabbed and encoded (changes and paint-overs).
     public var encodedFrames: Int { changeFrames + paintOverFrames }
 }
+
+extension CaptureStats {
+    /// Counts a keepalive repeat of `bytes` body bytes (both capture loops' `repeatLast`).
+    mutating func countKeepalive(bytes: Int) {
+        frames += 1
+        keepaliveFrames += 1
+        jpegBytes += bytes
+    }
+}

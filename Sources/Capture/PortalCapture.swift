@@ -430,9 +430,7 @@ final class PortalCaptureLoop {
     private func repeatLast(now: UInt64) -> CapturedFrame? {
         guard let frame = lastFrame?.keepalive(now: now, index: nextIndex) else { return nil }
         nextIndex += 1
-        stats.frames += 1
-        stats.keepaliveFrames += 1
-        stats.jpegBytes += frame.body.count
+        stats.countKeepalive(bytes: frame.body.count)
         return frame
     }
 

@@ -14,13 +14,7 @@ extension ViewerHubStateMachine {
     mutating func estimate(id: String, bitsPerSecond: UInt64, source: BitrateFollower.Source, nowMicros now: UInt64) -> [ViewerHubAction<Peer>] {
         guard viewers[id] != nil else { return [] }
         let decision = follower.update(peer: id, bitsPerSecond: bitsPerSecond, ceilingKbps: ceilingKbps, source: source, nowMicros: now)
-        let work = updateEncodings(now)
-        let cadence = updateCadence(now)
-        var actions: [ViewerHubAction<Peer>] = []
-        append(decision, peer: id, to: &actions)
-        append(work, peer: id, to: &actions)
-        append(cadence, peer: id, to: &actions)
-        return actions
+        return actions(after: decision, peer: id, now: now)
     }
 
     /// The feedback timer (every ``ViewerHub/feedbackCheckIntervalMicros``) with each watching viewer's RTCP
@@ -67,13 +61,7 @@ extension ViewerHubStateMachine {
             decision = follower.update(peer: id, bitsPerSecond: bits, ceilingKbps: ceilingKbps, source: .congestionControl, nowMicros: now)
         case (.congestionControl, nil): decision = follower.remove(peer: id, ceilingKbps: ceilingKbps)
         }
-        let work = updateEncodings(now)
-        let cadence = updateCadence(now)
-        var actions: [ViewerHubAction<Peer>] = []
-        append(decision, peer: id, to: &actions)
-        append(work, peer: id, to: &actions)
-        append(cadence, peer: id, to: &actions)
-        return actions
+        return actions(after: decision, peer: id, now: now)
     }
 
     /// Feedback came from the consumer `id`: its congestion target counts again if it was silent.
@@ -140,5 +128,17 @@ extension ViewerHubStateMachine {
 
     func append(_ change: CadenceChange?, peer: String, to actions: inout [ViewerHubAction<Peer>]) {
         if let change { actions.append(.setCadence(change, peer: peer)) }
+    }
+
+    /// The actions after a rate decision for `id`: the decision itself, then what the second encoding and the
+    /// droppable cadence make of the new estimates (in that order, as the encoder must see them).
+    private mutating func actions(after decision: BitrateFollower.Decision?, peer id: String, now: UInt64) -> [ViewerHubAction<Peer>] {
+        let work = updateEncodings(now)
+        let cadence = updateCadence(now)
+        var actions: [ViewerHubAction<Peer>] = []
+        append(decision, peer: id, to: &actions)
+        append(work, peer: id, to: &actions)
+        append(cadence, peer: id, to: &actions)
+        return actions
     }
 }
