@@ -70,6 +70,8 @@ public struct E2EESettings: Sendable {
     /// The first key index, 0…15.
     public var keyIndex: Int
 
+    /// The settings of one end-to-end encryption: `passphrase` (as read from `keyFile`), the PBKDF2 `salt`
+    /// (webrtc-sdk's default unless `--e2ee-salt`), and the first key index (0…15).
     public init(passphrase: String, keyFile: String, salt: String = FrameKey.defaultSalt, keyIndex: Int = 0) {
         self.passphrase = passphrase
         self.keyFile = keyFile
@@ -89,6 +91,7 @@ public struct StreamingConfiguration: Sendable {
     /// A fragmented MP4 file of the H.264 encoding; nil: none.
     public var recordMP4: String?
 
+    /// No destination, no recording; the defaults above.
     public init() {}
 
     /// Whether any output needs the H.264 encoding.

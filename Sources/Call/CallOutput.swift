@@ -19,9 +19,12 @@ public enum Codec: String, Sendable, Hashable {
 /// What an output consumes: one track in one codec. The call makes the encoding of each selection once,
 /// for every output that consumes it.
 public struct MediaSelection: Sendable, Hashable, CustomStringConvertible {
+    /// The track (video today; audio next, issue 28).
     public var track: TrackKind
+    /// The codec of that track's encoding (VP8 for WebRTC and IVF, H.264 for RTMP and MP4).
     public var codec: Codec
 
+    /// `track` in `codec`.
     public init(track: TrackKind, codec: Codec) {
         self.track = track
         self.codec = codec

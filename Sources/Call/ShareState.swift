@@ -23,6 +23,7 @@ public struct ShareState: Sendable {
     /// A kept certificate closer than this to its expiry is replaced at start, s (7 days).
     public static let renewalSeconds = 7 * 86_400
 
+    /// The state kept in `folder` (an absolute path; made 0700 when first written, see ``defaultFolder(environment:)``).
     public init(folder: String) { self.folder = folder }
 
     /// The default folder for `environment` (`XDG_STATE_HOME`, else `HOME`), nil when neither is set.
