@@ -124,7 +124,7 @@ public final class PortalCapture: FrameCapturer {
         self.control = control
         self.staging = staging
         let thread = Thread {
-            PortalCaptureLoop.nameCurrentThread("portal-capture")
+            BackgroundThread.nameCurrentThread("portal-capture")
             let outcome: ScreenCapture.Outcome
             do throws(CaptureError) {
                 let loop = try PortalCaptureLoop(configuration: configuration, staging: staging, logger: logger)
@@ -440,14 +440,5 @@ final class PortalCaptureLoop {
             pollfd(fd: stop.pollDescriptor, events: Int16(POLLIN), revents: 0),
         ]
         _ = Glibc.poll(&fds, 2, Int32(min((micros + 999) / 1000, 1000)))
-    }
-
-    /// Names the calling thread in the kernel (`comm`), as ``ScreenCapture`` does.
-    static func nameCurrentThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 }

@@ -99,7 +99,7 @@ public final class FrameSender: Sendable {
     public init(path: SocketPath, backoff: Backoff = .standard, logger: Logger) throws(FrameSocketError) {
         core = SenderCore(path: path, backoff: backoff, logger: logger, wake: try WakeSignal())
         let core = core
-        WorkerThread.start(name: "frame-sender") { core.runWriter() }
+        BackgroundThread.start(name: "frame-sender") { core.runWriter() }
     }
 
     deinit { core.close() }

@@ -150,7 +150,7 @@ final class ServerContext: Sendable {
             throw error
         }
 
-        WorkerThread.start(name: "frame-server") { [self] in
+        BackgroundThread.start(name: "frame-server") { [self] in
             run.markCurrentThread()
             var loop = ServerLoop(context: self, session: run)
             loop.run()
