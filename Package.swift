@@ -62,6 +62,8 @@ let package = Package(
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
         // and fragmented MP4 recordings.
         .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
+        // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
+        .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -92,7 +94,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming",
+                "H264", "Streaming", "AudioSource",
             ]
         ),
 
@@ -180,6 +182,7 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
         .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
