@@ -182,6 +182,7 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "ScreencastSupportTests", dependencies: ["ScreencastSupport"]),
         .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
         .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
