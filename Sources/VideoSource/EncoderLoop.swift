@@ -269,7 +269,7 @@ final class EncoderLoop: Sendable {
             hub.stats.dropped(.encodeError)
             state.encodeErrors += 1
             // The first few, then every 100th: a broken encoder must not flood the log.
-            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
+            if LogRateLimiter.isSampled(state.encodeErrors) {
                 logger.error("encode failed", ["error": error, "count": state.encodeErrors])
             }
         }
@@ -308,7 +308,7 @@ final class EncoderLoop: Sendable {
             hub.pool.recycle(frame.picture)
             hub.stats.dropped(.encodeError)
             state.encodeErrors += 1
-            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
+            if LogRateLimiter.isSampled(state.encodeErrors) {
                 logger.error("downscale failed", ["from": size, "to": encoded, "error": error, "count": state.encodeErrors])
             }
             return false

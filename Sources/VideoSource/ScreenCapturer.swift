@@ -237,7 +237,7 @@ final class ScreenCapturer: Sendable {
             return c?.decodeFailed ?? 0
         }
         hub.stats.dropped(.decodeError)
-        guard count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) else { return nil }
+        guard LogRateLimiter.isSampled(count), let suppressed = decodeFailureLog.withLock({ $0.admit() }) else { return nil }
         return (count, suppressed)
     }
 

@@ -91,4 +91,10 @@ final class LoggingTests: XCTestCase {
         XCTAssertNil(limiter.admit(now: 5), "a clock standing still gives no token")
         XCTAssertEqual(limiter.admit(now: 4), nil, "nor one going backwards")
     }
+
+    func testCountedFaultsAreSampledFirstThreeThenEveryHundredth() {
+        XCTAssertEqual((0...400).filter { LogRateLimiter.isSampled($0) }, [1, 2, 3, 100, 200, 300, 400])
+        XCTAssertEqual((1...10).filter { LogRateLimiter.isSampled($0, first: 1, every: 5) }, [1, 5, 10])
+        XCTAssertFalse(LogRateLimiter.isSampled(-1))
+    }
 }
