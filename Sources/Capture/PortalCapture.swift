@@ -328,7 +328,7 @@ final class PortalCaptureLoop {
 
     /// Captures until `stop`, the stream's end or a failure; returns how it ended.
     func run(
-        stop: CaptureStopSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
+        stop: WakeSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
         publish: (CaptureStats) -> Void
     ) -> ScreenCapture.Outcome {
         var hold = ReaderHold()
@@ -434,7 +434,7 @@ final class PortalCaptureLoop {
         return frame
     }
 
-    private func sleep(micros: UInt64, stop: CaptureStopSignal) {
+    private func sleep(micros: UInt64, stop: WakeSignal) {
         var fds = [
             pollfd(fd: staging.pollDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stop.pollDescriptor, events: Int16(POLLIN), revents: 0),
