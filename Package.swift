@@ -86,7 +86,7 @@ let package = Package(
         // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
         .target(
             name: "Publishing",
-            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
+            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Media", "ScreencastSupport"]
         ),
         // The call: its tracks, their encodings and the outputs that consume them (viewers, SFU leg, recorder),
         // E2EE and key rotation, the HTTP server and /stats, composed from a configuration; tested in-process.

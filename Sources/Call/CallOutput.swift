@@ -1,3 +1,4 @@
+public import Media
 public import AudioSource
 public import ScreencastSupport
 public import Sharing
