@@ -116,7 +116,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["Publishing", "FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
