@@ -33,7 +33,9 @@ let agentUsage = """
                              memory), with the compositor's damage as Buffer-Damage. The desktop's
                              "stop sharing" (the portal closing the session, or its stream going
                              away) ends the run with exit 0; no portal, no ScreenCast backend or a
-                             refused chooser is exit 1 with what is missing.
+                             refused chooser is exit 1 with what is missing. PipeWire restarting is
+                             followed: the portal is asked again (the kept choice) for up to 60 s, then
+                             exit 1. A resized monitor is followed (the frames take its new size).
       --forget-portal-choice drop the kept choice first: the portal's chooser asks again
 
     What to capture (X11):

@@ -51,12 +51,12 @@ final class PortalCaptureTests: XCTestCase {
         return frames
     }
 
-    private static func rgb(_ image: BGRXImage, _ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+    static func rgb(_ image: BGRXImage, _ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
         let i = y * image.stride + x * 4
         return (Int(image.bytes[i + 2]), Int(image.bytes[i + 1]), Int(image.bytes[i]))
     }
 
-    private static func near(_ pixel: (r: Int, g: Int, b: Int), _ r: Int, _ g: Int, _ b: Int) -> Bool {
+    static func near(_ pixel: (r: Int, g: Int, b: Int), _ r: Int, _ g: Int, _ b: Int) -> Bool {
         abs(pixel.r - r) <= 4 && abs(pixel.g - g) <= 4 && abs(pixel.b - b) <= 4
     }
 
