@@ -14,6 +14,9 @@ public struct PortalSettings: Sendable, Equatable {
     public var forgetsChoice = false
     /// Seconds the chooser may wait for a person before the agent gives up.
     public var chooserSeconds = 300.0
+    /// Ask for a window instead of a monitor (`--window pick`); refused with ``CaptureError/portalMissing(_:)``
+    /// when the portal offers no window sources (xdg-desktop-portal-wlr).
+    public var sharesWindow = false
 
     public init(restoreToken: PortalRestoreToken? = nil, forgetsChoice: Bool = false) {
         self.restoreToken = restoreToken
@@ -104,6 +107,7 @@ public final class PortalCapture: FrameCapturer {
         }
         var request = PortalSession.Request()
         request.embedsCursor = configuration.drawsCursor
+        request.window = settings.sharesWindow
         request.restoreToken = settings.forgetsChoice ? nil : settings.restoreToken?.load()
         request.chooserSeconds = settings.chooserSeconds
         request.cancellation = cancellation

@@ -37,6 +37,15 @@ let agentUsage = """
                              followed: the portal is asked again (the kept choice) for up to 60 s, then
                              exit 1. A resized monitor is followed (the frames take its new size).
       --forget-portal-choice drop the kept choice first: the portal's chooser asks again
+      --window ID|TITLE|pick one window instead of the screen. X11: by id (0x1a00003 or decimal, as
+                             xwininfo and xdotool print it) or exact title (WM_NAME/_NET_WM_NAME);
+                             read through XComposite (whole also where covered), followed as it
+                             moves; the size on the wire stays its first one: a resized window is
+                             scaled into it, aspect kept, between black bars; hidden: the last frame
+                             repeats; closed: the run ends with exit 0 ("... was closed",
+                             stop=source-ended); no such window is exit 64. pick: the portal's chooser
+                             lists windows (--source portal); a portal that offers none (sway's
+                             xdg-desktop-portal-wlr) is exit 1, saying so.
 
     What to capture (X11):
       --display NAME         X display (default $DISPLAY)

@@ -127,4 +127,15 @@ final class PortalFaultTests: XCTestCase {
         XCTAssertTrue(agent.stderr.contains("capture ended from outside"), agent.stderr)
         XCTAssertTrue(agent.stderr.contains("stop=source-ended"), agent.stderr)
     }
+
+    /// `--window pick` asks the portal for a window source; xdg-desktop-portal-wlr 0.7 offers monitors only
+    /// (AvailableSourceTypes 1): the agent says so at once, exit 1, without asking for a session.
+    func testWindowOnAPortalWithoutWindowSourcesIsAClearFailure() throws {
+        let agent = try startAgent(["--window", "pick"])
+        let started = Date()
+        XCTAssertEqual(agent.waitForExit(timeout: 15), 1, agent.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        XCTAssertTrue(agent.stderr.contains("the screen-cast portal offers no window sources (AvailableSourceTypes=1: monitors only"), agent.stderr)
+        XCTAssertFalse(desktop.portalBackendLog.contains("create session"), "a session was asked for")
+    }
 }
