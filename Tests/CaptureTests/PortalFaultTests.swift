@@ -138,4 +138,50 @@ final class PortalFaultTests: XCTestCase {
         XCTAssertTrue(agent.stderr.contains("the screen-cast portal offers no window sources (AvailableSourceTypes=1: monitors only"), agent.stderr)
         XCTAssertFalse(desktop.portalBackendLog.contains("create session"), "a session was asked for")
     }
+
+    /// The portal's Session::Closed (the desktop's "stop sharing" in GNOME and KDE; xdg-desktop-portal-wlr 0.7 never
+    /// sends it, and the frontend refuses Session.Close to anyone but the owner): a relay portal
+    /// (`Peers/relay_portal.py`) on a bus of its own hands the agent the real desktop's stream, then sends
+    /// Closed on SIGUSR1. The agent says the portal closed the session and exits 0.
+    func testPortalClosingTheSessionEndsTheAgentWithExitZero() throws {
+        let busPath = folder.path("relay-bus")
+        let config = folder.path("relay-bus.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>session</type><listen>unix:path=\(busPath)</listen>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+            </busconfig>
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let bus = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--nofork", "--nopidfile"])
+        daemons.append(bus)
+        let deadline = Date().addingTimeInterval(5)
+        while access(busPath, F_OK) != 0, Date() < deadline { usleep(10_000) }
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/relay_portal.py").path
+        let relay = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), desktop.command(
+            URL(fileURLWithPath: "/usr/bin/python3"), ["-u", script, "--serve", "unix:path=\(busPath)"]))
+        daemons.append(relay)
+        // (stdout is not kept: "serving" is seen as the name owned on the bus, through the agent's own check.)
+        var owned = false
+        while !owned, Date() < deadline.addingTimeInterval(5) {
+            let check = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/dbus-send"), [
+                "--bus=unix:path=\(busPath)", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.portal.Desktop",
+            ], timeout: 5)
+            owned = check.stdout.contains("true")
+            if !owned { usleep(20_000) }
+        }
+        XCTAssertTrue(owned, "the relay portal did not come up: \(relay.stderr)")
+        let agent = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), desktop.command(self.agent, [
+            "--source", "portal", "--output", dump, "--stats-interval", "0",
+        ], extra: ["XDG_STATE_HOME": folder.path("state"), "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(busPath)"]))
+        XCTAssertTrue(agent.waitForOutput("capture area", timeout: 15), agent.stderr + relay.stderr)
+        XCTAssertFalse(frames(timeout: 5) { !$0.isEmpty }.isEmpty, "no frame through the relay")
+        relay.send(SIGUSR1)
+        let closed = Date()
+        XCTAssertEqual(agent.waitForExit(timeout: 10), 0, agent.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(closed), 3)
+        XCTAssertTrue(agent.stderr.contains("the portal closed the screen-cast session"), agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("stop=source-ended"), agent.stderr)
+    }
 }
