@@ -8,6 +8,7 @@ portal (the session bus of its environment) for a stream, as a client does, and 
 CreateSession / SelectSources / Start / OpenPipeWireRemote with that stream's PipeWire node and a copy of its
 remote's descriptor, Request::Response signals and all, as org.freedesktop.portal.ScreenCast says.
 SIGUSR1: emit org.freedesktop.portal.Session::Closed on the client's session. Prints "serving" when ready.
+--deny: no real portal; Start answers response 1 (the person cancelled the dialog), as a refusing desktop does.
 Run with /usr/bin/python3 (python3-gi).
 """
 import os
@@ -82,7 +83,8 @@ def real_stream():
 
 def main():
     address = sys.argv[sys.argv.index("--serve") + 1]
-    keep, streams, fd = real_stream()
+    deny = "--deny" in sys.argv
+    keep, streams, fd = (None, [], -1) if deny else real_stream()
     bus = Gio.DBusConnection.new_for_address_sync(
         address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
     node = Gio.DBusNodeInfo.new_for_xml(XML)
@@ -91,9 +93,9 @@ def main():
     sessions = []
 
     # Signals go to the client alone, as xdg-desktop-portal sends them: libportal subscribes without a match rule.
-    def respond(sender, path, results):
+    def respond(sender, path, results, code=0):
         def emit():
-            bus.emit_signal(sender, path, "org.freedesktop.portal.Request", "Response", GLib.Variant("(ua{sv})", (0, results)))
+            bus.emit_signal(sender, path, "org.freedesktop.portal.Request", "Response", GLib.Variant("(ua{sv})", (code, results)))
             return False
         GLib.timeout_add(10, emit)
 
@@ -117,6 +119,9 @@ def main():
         elif method == "Start":
             path = request_path(sender, args[2])
             invocation.return_value(GLib.Variant("(o)", (path,)))
+            if deny:
+                respond(sender, path, {}, code=1)
+                return
             respond(sender, path, {"streams": GLib.Variant("a(ua{sv})", [(s[0], {"size": GLib.Variant("(ii)", s[1].get("size", (0, 0)))}) for s in streams])})
         elif method == "OpenPipeWireRemote":
             out = Gio.UnixFDList.new()
