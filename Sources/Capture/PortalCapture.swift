@@ -17,6 +17,13 @@ public struct PortalSettings: Sendable, Equatable {
     /// Ask for a window instead of a monitor (`--window pick`); refused with ``CaptureError/portalMissing(_:)``
     /// when the portal offers no window sources (xdg-desktop-portal-wlr).
     public var sharesWindow = false
+    /// How long the capture keeps asking the portal for a new stream after the PipeWire daemon went away, seconds,
+    /// ``reconnectRange`` (default ``defaultReconnectSeconds``; 0: the capture fails at once). PipeWire restarts
+    /// in well under a second when a service manager runs it.
+    public var reconnectSeconds = PortalSettings.defaultReconnectSeconds
+    public static let defaultReconnectSeconds = 60.0
+    /// `--portal-reconnect`'s range, seconds.
+    public static let reconnectRange = 0.0...3600.0
 
     public init(restoreToken: PortalRestoreToken? = nil, forgetsChoice: Bool = false) {
         self.restoreToken = restoreToken
@@ -68,7 +75,8 @@ extension ScreenCapture: FrameCapturer {}
 ///   (the output gone, the backend gone) ends the capture with ``ScreenCapture/Outcome/ended(_:)``; PipeWire
 ///   failing ends it with ``ScreenCapture/Outcome/failed(_:)``.
 /// - The PipeWire daemon going away (restarted) is not an end: the share is closed and the portal asked again
-///   (the restore token: no chooser), after 0.5 s, 1 s, then every 2 s for up to ``reconnectSeconds``; the
+///   (the restore token: no chooser), after 0.5 s, 1 s, then every 2 s for up to
+///   ``PortalSettings/reconnectSeconds``; the
 ///   frames go on from where they were (index, size), the first one whole. Not in time: `failed`.
 /// - The monitor resized: PipeWire negotiates the new size and the frames follow it (`capture area changed`).
 /// - Shutdown: the PipeWire consumer first, then (0.5 s later, xdpw 0.7.0 can crash otherwise) Session.Close.
@@ -78,10 +86,8 @@ public final class PortalCapture: FrameCapturer {
     /// Ends the waits of a reconnection (the portal asked again after PipeWire went away) on ``stop()``.
     private let reconnection: CaptureCancellation
 
-    /// How long the capture keeps asking the portal for a new stream after the PipeWire daemon went away
-    /// (it restarts in well under a second when a service manager runs it), seconds.
-    public static let reconnectSeconds = 60.0
-    /// The pauses before the attempts to ask again, seconds; the last repeats until ``reconnectSeconds``.
+    /// The pauses before the attempts to ask again, seconds; the last repeats until
+    /// ``PortalSettings/reconnectSeconds``.
     static let reconnectDelays = [0.5, 1.0, 2.0]
 
     /// Asks the portal for a monitor and connects to its stream.
@@ -139,7 +145,7 @@ public final class PortalCapture: FrameCapturer {
                                                   stop: control.stop, cancellation: reconnection, logger: logger)
                     else {
                         outcome = control.stop.isRequested ? .stopped : .failed(.pipeWire(
-                            "the PipeWire daemon went away (\(why)) and the portal gave no new stream within \(Int(Self.reconnectSeconds)) s"))
+                            "the PipeWire daemon went away (\(why)) and the portal gave no new stream within \(String(format: "%g", settings.reconnectSeconds)) s"))
                         break
                     }
                     share = again
@@ -178,19 +184,21 @@ public final class PortalCapture: FrameCapturer {
     public var stats: CaptureStats { control.statsSnapshot() }
 
     /// Asks the portal again (the saved restore token: no chooser when it is accepted) until a new stream is
-    /// connected, a stop, or ``reconnectSeconds``; each attempt's waits are bounded by the time left. Runs on
+    /// connected, a stop, or `settings.reconnectSeconds`; each attempt's waits are bounded by the time left. Runs on
     /// the `portal-capture` thread.
     private static func reopen(
         _ first: PortalSession.Request, configuration: CaptureConfiguration, settings: PortalSettings, staging: PortalStaging,
         stop: CaptureStopSignal, cancellation: CaptureCancellation, logger: Logger
     ) -> PortalShare? {
-        let deadline = MonotonicClock.nowMicros() + UInt64(reconnectSeconds * 1e6)
+        let deadline = MonotonicClock.nowMicros() + UInt64(settings.reconnectSeconds * 1e6)
         var attempt = 0
         while !stop.isRequested {
             let pause = reconnectDelays[min(attempt, reconnectDelays.count - 1)]
             attempt += 1
+            let before = MonotonicClock.nowMicros()
+            guard before < deadline else { return nil }
             var fds = [pollfd(fd: stop.pollDescriptor, events: Int16(POLLIN), revents: 0)]
-            _ = Glibc.poll(&fds, 1, Int32(pause * 1000))
+            _ = Glibc.poll(&fds, 1, Int32(min(pause, Double(deadline - before) / 1e6) * 1000))
             let now = MonotonicClock.nowMicros()
             guard !stop.isRequested, now < deadline else { return nil }
             var request = first

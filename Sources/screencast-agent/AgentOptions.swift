@@ -45,7 +45,7 @@ struct AgentOptions {
         "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
         "paint-over-delay", "shm", "stats-interval", "format", "audio", "audio-device",
-        "source", "window",
+        "source", "window", "portal-reconnect",
     ]
     static let flagOptions: Set<String> = ["list-monitors", "no-paint-over", "forget-portal-choice"]
 
@@ -187,9 +187,12 @@ struct AgentOptions {
             portal.sharesWindow = arguments.string("window") == Self.portalWindowChoice
             portal.restoreToken = PortalRestoreToken.defaultLocation(environment: environment)
             portal.forgetsChoice = arguments.has("forget-portal-choice")
+            portal.reconnectSeconds = try arguments.double("portal-reconnect", in: PortalSettings.reconnectRange)
+                ?? PortalSettings.defaultReconnectSeconds
             return
         }
         if arguments.has("forget-portal-choice") { throw UsageError("--forget-portal-choice is for --source portal") }
+        if arguments.string("portal-reconnect") != nil { throw UsageError("--portal-reconnect is for --source portal") }
         if arguments.string("window") == Self.portalWindowChoice {
             throw UsageError("--window pick asks the portal's chooser for a window (--source portal); on X11 name the window: --window ID|TITLE")
         }

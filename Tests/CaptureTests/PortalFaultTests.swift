@@ -89,6 +89,21 @@ final class PortalFaultTests: XCTestCase {
         XCTAssertTrue(agent.stderr.contains("stop=signal"), agent.stderr)
     }
 
+    /// PipeWire killed and not back (`--portal-reconnect 2`): the agent asks the portal again for 2 s (xdpw,
+    /// still up without a daemon, never answers Start), then ends with exit 1 saying why; never a hang.
+    func testPipeWireGoneForGoodEndsTheAgentAfterTheReconnectLimit() throws {
+        let agent = try startAgent(["--portal-reconnect", "2"])
+        XCTAssertTrue(agent.waitForOutput("capture area", timeout: 15), agent.stderr)
+        kill(try XCTUnwrap(desktop.pid("pipewire")), SIGKILL)
+        let killed = Date()
+        XCTAssertEqual(agent.waitForExit(timeout: 15), 1, agent.stderr)
+        let seconds = Date().timeIntervalSince(killed)
+        XCTAssertGreaterThanOrEqual(seconds, 2)
+        XCTAssertLessThan(seconds, 6)
+        XCTAssertTrue(agent.stderr.contains("the portal gave no new stream within 2 s"), agent.stderr)
+        print("portal: PipeWire gone for good -> exit 1 after \(String(format: "%.1f", seconds)) s (--portal-reconnect 2)")
+    }
+
     /// The output resized (`swaymsg output HEADLESS-1 resolution 1024x768`): PipeWire renegotiates, the frames
     /// follow at the new size (the agent says `capture area changed`) with the scene still in its colours.
     func testOutputResizeIsFollowed() throws {
