@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "CAVLog", dependencies: ["CAVCodec"]),  // FFmpeg's variadic log callback, in C
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
-            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
+            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev", "libxcb-composite0-dev"])]
         ),
 
         // MARK: Libraries, lowest first

@@ -160,7 +160,7 @@ final class CaptureLoop {
                 cursor?.shapeChanged()
             case .error(let code):
                 logger.warning("X error", ["code": code])
-            case .other:
+            case .other, .windowConfigured, .windowDestroyed, .windowUnmapped, .windowMapped:
                 break
             }
         }

@@ -68,6 +68,9 @@ public final class ScreenCapture: Sendable {
         configuration: CaptureConfiguration, logger: Logger, control: CaptureControl,
         onFrame: (CapturedFrame) -> Void
     ) -> Outcome? {
+        if let selector = configuration.window {
+            return captureWindow(selector, configuration: configuration, logger: logger, control: control, onFrame: onFrame)
+        }
         let loop: CaptureLoop
         do throws(CaptureError) {
             loop = try CaptureLoop(configuration: configuration, logger: logger)
@@ -82,6 +85,30 @@ public final class ScreenCapture: Sendable {
                 stop: control.stop, readerPresent: { control.readerPresent.load(ordering: .relaxed) }, deliver: onFrame,
                 publish: { control.publish($0) })
             return .stopped
+        } catch {
+            logger.error("capture failed", ["reason": error])
+            return .failed(error)
+        }
+    }
+
+    /// The same for one window (`--window`): ends `ended` when the window is closed.
+    private static func captureWindow(
+        _ selector: WindowSelector, configuration: CaptureConfiguration, logger: Logger, control: CaptureControl,
+        onFrame: (CapturedFrame) -> Void
+    ) -> Outcome? {
+        let loop: WindowCaptureLoop
+        do throws(CaptureError) {
+            loop = try WindowCaptureLoop(configuration: configuration, window: selector, logger: logger)
+        } catch {
+            control.setupFinished(error)
+            return nil
+        }
+        control.setupFinished(nil)
+        control.waitForGo()
+        do throws(CaptureError) {
+            return try loop.run(
+                stop: control.stop, readerPresent: { control.readerPresent.load(ordering: .relaxed) }, deliver: onFrame,
+                publish: { control.publish($0) })
         } catch {
             logger.error("capture failed", ["reason": error])
             return .failed(error)
