@@ -131,6 +131,14 @@ extension Call {
         }
     }
 
+    /// `/metrics`: the counters in the Prometheus text format 0.0.4 (``CallMetrics``).
+    public var metricsText: String {
+        let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.map { ($0.output.name, $0.output.stats?.value) }
+        return CallMetrics.text(
+            source: video.source.stats, viewers: viewers.hub.metrics, maxViewers: configuration.maxViewers, e2ee: video.encryption?.stats,
+            outputs: others, process: ProcessMetrics.current())
+    }
+
     /// `/stats?format=text`: a few lines for people, from ``statsJSON``.
     public var statsText: String { CallStats.text(statsJSON) }
 }

@@ -29,6 +29,7 @@ public struct SignalingConfiguration: Sendable {
 ///
 ///     GET    /            viewer page (text/html); with a token, only with it (?token= or Authorization)
 ///     GET    /stats       the stats provider's JSON (application/json); ?format=text: a summary for people
+///     GET    /metrics     the counters in the Prometheus text format 0.0.4 (same access rule as /stats)
 ///     GET    /healthz     200 "ok"
 ///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
 ///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
@@ -48,23 +49,28 @@ public final class SignalingServer: Sendable {
     ///   - stats: called on an HTTP thread for every `GET /stats`; must be cheap and thread-safe.
     ///   - statsText: the same for `GET /stats?format=text`, a short summary for people (text/plain); nil
     ///     answers that form with 404.
+    ///   - metrics: for every `GET /metrics`, the Prometheus text exposition (format 0.0.4, ``MetricsText``); on an
+    ///     HTTP thread, so cheap and thread-safe; nil answers 404.
     ///   - sharerState: for `GET /source`, what the page shows of the sharer (``SharerState``); polled by every
     ///     page every 2 s, so it must be cheap; nil answers 404.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
     public init(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
+        sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
     ) throws(SignalingError) {
         self.configuration = configuration
         let router = HTTPRouter(routes: Self.routes(
-            configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, sharerState: sharerState, logger: logger))
+            configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, metrics: metrics, sharerState: sharerState,
+            logger: logger))
         http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
     }
 
     /// The routes, for in-memory use through ``HTTPRouter/respond(to:)``.
     public static func routes(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
+        sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
     ) -> [HTTPRoute] {
         let page = Array(ViewerPage.html(
             sourceFramesPerSecond: configuration.sourceFramesPerSecond, sourceSendsOnlyChanges: configuration.sourceSendsOnlyChanges,
@@ -97,6 +103,12 @@ public final class SignalingServer: Sendable {
                 return HTTPResponse(
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
                     body: Array((stats().serialized + "\n").utf8))
+            },
+            // Prometheus scrapes: the same rule as /stats (a scrape config carries the token as its bearer_token).
+            HTTPRoute("GET", .exact("/metrics"), check: needsToken) { _ in
+                guard let metrics else { return .text(404, "no metrics here") }
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": MetricsText.contentType, "Cache-Control": "no-store"], body: Array(metrics().utf8))
             },
             // What the page shows of the sharer: {"state": "waiting" | "live" | "paused" | "ended"}.
             HTTPRoute("GET", .exact("/source"), check: needsToken) { _ in
