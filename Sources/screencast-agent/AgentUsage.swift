@@ -92,6 +92,8 @@ let agentUsage = """
     Other:
       --stats-interval S     seconds between stats lines, 0.1 to 86400, or 0 for none (default 5)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
+      --log-format text|json log lines as 'level component message key=value…' (text, default) or
+                             one JSON object a line: time, level, logger, message, fields
       -h, --help             this text
       --version              print the version
 

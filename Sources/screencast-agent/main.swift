@@ -22,7 +22,7 @@ enum Agent {
             fail("\(error.reason)\nTry 'screencast-agent --help'.")
             return ExitCode.usage
         }
-        let logger = Logger(component: "agent", threshold: options.logLevel)
+        let logger = Logger(component: "agent", threshold: options.logLevel, format: options.logFormat)
         do {
             if options.listMonitors {
                 for monitor in try ScreenCapture.listMonitors(display: options.capture.display) { print(monitor) }

@@ -17,6 +17,8 @@ struct CallOptions {
     var statsIntervalSeconds: Double
     var statsFile: String?
     var logLevel: LogLevel
+    /// `--log-format`: key=value lines (text, the default) or JSON Lines.
+    var logFormat: LogFormat = .text
     /// `--http`: where the viewer page and WHEP listen; nil with `--http off`.
     var http: HTTPEndpoint?
     /// True when `--http` was given (a bind failure is then fatal; on the default it is a warning).
@@ -96,6 +98,8 @@ struct CallOptions {
           --exit-when-source-ends  exit 0 once the first agent's stream has ended (with --source file: once
                                    the file has played once) and everything is flushed
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
+          --log-format text|json   log lines as 'level component message key=value…' (text, default) or
+                                   one JSON object a line: time, level, logger, message, fields
           -h, --help               this text
           --version                print the version
 
@@ -170,7 +174,7 @@ struct CallOptions {
             options: Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
+                "watchdog", "log-level", "log-format", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions),
@@ -265,6 +269,7 @@ struct CallOptions {
             throw UsageError("--log-level must be debug, info, warn or error, not '\(levelName)'")
         }
         logLevel = level
+        logFormat = try arguments.logFormat() ?? .text
 
         share = arguments.has("share")
         https = share || arguments.has("https")

@@ -34,7 +34,7 @@ enum CallTool {
                 return usage ? ExitCode.usage : ExitCode.failure
             }
         }
-        let logger = Logger(component: "call", threshold: options.logLevel)
+        let logger = Logger(component: "call", threshold: options.logLevel, format: options.logFormat)
         // Descriptors: viewers, HTTP and ICE-TCP connections each hold one (OpenFileLimit says why the hard limit).
         if let (before, after) = OpenFileLimit.raiseToHard(), after != before {
             logger.debug("open file limit raised", ["from": before, "to": after])
