@@ -58,8 +58,14 @@ enum CallTool {
             call.requestStop(reason: number == SIGINT ? "SIGINT" : number == SIGHUP ? "SIGHUP" : "SIGTERM")
         }
         defer { withExtendedLifetime(signals) {} }
+        // Under systemd (Type=notify): READY=1 once the socket and the page listen, WATCHDOG=1 while it works.
+        let notifier = ServiceNotifier()
         try call.start()
-        _ = call.waitForStopRequest()
+        notifier?.ready(status: call.viewerURL.map { "viewer page " + $0 } ?? "running")
+        notifier?.startWatchdog { call.isResponsive }
+        if let notifier { logger.debug("service manager told ready", ["watchdog_us": notifier.watchdogMicros ?? 0]) }
+        let reason = call.waitForStopRequest()
+        notifier?.stopping(reason: reason)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
         return call.stop().isComplete ? ExitCode.success : ExitCode.failure
     }
