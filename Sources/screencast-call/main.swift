@@ -15,12 +15,26 @@ enum CallTool {
             print(CallOptions.usage)
             return ExitCode.success
         }
-        let options: CallOptions
-        do {
-            options = try CallOptions(words)
-        } catch {
+        func usage(_ error: UsageError) -> Int32 {
             FileHandle.standardError.write(Data("screencast-call: \(error.reason)\nTry 'screencast-call --help'.\n".utf8))
             return ExitCode.usage
+        }
+        // The config file (call.toml, --config) under the command line; its keys are the options' names.
+        let settings: ProgramSettings
+        do {
+            settings = try ProgramSettings.load(words, program: "call", options: CallOptions.valueOptions, flags: CallOptions.flagOptions)
+        } catch {
+            return usage(error)
+        }
+        let options: CallOptions
+        do {
+            options = try CallOptions(settings.words)
+        } catch {
+            return usage(settings.attributed(error))  // "call.toml:3: --bitrate must be …" when the file set it
+        }
+        if settings.printConfig {
+            print(settings.toml(program: "screencast-call"), terminator: "")
+            return ExitCode.success
         }
         // The passphrase, before anything starts: a refused key file is the invocation's fault (64).
         var passphrase: String?
