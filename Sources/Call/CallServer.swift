@@ -41,6 +41,7 @@ enum CallServer {
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, metrics: metrics, sharerState: sharerState,
+                kick: { [weak viewers] id in viewers?.kick(id: id) ?? false },
                 logger: logger.named("http"))
             // In share mode the page's address is the one viewers use (the first printed link), not loopback.
             let hosts = call.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []

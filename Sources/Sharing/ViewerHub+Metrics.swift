@@ -53,3 +53,15 @@ extension ViewerHub {
             lowestEstimateBitsPerSecond: s.follower.lowestEstimateKbps.map { $0 * 1000 })
     }
 }
+
+extension ViewerHub {
+    /// Ends viewer `id`'s session at the sharer's request (`screencast-call kick`): its peer is closed ("kicked by
+    /// the sharer") and its slot freed; the viewer's page can join again with a new offer.
+    /// - Returns: false when no viewer has that id.
+    public func kick(id: String) -> Bool {
+        guard let peer = state.withLock({ $0.remove(id: id) }) else { return false }
+        logger.info("viewer kicked by the sharer", ["peer": id])
+        peer.close(reason: "kicked by the sharer")
+        return true
+    }
+}

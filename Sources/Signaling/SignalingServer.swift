@@ -30,6 +30,8 @@ public struct SignalingConfiguration: Sendable {
 ///     GET    /            viewer page (text/html); with a token, only with it (?token= or Authorization)
 ///     GET    /stats       the stats provider's JSON (application/json); ?format=text: a summary for people
 ///     GET    /metrics     the counters in the Prometheus text format 0.0.4 (same access rule as /stats)
+///     POST   /control/kick/{id}  end a viewer's session (the sharer's `screencast-call kick`): from loopback
+///                         only, with the token when there is one → 200, 404 for an unknown viewer
 ///     GET    /healthz     200 "ok"
 ///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
 ///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
@@ -51,18 +53,19 @@ public final class SignalingServer: Sendable {
     ///     answers that form with 404.
     ///   - metrics: for every `GET /metrics`, the Prometheus text exposition (format 0.0.4, ``MetricsText``); on an
     ///     HTTP thread, so cheap and thread-safe; nil answers 404.
+    ///   - kick: for `POST /control/kick/{id}`: ends that viewer's session, false for an unknown id; nil answers 404.
     ///   - sharerState: for `GET /source`, what the page shows of the sharer (``SharerState``); polled by every
     ///     page every 2 s, so it must be cheap; nil answers 404.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
     public init(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
         statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
-        sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        sharerState: (@Sendable () -> SharerState)? = nil, kick: (@Sendable (String) -> Bool)? = nil, logger: Logger
     ) throws(SignalingError) {
         self.configuration = configuration
         let router = HTTPRouter(routes: Self.routes(
             configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, metrics: metrics, sharerState: sharerState,
-            logger: logger))
+            kick: kick, logger: logger))
         http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
     }
 
@@ -70,7 +73,7 @@ public final class SignalingServer: Sendable {
     public static func routes(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
         statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
-        sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        sharerState: (@Sendable () -> SharerState)? = nil, kick: (@Sendable (String) -> Bool)? = nil, logger: Logger
     ) -> [HTTPRoute] {
         let page = Array(ViewerPage.html(
             sourceFramesPerSecond: configuration.sourceFramesPerSecond, sourceSendsOnlyChanges: configuration.sourceSendsOnlyChanges,
@@ -110,6 +113,18 @@ public final class SignalingServer: Sendable {
                 return HTTPResponse(
                     status: 200, headers: ["Content-Type": MetricsText.contentType, "Cache-Control": "no-store"], body: Array(metrics().utf8))
             },
+            // The sharer's controls: from this machine only (a viewer on the LAN holds the share link's token too),
+            // then the token as for /stats.
+            HTTPRoute("POST", .parameter(prefix: "/control/kick/"), check: { request in
+                guard Self.isLoopback(request.clientAddress) else {
+                    return .text(403, "the call's controls answer on this machine only (loopback)")
+                }
+                return needsToken(request)
+            }) { request in
+                guard let kick else { return .text(404, "no controls here") }
+                let id = request.pathParameter ?? ""
+                return kick(id) ? .text(200, "kicked \(id)") : .text(404, "no viewer \(id.prefix(64))")
+            },
             // What the page shows of the sharer: {"state": "waiting" | "live" | "paused" | "ended"}.
             HTTPRoute("GET", .exact("/source"), check: needsToken) { _ in
                 guard let sharerState else { return .text(404, "no sharer state here") }
@@ -122,6 +137,13 @@ public final class SignalingServer: Sendable {
                 HTTPResponse(status: 200, headers: ["Content-Type": "image/x-icon", "Cache-Control": "max-age=86400"], body: Favicon.ico)
             },
         ] + WHEPEndpoint.routes(provider: sessions, token: configuration.token, limits: configuration.whepLimits, logger: logger)
+    }
+
+    /// True for an address of this machine's loopback: 127.0.0.0/8, ::1, ::ffff:127.x (RFC 1122 §3.2.1.3, RFC 4291 §2.5.3).
+    /// nil (unknown) is not.
+    static func isLoopback(_ address: String?) -> Bool {
+        guard let address else { return false }
+        return address.hasPrefix("127.") || address == "::1" || address.lowercased().hasPrefix("::ffff:127.")
     }
 
     /// The port actually bound.

@@ -11,6 +11,9 @@ enum CallTool {
             print("screencast-call \(ScreencastVersion.string)")
             return ExitCode.success
         }
+        if let command = words.first, ControlCommand.commands.contains(command) {
+            return ControlCommand.run(command, Array(words.dropFirst()))
+        }
         if words.contains("--help") || words.contains("-h") {
             print(CallOptions.usage)
             return ExitCode.success

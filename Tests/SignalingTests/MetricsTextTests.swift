@@ -85,6 +85,30 @@ final class MetricsTextTests: XCTestCase {
         XCTAssertEqual(none.respond(to: HTTPRequest(method: "GET", path: "/metrics")).status, 404)
     }
 
+    /// `POST /control/kick/{id}`: from loopback only (a viewer on the LAN holds the share link's token too), then
+    /// with the token; 404 for an unknown viewer.
+    func testKickIsForThisMachineWithTheToken() {
+        let logger = Logger(component: "test", threshold: .error)
+        let router = HTTPRouter(routes: SignalingServer.routes(
+            configuration: SignalingConfiguration(token: BearerToken("s3cret-token-123")), sessions: FakeSessions(), stats: { .object([]) },
+            kick: { $0 == "v1" }, logger: logger))
+        func kick(_ id: String, from address: String?, token: String? = "s3cret-token-123") -> Int {
+            router.respond(to: HTTPRequest(
+                method: "POST", path: "/control/kick/" + id, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:],
+                clientAddress: address)).status
+        }
+        XCTAssertEqual(kick("v1", from: "127.0.0.1"), 200)
+        XCTAssertEqual(kick("v1", from: "::1"), 200)
+        XCTAssertEqual(kick("v1", from: "127.4.5.6"), 200)
+        XCTAssertEqual(kick("v2", from: "127.0.0.1"), 404)
+        XCTAssertEqual(kick("v1", from: "192.0.2.7"), 403, "a viewer on the LAN has the token too")
+        XCTAssertEqual(kick("v1", from: "::ffff:192.0.2.7"), 403)
+        XCTAssertEqual(kick("v1", from: nil), 403)
+        XCTAssertEqual(kick("v1", from: "127.0.0.1", token: nil), 401)
+        XCTAssertEqual(kick("v1", from: "127.0.0.1", token: "wrong"), 401)
+        XCTAssertEqual(router.respond(to: HTTPRequest(method: "GET", path: "/control/kick/v1", clientAddress: "127.0.0.1")).status, 405)
+    }
+
     /// `/proc/PID/stat` read as proc(5) says, with a command name holding spaces and parentheses.
     func testProcessMetricsFromProcStat() throws {
         let stat = "4242 (screen (cast) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 9 0 12345 104857600 2560 "
