@@ -96,8 +96,9 @@ final class ServiceTests: CallTestCase {
         XCTAssertEqual(ProcessRunner.status(of: call), 0)
     }
 
-    /// `tools/install --user` into a temporary home puts the programs and the units in place, the units point at
-    /// the installed programs, and `systemd-analyze verify --user` finds nothing to say about them.
+    /// `tools/install --user` into a temporary home puts the programs, their manual pages and the units in place,
+    /// the units point at the installed programs, and `systemd-analyze verify --user` (which also looks up each
+    /// unit's `Documentation=man:` page) finds nothing to say about them.
     func testInstalledUnitsVerifyClean() throws {
         let analyze = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: analyze.path), "systemd-analyze is missing: run tools/setup")
@@ -120,9 +121,13 @@ final class ServiceTests: CallTestCase {
         let agent = try String(contentsOfFile: units[1], encoding: .utf8)
         XCTAssertTrue(agent.contains("\nPartOf=graphical-session.target\n") && agent.contains("\nWantedBy=graphical-session.target\n"))
         let verify = try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/env"), ["HOME=\(home)", "XDG_RUNTIME_DIR=\(runtime)", analyze.path, "verify", "--user", "--man=no"] + units)
+            URL(fileURLWithPath: "/usr/bin/env"), ["HOME=\(home)", "XDG_RUNTIME_DIR=\(runtime)", "MANPATH=\(home)/.local/share/man", analyze.path, "verify", "--user"] + units)
         XCTAssertEqual(verify.status, 0, verify.stderr)
         XCTAssertEqual(verify.stderr + verify.stdout, "", "systemd-analyze verify has something to say")
+        // Documentation=man:… resolves (systemd-analyze verify runs man for it): the pages are installed.
+        for page in ["screencast-call.1", "screencast-agent.1", "screencast-dump.1"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: "\(home)/.local/share/man/man1/\(page)"), page)
+        }
         // The installed program runs.
         let version = try ProcessRunner.run(URL(fileURLWithPath: "\(home)/.local/bin/screencast-call"), ["--version"])
         XCTAssertEqual(version.stdout, "screencast-call \(ScreencastVersion.string)\n")
