@@ -118,7 +118,7 @@ extension Call {
     /// What the viewer page shows of the sharer (`GET /source`): ``SharerState/ended`` once the call is stopping,
     /// else from the source (``sharerState(of:)``).
     public var sharerState: SharerState {
-        stopRequest.current != nil ? .ended : Self.sharerState(of: video.source.stats)
+        stopRequest.current != nil ? .ended : video.source.isPaused ? .paused : Self.sharerState(of: video.source.stats)
     }
 
     /// Live while pictures come (an agent that has sent one is connected, or the test pattern or a file plays);

@@ -7,3 +7,22 @@ extension Call {
         return video.source.stats.encoded >= 0
     }
 }
+
+extension Call {
+    /// Pauses the share (`screencast-call pause`): the source takes no new picture, viewers keep the last one and
+    /// their pages say "sharing paused" (``sharerState``). Returns false when it was paused already.
+    @discardableResult
+    public func pause() -> Bool {
+        let changed = video.source.pause()
+        if changed { logger.info("share paused by the sharer") }
+        return changed
+    }
+
+    /// Resumes after ``pause()``; returns false when it was not paused.
+    @discardableResult
+    public func resume() -> Bool {
+        let changed = video.source.resume()
+        if changed { logger.info("share resumed by the sharer") }
+        return changed
+    }
+}

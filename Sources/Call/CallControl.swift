@@ -34,13 +34,24 @@ public struct CallControl: Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let stats = Self.jsonValue(object) else {
             throw .control("the call's /stats is not JSON")
         }
-        return Self.statusText(stats)
+        // What the viewers' pages say of the sharer (GET /source: {"state": "live" | "paused" | …}).
+        let source = String(decoding: try request("GET", "/source"), as: UTF8.self)
+        let state = source.contains("\"paused\"") ? "paused (screencast-call resume)" : source.contains("\"live\"") ? "live"
+            : source.contains("\"waiting\"") ? "waiting for the sharer" : "ended"
+        return Self.statusText(stats) + "sharing: \(state)\n"
     }
 
     /// Ends viewer `id`'s session. Returns the call's answer (`kicked ID`).
     /// - Throws: ``CallError/control(_:)``: no such viewer (404), not from this machine (403), a wrong token (401).
     public func kick(_ id: String) throws(CallError) -> String {
         String(decoding: try request("POST", "/control/kick/" + SignalingServer.percentEncoded(id)), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Pauses (true) or resumes the share. Returns the call's answer (`paused`, `already paused`, `resumed`, …).
+    /// - Throws: ``CallError/control(_:)``.
+    public func pause(_ on: Bool) throws(CallError) -> String {
+        String(decoding: try request("POST", on ? "/control/pause" : "/control/resume"), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -15,7 +15,8 @@ enum CallServer {
     ///   (the HTTPS identity).
     static func start(
         _ call: CallConfiguration, viewers: ViewerHub, encrypted: Bool, about: CallStats.About,
-        stats: @escaping @Sendable () -> JSONValue, metrics: @escaping @Sendable () -> String, sharerState: @escaping @Sendable () -> SharerState, logger: Logger,
+        stats: @escaping @Sendable () -> JSONValue, metrics: @escaping @Sendable () -> String,
+        pause: @escaping @Sendable (Bool) -> Bool, sharerState: @escaping @Sendable () -> SharerState, logger: Logger,
         announce: @Sendable (String) -> Void
     ) throws(CallError) -> SignalingServer? {
         guard let endpoint = call.http else { return nil }
@@ -41,7 +42,7 @@ enum CallServer {
         do {
             let server = try SignalingServer(
                 configuration: configuration, sessions: viewers, stats: stats, statsText: text, metrics: metrics, sharerState: sharerState,
-                kick: { [weak viewers] id in viewers?.kick(id: id) ?? false },
+                kick: { [weak viewers] id in viewers?.kick(id: id) ?? false }, pause: pause,
                 logger: logger.named("http"))
             // In share mode the page's address is the one viewers use (the first printed link), not loopback.
             let hosts = call.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []

@@ -52,7 +52,7 @@ struct CallOptions {
 
     static let usage = """
         Usage: screencast-call [options]
-               screencast-call status | kick ID [--share] [--http HOST:PORT] [--token T]   (a running call)
+               screencast-call status | kick ID | pause | resume [--share] [--http HOST:PORT] [--token T]
 
         Receives the agent's frames on a Unix socket, keeps the call's one shared video source and encodes
         it as VP8 (libvpx, real time). When no agent is connected, --source decides what feeds the source;

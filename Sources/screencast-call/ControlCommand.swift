@@ -8,10 +8,12 @@ enum ControlCommand {
     static let usage = """
         Usage: screencast-call status [--share] [--http HOST:PORT] [--token T]
                screencast-call kick ID [--share] [--http HOST:PORT] [--token T]
+               screencast-call pause | resume [--share] [--http HOST:PORT] [--token T]
 
         Asks the call running on this machine, over its own HTTP server. status: the call's summary, then who
         is watching (viewer id, address, since when, kbps, loss, RTT, whether it gets the newest frames) and
-        each output's state. kick ID: ends that viewer's session (its page may join again).
+        each output's state. kick ID: ends that viewer's session (its page may join again). pause: new
+        pictures are dropped, viewers keep the last one and their pages say "sharing paused"; resume.
 
         Options:
           --share           the call runs with --share: https://127.0.0.1:8443, its kept token and
@@ -22,7 +24,7 @@ enum ControlCommand {
         answered, or it refused (an unknown viewer, a wrong token).
         """
 
-    static let commands: Set<String> = ["status", "kick"]
+    static let commands: Set<String> = ["status", "kick", "pause", "resume"]
 
     static func run(_ command: String, _ words: [String]) -> Int32 {
         if words.contains("--help") || words.contains("-h") {
@@ -57,6 +59,8 @@ enum ControlCommand {
         do {
             if let viewer {
                 print(try control.kick(viewer))
+            } else if command == "pause" || command == "resume" {
+                print(try control.pause(command == "pause"))
             } else {
                 print(try control.status(), terminator: "")
             }

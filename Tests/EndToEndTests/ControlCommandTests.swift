@@ -58,6 +58,14 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.contains(": 404 no viewer \(id)"), again.stderr)
         _ = try? peer.finish(timeout: 30)
+
+        // Pause and resume: the pages are told (GET /source), status says it.
+        let paused = try control(["pause"])
+        XCTAssertEqual(paused.stdout, "paused\n", paused.stderr)
+        XCTAssertEqual(try control(["pause"]).stdout, "already paused\n")
+        XCTAssertTrue(try control(["status"]).stdout.hasSuffix("sharing: paused (screencast-call resume)\n"))
+        XCTAssertEqual(try control(["resume"]).stdout, "resumed\n")
+        XCTAssertTrue(try control(["status"]).stdout.hasSuffix("sharing: live\n"))
         let usage = try ProcessRunner.run(executable, ["kick"])
         XCTAssertEqual(usage.status, 64)
     }
