@@ -146,7 +146,7 @@ extension Call {
     /// What the viewer page shows of the sharer (`GET /source`): ``SharerState/ended`` once the call is stopping,
     /// else from the source (``sharerState(of:)``).
     public var sharerState: SharerState {
-        stopRequest.current != nil ? .ended : Self.sharerState(of: video.source.stats)
+        stopRequest.current != nil ? .ended : video.source.isPaused ? .paused : Self.sharerState(of: video.source.stats)
     }
 
     /// Live while pictures come (an agent that has sent one is connected, or the test pattern or a file plays);
@@ -157,6 +157,14 @@ extension Call {
         case .screen?: stats.screenConnected && stats.senders > 0 ? .live : .paused
         case nil: stats.sendersTotal > 0 ? .paused : .waiting
         }
+    }
+
+    /// `/metrics`: the counters in the Prometheus text format 0.0.4 (``CallMetrics``).
+    public var metricsText: String {
+        let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.map { ($0.output.name, $0.output.stats?.value) }
+        return CallMetrics.text(
+            source: video.source.stats, viewers: viewers.hub.metrics, maxViewers: configuration.maxViewers, e2ee: video.encryption?.stats,
+            outputs: others, process: ProcessMetrics.current())
     }
 
     /// `/stats?format=text`: a few lines for people, from ``statsJSON``.

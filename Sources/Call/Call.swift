@@ -212,7 +212,8 @@ public final class Call: Sendable {
         do {
             server = try CallServer.start(
                 configuration, viewers: viewers.hub, encrypted: video.encryption != nil, about: about,
-                stats: { [weak self] in self?.statsJSON ?? .null }, sharerState: { [weak self] in self?.sharerState ?? .ended },
+                stats: { [weak self] in self?.statsJSON ?? .null }, metrics: { [weak self] in self?.metricsText ?? "" },
+                pause: { [weak self] on in (on ? self?.pause() : self?.resume()) ?? false }, sharerState: { [weak self] in self?.sharerState ?? .ended },
                 logger: logger, announce: announce)
         } catch {
             for entry in list where !(entry.output is ViewersOutput) { entry.output.stop() }

@@ -31,6 +31,8 @@ public enum CallError: Error, CustomStringConvertible {
     /// (whose page must stay reachable from other machines: no loopback, no `off`); `explicit` when the address
     /// was chosen (`--http`) rather than the default.
     case httpUnavailable(endpoint: String, explicit: Bool, https: Bool, share: Bool, cause: String)
+    /// `screencast-call status` or `kick`: the running call could not be reached, or refused (why).
+    case control(String)
 
     public var description: String {
         switch self {
@@ -44,6 +46,7 @@ public enum CallError: Error, CustomStringConvertible {
         case .alreadyStarted: "the call has already started"
         case .audio(let reason): "audio: \(reason)"
         case .unsupportedSelection(let output, let selection): "output \(output) consumes \(selection), which this call does not encode"
+        case .control(let reason): reason
         case .httpUnavailable(let endpoint, let explicit, let https, let share, let cause):
             httpUnavailableText(endpoint: endpoint, explicit: explicit, https: https, share: share, cause: cause)
         }

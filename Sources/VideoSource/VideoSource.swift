@@ -179,6 +179,19 @@ public final class VideoSource: Sendable {
     /// Removes a consumer; it gets no `finish()`.
     public func removeSink(_ token: SinkToken) { _ = sinks.remove(token) }
 
+    /// Pauses the share (the sharer's `screencast-call pause`): new pictures from every capturer are dropped
+    /// (counted as ``DropReason/inactive``) and viewers keep the last picture; ``resume()`` takes them again.
+    /// Returns false when it was paused already.
+    @discardableResult
+    public func pause() -> Bool { hub.setPaused(true) }
+
+    /// Takes new pictures again after ``pause()``; returns false when it was not paused.
+    @discardableResult
+    public func resume() -> Bool { hub.setPaused(false) }
+
+    /// Whether the share is paused.
+    public var isPaused: Bool { hub.isPaused }
+
     /// Asks for a keyframe (a new peer, a PLI/FIR). Requests are coalesced; one keyframe follows no
     /// sooner than `keyframeMinSpacingSeconds` after the previous one, also when the picture is static.
     public func requestKeyframe() { hub.requestKeyframe() }

@@ -88,6 +88,10 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var encodeMillisP50 = 0.0
     /// Encode time per frame, milliseconds: 95th percentile of the last 128 encodes.
     public var encodeMillisP95 = 0.0
+    /// Encode time per frame, milliseconds: 99th percentile of the last 128 encodes.
+    public var encodeMillisP99 = 0.0
+    /// Encode time of every frame encoded so far, summed, milliseconds (`/metrics`' summary `_sum`).
+    public var encodeMillisTotal = 0.0
     /// Frames waiting for the encoder (0 or 1: latest frame wins).
     public var queueDepth = 0
     /// Width of the last encoded picture, pixels (0 before the first).
@@ -284,6 +288,7 @@ final class StatsRecorder: Sendable {
             s.rateCount += 1
             s.encodeTimes[s.encodeCount % s.encodeTimes.count] = millis
             s.encodeCount += 1
+            s.stats.encodeMillisTotal += millis
         }
     }
 
@@ -297,6 +302,7 @@ final class StatsRecorder: Sendable {
                 let sorted = s.encodeTimes[0..<samples].sorted()
                 stats.encodeMillisP50 = sorted[(samples - 1) / 2]
                 stats.encodeMillisP95 = sorted[min(samples - 1, Int((Double(samples) * 0.95).rounded(.up)) - 1)]
+                stats.encodeMillisP99 = sorted[min(samples - 1, Int((Double(samples) * 0.99).rounded(.up)) - 1)]
             }
             let start = now > Self.rateWindowMicros ? now - Self.rateWindowMicros : 0
             var frames = 0

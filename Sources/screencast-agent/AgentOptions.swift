@@ -30,6 +30,8 @@ struct AgentOptions {
     /// Seconds between stats lines; 0 for none (default 5).
     var statsIntervalSeconds: Double = 5
     var logLevel: LogLevel = .info
+    /// `--log-format`: key=value lines (text, the default) or JSON Lines.
+    var logFormat: LogFormat = .text
     /// `--list-monitors`: print the monitors and exit.
     var listMonitors = false
     /// `--source x11|portal|auto` as resolved (auto: the portal on a Wayland session, see ``resolveSource``).
@@ -42,7 +44,7 @@ struct AgentOptions {
     var audioDevice: String?
 
     static let valueOptions: Set<String> = [
-        "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
+        "socket", "output", "record", "frames", "duration", "display", "log-level", "log-format", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
         "paint-over-delay", "shm", "stats-interval", "format", "audio", "audio-device",
         "source", "window", "portal-reconnect",
@@ -61,6 +63,7 @@ struct AgentOptions {
             }
             logLevel = parsed
         }
+        logFormat = try arguments.logFormat() ?? .text
         if let display = arguments.string("display") {
             guard !display.isEmpty else { throw UsageError("--display needs a display name such as :0") }
             capture.display = display

@@ -105,6 +105,13 @@ let agentUsage = """
     Other:
       --stats-interval S     seconds between stats lines, 0.1 to 86400, or 0 for none (default 5)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
+      --log-format text|json log lines as 'level component message key=value…' (text, default) or
+                             one JSON object a line: time, level, logger, message, fields
+      --config FILE          settings as 'option = value' lines (TOML: "text", 12, true, ["a", "b"]
+                             for a repeated option; default $XDG_CONFIG_HOME/screencast/agent.toml,
+                             else ~/.config/screencast/agent.toml, when it exists); the command line
+                             overrides them
+      --print-config         print the settings in effect (file and command line) and exit
       -h, --help             this text
       --version              print the version
 
