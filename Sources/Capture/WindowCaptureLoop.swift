@@ -33,6 +33,8 @@ final class WindowCaptureLoop {
     private var lastFrame: CapturedFrame?
     private var nextIndex: UInt64 = 0
     private var stats = CaptureStats()
+    /// The grabber's method `stats.method` names.
+    private var statsMethod: ScreenGrabber.Method?
 
     /// - Throws: the setup errors of ``CapturedWindow`` and of the X connection.
     init(configuration: CaptureConfiguration, window selector: WindowSelector, logger: Logger) throws(CaptureError) {
@@ -178,7 +180,10 @@ final class WindowCaptureLoop {
         stats.grabMicros += frame.grabMicros
         stats.encodeMicros += frame.encodeMicros
         stats.jpegBytes += made.bytes.count
-        stats.method = "composite+" + (grabber.method?.rawValue ?? "")
+        if grabber.method != statsMethod, let method = grabber.method {  // a new string only when the method changes
+            statsMethod = method
+            stats.method = "composite+" + method.rawValue
+        }
         return frame
     }
 

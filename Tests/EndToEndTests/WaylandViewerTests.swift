@@ -7,7 +7,7 @@ import XCTest
 /// A Wayland desktop shared through the portal, watched by a real viewer: headless sway + PipeWire +
 /// xdg-desktop-portal-wlr (``WaylandDesktop``) → `screencast-agent --source portal` → `screencast-call` →
 /// WHEP → aiortc, which decodes VP8 and reads pixels as a player shows them (BT.601 limited range to RGB),
-/// in a loopback-only network namespace.
+/// then Chromium on the viewer page, in a loopback-only network namespace.
 final class WaylandViewerTests: XCTestCase {
     /// The scene's colours (background #1e90ff, the red window) within 4 levels at the viewer; then a
     /// background change (`swaymsg output HEADLESS-1 bg '#00ff00' solid_color`) decoded by the viewer within
@@ -80,6 +80,26 @@ final class WaylandViewerTests: XCTestCase {
         print("e2e: wayland: background change decoded by the viewer after \(String(format: "%.0f", milliseconds)) ms\(split)")
         XCTAssertLessThan(milliseconds, Self.changeLimitMs, "swaymsg → decoded at the viewer")
         XCTAssertGreaterThan(milliseconds, 0)
+
+        // Chromium on the call's viewer page, as a person watches: the changed scene (green background, the red
+        // window) within 4 levels, read from the playing <video> through a canvas.
+        let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
+        guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython]) else { return }
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        let page = try EndToEnd.runPeer(EndToEnd.systemPython, "chromium_viewer.py", [
+            "--url", call.baseURL + "/", "--profile", profile + "/profile", "--frames", "30", "--timeout", "40", "--settle", "1",
+            "--points", "800,400;160,120",
+        ], timeout: 90, environment: ["HOME": profile, "TMPDIR": profile])
+        print("e2e: wayland chromium pixels \(page["pixels"] ?? "-") video \(page["videoWidth"] ?? "-")x\(page["videoHeight"] ?? "-")")
+        XCTAssertNil(page["error"] as? String)
+        XCTAssertEqual(page["videoWidth"] as? Int, 1280)
+        let shown = try XCTUnwrap(page["pixels"] as? [[Int]], "no pixels read: \(page)")
+        XCTAssertEqual(shown.count, 2)
+        if shown.count == 2 {
+            Self.assertNear(Array(shown[0].prefix(3)), (0, 0xff, 0), "the green background in Chromium")
+            Self.assertNear(Array(shown[1].prefix(3)), (0xff, 0, 0), "the red window in Chromium")
+        }
     }
 
     /// The Buffer-Timestamp of every frame of a dump, µs.
