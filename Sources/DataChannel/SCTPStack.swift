@@ -1,0 +1,135 @@
+internal import CUsrSCTP
+import Glibc
+import Synchronization
+
+/// usrsctp's process-wide part: `usrsctp_init` once per process (on first use; never `usrsctp_finish`d,
+/// since associations may exist until the process exits), and the table that maps the address each
+/// association registers (`usrsctp_register_address`: an id, never a pointer to an object) to its
+/// ``SCTPConduit``.
+///
+/// Threads: usrsctp runs a timer thread of its own (retransmissions, delayed SACKs, heartbeats) that calls
+/// the output callback and the socket upcall; the owner's calls (`usrsctp_conninput`, `usrsctp_sendv`,
+/// `usrsctp_recvv`, …) call them too, on the owner's thread. Both callbacks only look the conduit up under
+/// this table's lock and hand it bytes or a flag under its own lock; neither calls back into usrsctp, so no
+/// lock order is ever inverted. An address removed from the table (its association closed) is ignored by
+/// a callback that comes late.
+final class SCTPStack: Sendable {
+    static let shared = SCTPStack()
+
+    /// SCTP's send and receive buffers (bytes, `sctp_sendspace` / `sctp_recvspace`): room for four of the
+    /// largest messages we take (``DataChannelSession/maxMessageSize``) in flight.
+    static let bufferBytes: UInt32 = 1 << 20
+
+    private struct Table: ~Copyable {
+        var next: UInt = 1
+        var conduits: [UInt: SCTPConduit] = [:]
+    }
+    private let table = Mutex(Table())
+
+    private init() {
+        // Port 0: no UDP encapsulation socket (conn mode only). No debug printer.
+        usrsctp_init(0, SCTPStack.output, nil)
+        cusrsctp_tune(Self.bufferBytes)
+    }
+
+    /// Registers `conduit` and returns its address for `usrsctp_register_address` and sockaddr_conn.
+    func register(_ conduit: SCTPConduit) -> UnsafeMutableRawPointer {
+        let id = table.withLock { table in
+            let id = table.next
+            table.next += 1
+            table.conduits[id] = conduit
+            return id
+        }
+        let address = UnsafeMutableRawPointer(bitPattern: id)!  // ids start at 1
+        usrsctp_register_address(address)
+        return address
+    }
+
+    /// Forgets the address: callbacks that still name it are ignored.
+    func deregister(_ address: UnsafeMutableRawPointer) {
+        usrsctp_deregister_address(address)
+        _ = table.withLock { $0.conduits.removeValue(forKey: UInt(bitPattern: address)) }
+    }
+
+    func conduit(_ address: UnsafeMutableRawPointer?) -> SCTPConduit? {
+        guard let address else { return nil }
+        return table.withLock { $0.conduits[UInt(bitPattern: address)] }
+    }
+
+    /// usrsctp's conn_output: one SCTP packet for the association registered at `address`.
+    private static let output: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UInt8, UInt8) -> Int32 = {
+        address, buffer, length, _, _ in
+        guard let buffer, length > 0, let conduit = SCTPStack.shared.conduit(address) else { return 0 }
+        conduit.output(UnsafeRawBufferPointer(start: buffer, count: length))
+        return 0
+    }
+
+    /// usrsctp's socket upcall (something to read, or the socket's state changed); `argument` is the address.
+    static let upcall: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Void = { _, argument, _ in
+        SCTPStack.shared.conduit(argument)?.readable()
+    }
+}
+
+/// What usrsctp's callbacks leave for one association's owner: the SCTP packets to send and a "readable"
+/// flag, under a lock, and a wake-up for the owner when a callback comes on a thread that is not the owner's
+/// (usrsctp's timer thread). While the owner is inside a call into usrsctp (``enter()``…``leave()``), callbacks
+/// on its thread do not wake it: it collects what they left when the call returns.
+final class SCTPConduit: Sendable {
+    fileprivate struct State {
+        var packets: [[UInt8]] = []
+        var readable = false
+        var owner: pthread_t?
+        var wakePending = false
+    }
+    private let state = Mutex(State())
+    private let wake: @Sendable () -> Void
+
+    /// The most SCTP packets kept for the owner (a packet beyond is dropped: SCTP retransmits it). The owner
+    /// takes them after each call and on each wake-up; usrsctp's timer thread makes a few per tick.
+    static let maxQueuedPackets = 1024
+
+    init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
+
+    func output(_ packet: UnsafeRawBufferPointer) {
+        let shouldWake = state.withLock { state -> Bool in
+            if state.packets.count < Self.maxQueuedPackets { state.packets.append(Array(packet)) }
+            return state.markForWake()
+        }
+        if shouldWake { wake() }
+    }
+
+    func readable() {
+        let shouldWake = state.withLock { state -> Bool in
+            state.readable = true
+            return state.markForWake()
+        }
+        if shouldWake { wake() }
+    }
+
+    /// The owner is about to call usrsctp on this thread.
+    func enter() { state.withLock { $0.owner = pthread_self() } }
+    func leave() { state.withLock { $0.owner = nil } }
+
+    /// The packets left since the last take, oldest first, and whether the socket became readable; clears
+    /// both and the pending wake-up.
+    func take() -> (packets: [[UInt8]], readable: Bool) {
+        state.withLock { state in
+            defer {
+                state.packets.removeAll(keepingCapacity: true)
+                state.readable = false
+                state.wakePending = false
+            }
+            return (state.packets, state.readable)
+        }
+    }
+}
+
+extension SCTPConduit.State {
+    /// True when the owner must be woken: the callback runs on another thread and no wake-up is pending.
+    fileprivate mutating func markForWake() -> Bool {
+        if let owner, pthread_equal(owner, pthread_self()) != 0 { return false }
+        if wakePending { return false }
+        wakePending = true
+        return true
+    }
+}
