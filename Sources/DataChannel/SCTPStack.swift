@@ -1,15 +1,21 @@
 internal import CUsrSCTP
+import Foundation
 import Glibc
 import Synchronization
 
-/// usrsctp's process-wide part: `usrsctp_init` once per process (on first use; never `usrsctp_finish`d,
-/// since associations may exist until the process exits), and the table that maps the address each
-/// association registers (`usrsctp_register_address`: an id, never a pointer to an object) to its
-/// ``SCTPConduit``.
+/// usrsctp's process-wide part: `usrsctp_init_nothreads` once per process (on first use; never
+/// `usrsctp_finish`d, since associations may exist until the process exits), the thread of ours that runs
+/// its timers, and the table that maps the address each association registers (`usrsctp_register_address`:
+/// an id, never a pointer to an object) to its ``SCTPConduit``.
 ///
-/// Threads: usrsctp runs a timer thread of its own (retransmissions, delayed SACKs, heartbeats) that calls
-/// the output callback and the socket upcall; the owner's calls (`usrsctp_conninput`, `usrsctp_sendv`,
-/// `usrsctp_recvv`, …) call them too, on the owner's thread. Both callbacks only look the conduit up under
+/// Why no usrsctp threads: `usrsctp_init` starts, besides its timer thread, receive threads on raw IPv4 and
+/// IPv6 SCTP sockets (a process running as root gets them), which conn mode never needs and which would
+/// take SCTP packets from the network. Instead the thread `sctp-timers` calls `usrsctp_handle_timers` with
+/// the milliseconds elapsed, every ``timerTickMillis``.
+///
+/// Threads: the timer thread (retransmissions, delayed SACKs, heartbeats) calls the output callback and the
+/// socket upcall; the owner's calls (`usrsctp_conninput`, `usrsctp_sendv`, `usrsctp_recvv`, …) call them
+/// too, on the owner's thread. Both callbacks only look the conduit up under
 /// this table's lock and hand it bytes or a flag under its own lock; neither calls back into usrsctp, so no
 /// lock order is ever inverted. An address removed from the table (its association closed) is ignored by
 /// a callback that comes late.
@@ -26,10 +32,30 @@ final class SCTPStack: Sendable {
     }
     private let table = Mutex(Table())
 
+    /// How often the timer thread runs usrsctp's timers (ms): usrsctp's own thread ticks every 10 ms.
+    static let timerTickMillis: UInt32 = 10
+
     private init() {
         // Port 0: no UDP encapsulation socket (conn mode only). No debug printer.
-        usrsctp_init(0, SCTPStack.output, nil)
+        usrsctp_init_nothreads(0, SCTPStack.output, nil)
         cusrsctp_tune(Self.bufferBytes)
+        let thread = Thread {
+            var last = SCTPStack.nowMillis()
+            while true {
+                usleep(Self.timerTickMillis * 1000)
+                let now = SCTPStack.nowMillis()
+                usrsctp_handle_timers(UInt32(truncatingIfNeeded: now &- last))
+                last = now
+            }
+        }
+        thread.name = "sctp-timers"
+        thread.start()
+    }
+
+    private static func nowMillis() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
     }
 
     /// Registers `conduit` and returns its address for `usrsctp_register_address` and sockaddr_conn.

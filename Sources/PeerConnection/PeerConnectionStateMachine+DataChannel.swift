@@ -52,14 +52,18 @@ extension PeerConnectionStateMachine {
         sendSCTP(&output)
     }
 
-    /// What the association made goes out, a DTLS record each.
+    /// What the association made goes out, a DTLS record each and a datagram each record: RFC 6347 §4.1.1
+    /// lets a datagram carry several records, but aiortc reads one record per datagram and would keep the
+    /// second buffered, a packet behind from then on (its SACKs arrived a round late, each costing it a
+    /// 1-s retransmission timeout).
     mutating func sendSCTP(_ output: inout Output) {
         guard let dataChannels else { return }
+        output.datagrams += dtls.takeDatagrams()
         for packet in dataChannels.takePackets() {
             let written = packet.withUnsafeBytes { bytes in Result { () throws(DTLSError) in try dtls.write(bytes) } }
             if case .failure = written { counters.dataChannelWriteErrors += 1 }
+            output.datagrams += dtls.takeDatagrams()
         }
-        output.datagrams += dtls.takeDatagrams()
     }
 
     /// The machine ends: the association is aborted (its ABORT goes out while DTLS still can).

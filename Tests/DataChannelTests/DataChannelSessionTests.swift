@@ -1,6 +1,14 @@
 import DataChannel
 import Foundation
+import Synchronization
 import XCTest
+
+/// Wake-ups from usrsctp's thread, counted (the owner's queue would poll on each).
+final class WakeFlag: Sendable {
+    let raised = Atomic<Int>(0)
+    func raise() { raised.add(1, ordering: .relaxed) }
+    func take() -> Bool { raised.exchange(0, ordering: .relaxed) > 0 }
+}
 
 /// Two ``DataChannelSession``s (usrsctp each, one process) joined by an in-memory link that moves SCTP
 /// packets as DTLS would: the association comes up, channels open by DCEP, messages of every kind go both
@@ -15,15 +23,23 @@ final class DataChannelSessionTests: XCTestCase {
         var serverEvents: [DataChannelSession.Event] = []
         var packetsMoved = 0
 
+        /// Poll an end only when it was woken or after it received (as the peer connection does).
+        var wakeOnly = false
+        let clientWake: WakeFlag, serverWake: WakeFlag
+
         convenience init() throws {
+            let clientWake = WakeFlag(), serverWake = WakeFlag()
             try self.init(
-                client: DataChannelSession(parity: .even, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: {}),
-                server: DataChannelSession(parity: .odd, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: {}))
+                client: DataChannelSession(parity: .even, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: { clientWake.raise() }),
+                server: DataChannelSession(parity: .odd, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: { serverWake.raise() }),
+                clientWake: clientWake, serverWake: serverWake)
         }
 
-        init(client: DataChannelSession, server: DataChannelSession) {
+        init(client: DataChannelSession, server: DataChannelSession, clientWake: WakeFlag, serverWake: WakeFlag) {
             self.client = client
             self.server = server
+            self.clientWake = clientWake
+            self.serverWake = serverWake
         }
 
         /// Moves packets and polls both ends (usrsctp's timer thread sends delayed SACKs and
@@ -31,8 +47,8 @@ final class DataChannelSessionTests: XCTestCase {
         func pump(seconds: Double = 5, until done: () -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
-                clientEvents += client.poll()
-                serverEvents += server.poll()
+                if !wakeOnly || clientWake.take() { clientEvents += client.poll() }
+                if !wakeOnly || serverWake.take() { serverEvents += server.poll() }
                 let fromClient = client.takePackets(), fromServer = server.takePackets()
                 for packet in fromClient { serverEvents += packet.withUnsafeBytes { server.receive($0) } }
                 for packet in fromServer { clientEvents += packet.withUnsafeBytes { client.receive($0) } }
@@ -85,6 +101,19 @@ final class DataChannelSessionTests: XCTestCase {
         XCTAssertEqual(link.client.close(0, reason: "bye"), [.closed(streamID: 0, reason: "bye")])
         XCTAssertTrue(link.pump { link.serverEvents.contains(.closed(streamID: 0, reason: "closed by the peer")) })
         XCTAssertEqual(link.server.statistics.channelsOpen, 0)
+    }
+
+    /// Only the wake-ups from usrsctp's timer thread (delayed SACKs, retransmissions) drive the ends between
+    /// packets, as on a peer connection's queue: a 256 KiB message each way still arrives.
+    func testWakeUpsAloneCarryLargeMessages() throws {
+        let link = try connectedLink()
+        link.wakeOnly = true
+        _ = try link.client.open(label: "w")
+        let big = [UInt8](repeating: 0x5a, count: DataChannelSession.maxMessageSize)
+        try link.client.send(.binary(big), on: 0)
+        XCTAssertTrue(link.pump { link.messages(link.serverEvents) == [.binary(big)] }, "\(link.serverEvents.count) events")
+        try link.server.send(.binary(big), on: 0)
+        XCTAssertTrue(link.pump { link.messages(link.clientEvents) == [.binary(big)] }, "\(link.clientEvents.count) events")
     }
 
     func testEchoChannel() throws {
@@ -147,6 +176,10 @@ final class DataChannelSessionTests: XCTestCase {
 
 extension DataChannelSessionTests.Link {
     convenience init(client: DataChannelSession) throws {
-        try self.init(client: client, server: DataChannelSession(parity: .odd, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: {}))
+        let serverWake = WakeFlag()
+        try self.init(
+            client: client,
+            server: DataChannelSession(parity: .odd, remoteMaxMessageSize: DataChannelSession.maxMessageSize, wake: { serverWake.raise() }),
+            clientWake: WakeFlag(), serverWake: serverWake)
     }
 }

@@ -20,15 +20,18 @@ final class DataChannelCallTests: XCTestCase {
         let peer = try PythonPeer(EndToEnd.venvPython, "datachannel_viewer.py", ["--url", call.whepURL, "--seconds", "25"])
         // The call's view of the viewer's channels while it is there (the last seen).
         var channels: [String: Any]?
+        var lastPeer: [String: Any]?
         while peer.isRunning {
             if let peers = try? call.viewers()["peers"] as? [[String: Any]], let seen = peers.first?["dataChannels"] as? [String: Any] {
                 channels = seen
+                lastPeer = peers.first
             }
             usleep(100_000)
         }
         let report = try peer.finish(timeout: 10)
         print("e2e: aiortc data channel viewer \(report)")
         print("e2e: call's data channel counters \(channels ?? [:])")
+        if ProcessInfo.processInfo.environment["DC_DEBUG"] != nil { print(call.log, lastPeer ?? [:]) }
         XCTAssertNil(report["error"] as? String ?? nil, "\(report)")
         XCTAssertEqual(report["echoes"] as? [String], report["expected"] as? [String], "echoes equal what was sent")
         XCTAssertEqual((report["expected"] as? [String])?.count, 4)
@@ -48,7 +51,6 @@ final class DataChannelCallTests: XCTestCase {
         XCTAssertEqual(counters["messagesIn"] as? Int, 8)
         XCTAssertGreaterThanOrEqual(counters["bytesIn"] as? Int ?? 0, 262_144 + 65_536)
         let log = call.log
-        XCTAssertTrue(log.contains("data channel closed") && log.contains("label=big") || log.contains("exceeds the limit of 262144 bytes"), log)
         XCTAssertTrue(log.contains("message of 262145 bytes exceeds the limit of 262144 bytes"), log)
         XCTAssertTrue(log.contains("string message is not UTF-8"), log)
         print("e2e: data channel test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")

@@ -13,7 +13,7 @@ It POSTs a recvonly VP8 + `m=application` offer, decodes the video, and on the c
   Then "echo" must still echo, and video must still arrive (the call goes on).
 
 Prints one JSON object: {"frames", "framesAfterFaults", "echoes": [hex of each echo...], "expected": [...],
-"closed": {label: seconds after the fault}, "echoAfterFaults": bool, "error": TEXT or null}.
+"closed": {label: seconds after the fault}, "echoState", "echoAfterFaults": bool, "error": TEXT or null}.
 
 Options: --url URL (the WHEP endpoint), --seconds S (the most the whole run may take, default 20).
 The big and bad messages use aiortc's private queue (RTCSctpTransport._data_channel_queue): aiortc's public
@@ -69,6 +69,7 @@ async def main():
     big = pc.createDataChannel("big")
     bad = pc.createDataChannel("bad")
     faults_at = [None]
+    finishing = [False]
     frames_at_fault = [0]
 
     async def consume(track):
@@ -90,6 +91,8 @@ async def main():
 
     for channel in (big, bad, echo):
         def closed(channel=channel):
+            if finishing[0]:
+                return  # our own close at the end
             result["closed"][channel.label] = None if faults_at[0] is None else round(time.monotonic() - faults_at[0], 3)
         channel.on("close", closed)
 
@@ -121,12 +124,14 @@ async def main():
 
         echo.send("still there?")
         result["echoAfterFaults"] = await wait_for(lambda: len(result["echoes"]) > len(sent), deadline)
+        result["echoes"] = result["echoes"][:len(sent)]
         await asyncio.sleep(1.0)
         result["framesAfterFaults"] = result["frames"] - frames_at_fault[0]
         result["echoState"] = echo.readyState
     except Exception as error:
         result["error"] = repr(error)
     finally:
+        finishing[0] = True
         await pc.close()
     print(json.dumps(result))
 
