@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(name: "DataChannelTests", dependencies: ["DataChannel", "ScreencastSupport", "TestSupport"]),
         .testTarget(
             name: "PeerConnectionTests",
-            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
+            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "DataChannel", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
             name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport", "DTLS"]

@@ -69,6 +69,10 @@ public final class DataChannelSession {
             streamCount: SCTPAssociation.streamCount)
     }
 
+    /// For fuzz targets only: usrsctp skips the CRC32c of every packet in this process from now on
+    /// (``SCTPStack``), so fuzzed packets reach the chunk parsers.
+    public static func skipChecksumsForFuzzing() { SCTPStack.shared.skipChecksumsForFuzzing() }
+
     /// Starts the association (both sides send INIT).
     public func start() throws(DataChannelError) { try association.connect() }
 

@@ -58,6 +58,10 @@ final class SCTPStack: Sendable {
         return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
     }
 
+    /// Makes usrsctp skip the CRC32c of packets in and out (`usrsctp_enable_crc32c_offload`), process-wide,
+    /// so a fuzzer's packets reach the chunk parsers. For fuzz targets only: never in the call.
+    func skipChecksumsForFuzzing() { usrsctp_enable_crc32c_offload() }
+
     /// Registers `conduit` and returns its address for `usrsctp_register_address` and sockaddr_conn.
     func register(_ conduit: SCTPConduit) -> UnsafeMutableRawPointer {
         let id = table.withLock { table in
