@@ -55,4 +55,30 @@ final class DataChannelCallTests: XCTestCase {
         XCTAssertTrue(log.contains("string message is not UTF-8"), log)
         print("e2e: data channel test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
+
+    /// Chromium (its own SCTP, dcsctp) opens channels to the call: a string, bytes, 65536 characters and
+    /// 262144 bytes (the call's `a=max-message-size`) come back on the echo channel, Chromium read the limit
+    /// from the answer (`RTCSctpTransport.maxMessageSize`) and refuses one byte more itself.
+    func testChromiumChannelsEcho() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.DataChannelCallTests/testChromiumChannelsEcho", timeout: 120)
+        }
+        let chromium = URL(fileURLWithPath: "/usr/lib/chromium/chromium"), driver = URL(fileURLWithPath: "/usr/bin/chromedriver")
+        guard EndToEnd.requireTools([chromium, driver, EndToEnd.systemPython, TestPaths.executable("screencast-call")]) else { return }
+        let started = Date()
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "320x180"])
+        defer { call.stop() }
+        let profile = call.folder.path("chromium")
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        let report = try EndToEnd.runPeer(
+            EndToEnd.systemPython, "chromium_datachannel.py", ["--url", call.baseURL, "--profile", profile + "/profile"],
+            timeout: 90, environment: ["HOME": profile, "TMPDIR": profile])
+        print("e2e: chromium data channel \(report)")
+        XCTAssertNil(report["error"] as? String ?? nil, "\(report)\n\(call.log)")
+        XCTAssertEqual(report["echoes"] as? [String], ["s:19", "b:3", "s:65536", "b:262144"])
+        XCTAssertEqual(report["maxMessageSize"] as? Int, 262_144)
+        XCTAssertEqual(report["refused"] as? String, "TypeError", "Chromium refuses a message over the call's limit")
+        XCTAssertTrue(call.log.contains("data channel opened"), call.log)
+        print("e2e: chromium data channel test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
 }
