@@ -98,8 +98,9 @@ public final class DataChannelSession {
                 for stream in streams { carryOut(channels.peerResetStream(stream)) }
             }
         }
+        guard !events.isEmpty else { return [] }  // most packets (SACKs, parts of messages) make no event
         let out = events
-        events.removeAll(keepingCapacity: true)
+        events.removeAll()
         return out
     }
 

@@ -43,6 +43,8 @@ public final class SCTPAssociation {
     /// 1237 bytes, under the 1280-byte IPv6 minimum with UDP and IP headers.
     public static let mtu: UInt32 = 1200
 
+    /// The largest `maxMessageSize` an association takes (bytes): 16 MiB.
+    public static let maxMessageSizeLimit = 16 << 20
     /// The largest message kept (bytes).
     public let maxMessageSize: Int
     public private(set) var isUp = false
@@ -66,9 +68,12 @@ public final class SCTPAssociation {
     /// - Parameters:
     ///   - maxMessageSize: the largest message kept (bytes, 1…16 MiB; our `a=max-message-size`).
     ///   - wake: called on usrsctp's threads when packets or messages wait for ``takePackets()`` / ``poll(_:)``.
-    /// - Throws: ``DataChannelError/sctp(_:)`` when usrsctp refuses the socket or an option.
+    /// - Throws: ``DataChannelError/sctp(_:)`` when usrsctp refuses the socket or an option, or for a
+    ///   `maxMessageSize` outside its range.
     public init(maxMessageSize: Int, wake: @escaping @Sendable () -> Void) throws(DataChannelError) {
-        precondition((1...(16 << 20)).contains(maxMessageSize), "maxMessageSize \(maxMessageSize) outside 1...16 MiB")
+        guard (1...Self.maxMessageSizeLimit).contains(maxMessageSize) else {
+            throw .sctp("maxMessageSize \(maxMessageSize) outside 1...\(Self.maxMessageSizeLimit)")
+        }
         self.maxMessageSize = maxMessageSize
         readBuffer = [UInt8](repeating: 0, count: 64 << 10)
         conduit = SCTPConduit(wake: wake)

@@ -125,3 +125,16 @@ final class DCEPTests: XCTestCase {
         XCTAssertEqual(m.close(1, reason: "done"), [.resetStream(1), .closed(streamID: 1, reason: "done")])
     }
 }
+
+/// The association's own limit is checked, not trapped on.
+final class SCTPAssociationLimitTests: XCTestCase {
+    func testMaxMessageSizeRange() throws {
+        XCTAssertThrowsError(try SCTPAssociation(maxMessageSize: 0, wake: {}))
+        XCTAssertThrowsError(try SCTPAssociation(maxMessageSize: SCTPAssociation.maxMessageSizeLimit + 1, wake: {}))
+        let association = try SCTPAssociation(maxMessageSize: SCTPAssociation.maxMessageSizeLimit, wake: {})
+        XCTAssertFalse(association.isUp)
+        XCTAssertThrowsError(try [UInt8]([1]).withUnsafeBytes { try association.send(streamID: 0, ppid: 51, bytes: $0, reliability: .init()) }) {
+            XCTAssertEqual($0 as? DataChannelError, .notConnected)
+        }
+    }
+}

@@ -7,6 +7,7 @@
 // what they made. Properties: nothing traps or hangs; at most maxChannels channels open; an association
 // the input ended (ABORT, SHUTDOWN) is replaced for the next input.
 import DataChannel
+import Glibc
 
 /// Two ends joined in memory, made once and again whenever an input ended the association.
 final class Pair {
@@ -21,14 +22,19 @@ final class Pair {
         try client.start()
         try server.start()
         var clientUp = false, serverUp = false
-        for _ in 0..<200 where !(clientUp && serverUp) {
+        for _ in 0..<2000 where !(clientUp && serverUp) {
             if exchange().contains(.up) { serverUp = true }
-            if client.poll().contains(.up) || clientUp { clientUp = true }
+            clientEvents += client.poll()
+            if clientEvents.contains(.up) { clientUp = true }
+            if !(clientUp && serverUp) { usleep(1000) }  // usrsctp's timers may be needed
         }
         up = clientUp && serverUp
         if up { _ = try? client.open(label: "fuzz") }
         _ = exchange()
     }
+
+    /// The client's events (what the server's packets did to it).
+    var clientEvents: [DataChannelSession.Event] = []
 
     /// Moves packets both ways once; returns the server's events. Keeps the client's common header.
     @discardableResult
@@ -38,19 +44,26 @@ final class Pair {
             if packet.count >= 12 { header = Array(packet.prefix(12)) }
             events += packet.withUnsafeBytes { server.receive($0) }
         }
-        for packet in server.takePackets() { _ = packet.withUnsafeBytes { client.receive($0) } }
+        for packet in server.takePackets() { clientEvents += packet.withUnsafeBytes { client.receive($0) } }
         return events
     }
 }
 
 nonisolated(unsafe) var pair: Pair?
+nonisolated(unsafe) var pairsMade = 0
 
 func fuzzOne(_ bytes: [UInt8]) {
     if pair == nil {
         DataChannelSession.skipChecksumsForFuzzing()
     }
-    if pair?.up != true { pair = try? Pair() }
-    guard let current = pair, current.up, current.header.count == 12 else { return }
+    if pair?.up != true {
+        pair = nil  // the old association closes first
+        pair = try? Pair()
+        pairsMade += 1
+    }
+    guard let current = pair, current.up, current.header.count == 12 else {
+        violated("the pair did not come up (pair \(pairsMade))")
+    }
     var input = FuzzInput(bytes)
     while !input.isAtEnd {
         let chunks = Array(input.take(Int(input.u16()) % 1500))
