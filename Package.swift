@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CUsrSCTP", pkgConfig: "usrsctp", providers: [.apt(["libusrsctp-dev"])]),
         // The Wayland path (issue 30): the xdg-desktop-portal ScreenCast session through libportal (a .pc file of
         // ours, as for CNice: libportal.pc's GIO requirements bring "-pthread") and the PipeWire stream it hands out.
         .systemLibrary(
@@ -75,8 +76,11 @@ let package = Package(
         .target(name: "ICE", dependencies: ["SDP", "ScreencastSupport", "CNice"]),
         .target(name: "SRTP", dependencies: ["CSRTP"]),
         .target(name: "DTLS", dependencies: ["SDP", "SRTP", "COpenSSL"]),
+        // SCTP over DTLS (RFC 8261) by usrsctp, and the data channels on it (RFC 8831, DCEP RFC 8832).
+        .target(name: "DataChannel", dependencies: ["CUsrSCTP", "ScreencastSupport"]),
         .target(
-            name: "PeerConnection", dependencies: ["RTP", "RTPSession", "CongestionControl", "SDP", "ICE", "DTLS", "SRTP", "ScreencastSupport"]
+            name: "PeerConnection",
+            dependencies: ["RTP", "RTPSession", "CongestionControl", "SDP", "ICE", "DTLS", "SRTP", "DataChannel", "ScreencastSupport"]
         ),
         .target(name: "Signaling", dependencies: ["ScreencastSupport", "CMicroHTTPD"]),
         .target(name: "FrameCrypto", dependencies: ["COpenSSL"]),
@@ -152,9 +156,10 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "SDP", "ScreencastSupport", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "RTP", "TestSupport"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SDP", "SRTP", "RTP", "TestSupport"]),
+        .testTarget(name: "DataChannelTests", dependencies: ["DataChannel", "ScreencastSupport", "TestSupport"]),
         .testTarget(
             name: "PeerConnectionTests",
-            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "ScreencastSupport", "TestSupport"]
+            dependencies: ["PeerConnection", "RTPSession", "SDP", "ICE", "DTLS", "SRTP", "RTP", "DataChannel", "ScreencastSupport", "TestSupport"]
         ),
         .testTarget(
             name: "SignalingTests", dependencies: ["Signaling", "Sharing", "SDP", "ScreencastSupport", "TestSupport", "DTLS"]

@@ -24,8 +24,9 @@ public import SRTP
 /// - Retransmission (RFC 6347 §4.2.4): OpenSSL keeps the timer and decides, on its own wall clock, whether it
 ///   has expired; ``nextTimeout`` maps what `DTLSv1_get_timeout` has left onto the caller's clock. The
 ///   overall handshake limit runs on the caller's clock alone.
-/// - Application data is not used: anything that arrives is read and dropped; a close_notify moves to
-///   ``DTLSState/closed(byPeer:)`` and is answered with ours.
+/// - Application data (RFC 8261: SCTP packets, one per record) is kept when the owner sets
+///   ``keepsApplicationData`` and read with ``takeApplicationData(_:)``; otherwise it is read and dropped. ``write(_:)`` sends one record. A
+///   close_notify moves to ``DTLSState/closed(byPeer:)`` and is answered with ours.
 /// - No stray datagram ends a connection (RFC 6347 §4.1.2.7): each record's header is checked first
 ///   (``DTLSRecordScanner``: framing, type, version, epoch, a length no genuine record of the cipher suite
 ///   is shorter than); only the records that pass reach OpenSSL, which judges their authenticity and
@@ -47,6 +48,17 @@ public final class DTLSEndpoint {
     private var handshakeDeadline: UInt64?
     /// The datagram's records that passed ``DTLSRecordScanner``, when some did not (reused).
     private var keptRecords: [UInt8] = []
+    /// Keep the application data that arrives (for ``takeApplicationData(_:)``) instead of dropping it.
+    public var keepsApplicationData = false
+    /// Application data read since the last ``takeApplicationData(_:)``: the records' plaintexts back to
+    /// back (reused, so a packet costs no allocation), and where each ends.
+    private var applicationData: [UInt8] = []
+    private var applicationDataEnds: [Int] = []
+
+    /// The most application data kept between two ``takeApplicationData(_:)`` calls (bytes); more is dropped
+    /// and counted in ``Statistics/applicationDataDropped``. 64 records of 16 KiB, the most one datagram
+    /// could carry.
+    public static let maxKeptApplicationData = 1 << 20
 
     /// What ``receive(_:nowMicros:)`` took and dropped.
     public struct Statistics: Sendable, Equatable {
@@ -60,6 +72,12 @@ public final class DTLSEndpoint {
         public var recordsPassed = 0
         /// Records dropped before OpenSSL saw them, by reason.
         public var recordsDropped: [DTLSRecordDrop: Int] = [:]
+
+        /// Application data records read (plaintexts of authenticated records).
+        public var applicationRecords = 0
+        /// Application data records dropped: not kept (``keepsApplicationData`` false), or beyond
+        /// ``maxKeptApplicationData``.
+        public var applicationDataDropped = 0
 
         /// All records dropped before OpenSSL.
         public var totalRecordsDropped: Int { recordsDropped.values.reduce(0, +) }
@@ -222,6 +240,38 @@ public final class DTLSEndpoint {
         return datagrams
     }
 
+    /// Hands each application data record read since the last call to `body`, oldest first, and forgets
+    /// them. The memory is valid only during `body`.
+    public func takeApplicationData(_ body: (UnsafeRawBufferPointer) -> Void) {
+        guard !applicationDataEnds.isEmpty else { return }
+        applicationData.withUnsafeBytes { all in
+            var start = 0
+            for end in applicationDataEnds {
+                body(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+                start = end
+            }
+        }
+        applicationData.removeAll(keepingCapacity: true)
+        applicationDataEnds.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends `bytes` as one application data record (`SSL_write`); ``takeDatagrams()`` then holds it.
+    /// - Throws: ``DTLSError/notConnected`` before the handshake finished or after the end,
+    ///   ``DTLSError/invalidConfiguration(_:)`` for an empty or oversized record (more than 16384 bytes,
+    ///   RFC 6347 §4.1 / RFC 5246 §6.2.1), ``DTLSError/connection(_:)`` when OpenSSL refuses.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(DTLSError) {
+        guard case .connected = state else { throw .notConnected }
+        guard !bytes.isEmpty, bytes.count <= 16_384 else {
+            throw .invalidConfiguration("an application data record of \(bytes.count) bytes (1...16384)")
+        }
+        OpenSSLErrorQueue.clear()
+        let written = SSL_write(ssl.pointer, bytes.baseAddress, Int32(bytes.count))
+        guard written == Int32(bytes.count) else {
+            let verdict = SSL_get_error(ssl.pointer, written)
+            throw .connection("SSL_write \(written), \(Self.name(ofSSLError: verdict))" + OpenSSLErrorQueue.drain(context: ""))
+        }
+    }
+
     /// The exported SRTP keys once connected.
     public var keyingMaterial: SRTPKeyingMaterial? {
         if case .connected(let keys) = state { return keys }
@@ -303,14 +353,25 @@ public final class DTLSEndpoint {
     }
 
     /// After the handshake: reads records so that retransmitted flights get OpenSSL's answer (our last
-    /// flight again), alerts are seen, and close_notify is answered. Application data is dropped.
+    /// flight again), alerts are seen, and close_notify is answered. Application data is kept when asked
+    /// (``keepsApplicationData``), else dropped.
     private func readAfterHandshake(_ now: UInt64) throws(DTLSError) {
         enum Outcome { case drained, closedByPeer, failed(DTLSError) }
         OpenSSLErrorQueue.clear()
-        let outcome: Outcome = withUnsafeTemporaryAllocation(byteCount: 2048, alignment: 16) { scratch in
+        // One whole record's plaintext at most (RFC 5246 §6.2.1: 2^14 bytes).
+        let outcome: Outcome = withUnsafeTemporaryAllocation(byteCount: 16_384, alignment: 16) { scratch in
             for _ in 0..<64 {  // a datagram holds a few records at most
                 let count = SSL_read(ssl.pointer, scratch.baseAddress, Int32(scratch.count))
-                if count > 0 { continue }
+                if count > 0 {
+                    statistics.applicationRecords += 1
+                    if keepsApplicationData, applicationData.count + Int(count) <= Self.maxKeptApplicationData {
+                        applicationData.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<Int(count)]))
+                        applicationDataEnds.append(applicationData.count)
+                    } else {
+                        statistics.applicationDataDropped += 1
+                    }
+                    continue
+                }
                 let verdict = SSL_get_error(ssl.pointer, count)
                 switch verdict {
                 case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .drained

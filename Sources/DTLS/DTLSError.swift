@@ -27,11 +27,13 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyExport(String)
     /// The handshake did not finish within the configured time (measured on the injected clock).
     case timedOut
+    /// Application data was written before the handshake finished or after the end (ours).
+    case notConnected
 
     /// True when the peer is at fault (a 4xx-like failure), false for our own.
     public var isPeerError: Bool {
         switch self {
-        case .invalidConfiguration, .certificate, .setup, .keyExport: false
+        case .invalidConfiguration, .certificate, .setup, .keyExport, .notConnected: false
         case .handshake, .connection, .fingerprintMismatch, .noCommonSRTPProfile, .timedOut: true
         }
     }
@@ -49,6 +51,7 @@ public enum DTLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noCommonSRTPProfile: "DTLS handshake negotiated no SRTP protection profile"
         case .keyExport(let reason): "DTLS-SRTP key export failed: \(reason)"
         case .timedOut: "DTLS handshake timed out"
+        case .notConnected: "DTLS is not connected: no application data can be written"
         }
     }
 }

@@ -1,3 +1,4 @@
+public import DataChannel
 public import DTLS
 public import ICE
 public import RTP
@@ -74,6 +75,9 @@ extension PeerConnection {
         case iceConnectionFailed
         /// The peer is gone; nothing follows.
         case closed(reason: String, failed: Bool)
+        /// Its data channels (RFC 8831): the association up or lost, a channel opened or closed (with the
+        /// reason), a message.
+        case dataChannel(DataChannelSession.Event)
     }
 }
 

@@ -1,6 +1,7 @@
 import RTP
 import Dispatch
 import DTLS
+public import DataChannel
 import Glibc
 import ICE
 public import RTP
@@ -103,7 +104,7 @@ public final class PeerConnection: @unchecked Sendable {
                 id: id, negotiated: plan.negotiated, certificate: configuration.certificate, sender: plan.sender,
                 dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros,
                 consentLimitMicros: configuration.consentLimitMicros, consentGraceMicros: configuration.consentGraceMicros, logger: logger,
-                nowMicros: MonotonicClock.nowMicros())
+                nowMicros: MonotonicClock.nowMicros(), dataChannelWake: { relay.dataChannelWake() })
             let peer = PeerConnection(
                 answer: plan.answer, negotiated: plan.negotiated, local: plan.local, machine: machine, agent: agent,
                 wallClock: configuration.wallClock, onEvent: onEvent, id: id)
@@ -177,6 +178,17 @@ public final class PeerConnection: @unchecked Sendable {
         queue.async { self.carryOut { $0.send(frame, nowMicros: MonotonicClock.nowMicros()) } }
     }
 
+    /// Sends a message on the viewer's open data channel `streamID` (RFC 8831); dropped, and counted in
+    /// ``DataChannel/DataChannelSession/Statistics/sendFailures``, when it cannot be sent (no such channel,
+    /// too large for the peer, SCTP's send buffer full). Returns at once.
+    public func sendDataChannel(_ message: DataChannelEstablishment.Message, on streamID: UInt16) {
+        queue.async {
+            self.carryOut { machine in
+                (try? machine.sendDataChannel(message, on: streamID, nowMicros: MonotonicClock.nowMicros())) ?? .init()
+            }
+        }
+    }
+
     /// Applies a trickle-ICE fragment (RFC 8840, `application/trickle-ice-sdpfrag`): its `a=candidate`
     /// lines and `a=end-of-candidates` (``TrickleFragment``). Nothing is applied when it throws.
     /// - Throws: ``PeerConnectionError/sdp(_:)``: a malformed fragment (a bad candidate, a line that is no
@@ -239,6 +251,11 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// usrsctp's timer thread left packets or messages for this peer (``DataChannel/SCTPAssociation``).
+    fileprivate func dataChannelWake() {
+        queue.async { self.carryOut { $0.pollDataChannels(nowMicros: MonotonicClock.nowMicros()) } }
+    }
+
     fileprivate func iceEvent(_ event: ICEAgent.Event) {
         queue.async { self.carryOut { $0.handle(event, nowMicros: MonotonicClock.nowMicros()) } }
     }
@@ -288,4 +305,5 @@ final class PeerConnectionRelay: Sendable {
     func set(_ peer: PeerConnection) { target.withLock { $0.peer = peer } }
     func datagram(_ datagram: [UInt8]) { target.withLock { $0.peer }?.received(datagram) }
     func iceEvent(_ event: ICEAgent.Event) { target.withLock { $0.peer }?.iceEvent(event) }
+    func dataChannelWake() { target.withLock { $0.peer }?.dataChannelWake() }
 }

@@ -1,3 +1,4 @@
+public import DataChannel
 public import DTLS
 public import ICE
 public import SDP
@@ -17,6 +18,8 @@ public enum PeerConnectionError: Error, Sendable, Equatable, CustomStringConvert
     case srtp(SRTPError)
     /// Our own settings do not work (what was wrong).
     case invalidConfiguration(String)
+    /// A data channel operation failed (``DataChannel/DataChannelError``).
+    case dataChannel(DataChannelError)
 
     /// True when the remote peer is at fault.
     public var isPeerError: Bool {
@@ -26,6 +29,7 @@ public enum PeerConnectionError: Error, Sendable, Equatable, CustomStringConvert
         case .dtls(let error): error.isPeerError
         case .srtp(let error): error.isPeerError
         case .invalidConfiguration: false
+        case .dataChannel(let error): error.isPeerError
         }
     }
 
@@ -36,6 +40,7 @@ public enum PeerConnectionError: Error, Sendable, Equatable, CustomStringConvert
         case .dtls(let error): error.description
         case .srtp(let error): error.description
         case .invalidConfiguration(let reason): "invalid peer configuration: \(reason)"
+        case .dataChannel(let error): "data channel: \(error)"
         }
     }
 }

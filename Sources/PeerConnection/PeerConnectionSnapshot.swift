@@ -1,3 +1,4 @@
+public import DataChannel
 public import DTLS
 public import ICE
 public import RTPSession
@@ -40,6 +41,8 @@ extension PeerConnection {
         public var consent: ConsentFreshness?
         /// Datagrams and frames not sent while consent had lapsed (``PeerConnectionStateMachine/Counters/heldByConsent``).
         public var heldByConsent: Int
+        /// The data channels' counters (channels open, messages and bytes in and out), when negotiated.
+        public var dataChannels: DataChannelSession.Statistics?
 
         /// The machine's view now, with what the ICE agent made of the datagrams it was given (handed to
         /// the socket or queued, their bytes, dropped).
@@ -58,6 +61,7 @@ extension PeerConnection {
             datagramsReceived = counters.datagramsReceived
             rtcpPackets = counters.rtcpPackets
             droppedDatagrams = counters.dropped
+            dataChannels = machine.dataChannelStatistics
             dtls = machine.dtlsStatistics
             dtlsCipherSuite = machine.dtlsCipherSuite
             srtpErrors = counters.srtpErrors
@@ -68,6 +72,18 @@ extension PeerConnection {
             connectMillis = machine.connectedMicros.map { Double($0 - machine.createdMicros) / 1000 }
             consent = machine.consent
             heldByConsent = counters.heldByConsent
+        }
+
+        /// The data channels' part of the entry (null when none was negotiated).
+        var channelsJSON: JSONValue {
+            guard let channels = dataChannels else { return .null }
+            let fields: [(String, JSONValue)] = [
+                ("open", .number(channels.channelsOpen)), ("opened", .number(channels.channelsOpened)),
+                ("closed", .number(channels.channelsClosed)), ("messagesIn", .number(channels.messagesIn)),
+                ("messagesOut", .number(channels.messagesOut)), ("bytesIn", .number(channels.bytesIn)),
+                ("bytesOut", .number(channels.bytesOut)), ("sendFailures", .number(channels.sendFailures)),
+            ]
+            return .object(fields)
         }
 
         /// The peer's entry in `/stats`.
@@ -98,6 +114,7 @@ extension PeerConnection {
                     ])
                 } ?? .null),
                 ("pair", pair),
+                ("dataChannels", channelsJSON),
                 ("dtls", .string(dtlsRole == .server ? "server" : "client")),
                 ("srtp", srtpProfile.map { .string($0.description) } ?? .null),
                 ("lobby", .string(sender.lobbyState)),

@@ -48,6 +48,7 @@ extension PeerConnectionStateMachine {
             ])
             output.events.append(.connected)
             apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), &output, now)
+            startSCTP(&output, now)
         case .closed(byPeer: true):
             end("DTLS close_notify from the peer", failed: false, &output)
         case .failed(let error):
@@ -125,6 +126,7 @@ extension PeerConnectionStateMachine {
     mutating func end(_ reason: String, failed: Bool, _ output: inout Output) {
         guard !isEnded else { return }
         phase = .ended(reason: reason, failed: failed)
+        endSCTP(&output)
         dtls.close()
         output.datagrams += dtls.takeDatagrams()
         rtp.stop()

@@ -1,3 +1,4 @@
+import DataChannel
 public import DTLS
 public import ICE
 import RTP
@@ -60,6 +61,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
         public var srtpErrors = 0
         /// Datagrams and frames not sent because consent had lapsed (RFC 7675 §5.1).
         public var heldByConsent = 0
+        /// SCTP packets DTLS refused to write (our side; SCTP retransmits them).
+        public var dataChannelWriteErrors = 0
         /// Datagrams handed to the owner to send, and their bytes (SRTP, SRTCP and DTLS).
         public var datagramsOut = 0
         public var bytesOut = 0
@@ -94,6 +97,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
     var rtp: RTPSenderChain
     var phase: Phase = .connecting
     let logger: Logger
+    /// The data channels when the answer accepted them (``SDP/NegotiatedDataChannel``); started once DTLS is up.
+    let dataChannels: DataChannelSession?
 
     /// - Parameters:
     ///   - negotiated: what the answer agreed (DTLS role, the peer's fingerprints, payload types, feedback).
@@ -103,13 +108,16 @@ public struct PeerConnectionStateMachine: ~Copyable {
     ///   - consentLimitMicros: consent lapses after this long without an authenticated datagram (RFC 7675 §5.1).
     ///   - consentGraceMicros: a lapse this long ends the peer (the owner's time to restart ICE).
     ///   - nowMicros: now, monotonic µs (the connection's age counts from here).
+    ///   - dataChannelWake: called on usrsctp's thread when the data channels have something for
+    ///     ``pollDataChannels(nowMicros:)`` (the owner schedules that call on its queue).
     /// - Throws: ``PeerConnectionError/dtls(_:)`` when OpenSSL cannot be set up,
-    ///   ``PeerConnectionError/invalidConfiguration(_:)`` for a sender the chain refuses.
+    ///   ``PeerConnectionError/invalidConfiguration(_:)`` for a sender the chain refuses or an SCTP socket
+    ///   usrsctp refuses.
     public init(
         id: String, negotiated: NegotiatedVideo, certificate: DTLSCertificate, sender: RTPSenderChain.Configuration,
         dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000,
         consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros, consentGraceMicros: UInt64 = 5_000_000,
-        logger: Logger, nowMicros now: UInt64
+        logger: Logger, nowMicros now: UInt64, dataChannelWake: @escaping @Sendable () -> Void = {}
     ) throws(PeerConnectionError) {
         var dtlsConfiguration = DTLSConfiguration(negotiated: negotiated, certificate: certificate)
         dtlsConfiguration.handshakeTimeoutMicros = dtlsHandshakeTimeoutMicros
@@ -117,6 +125,16 @@ public struct PeerConnectionStateMachine: ~Copyable {
         do { dtls = try DTLSEndpoint(configuration: dtlsConfiguration) } catch { throw .dtls(error) }
         let rtp: RTPSenderChain
         do { rtp = try RTPSenderChain(configuration: sender) } catch { throw .invalidConfiguration("RTP sender: \(error)") }
+        if let channel = negotiated.dataChannel {
+            do {
+                dataChannels = try DataChannelSession(
+                    parity: negotiated.dtlsRole == .client ? .even : .odd, remoteMaxMessageSize: channel.remoteMaxMessageSize,
+                    wake: dataChannelWake)
+            } catch { throw .invalidConfiguration("data channels: \(error)") }
+            dtls.keepsApplicationData = true
+        } else {
+            dataChannels = nil
+        }
         self.id = id
         self.negotiated = negotiated
         self.logger = logger
@@ -182,6 +200,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
             if stepDTLS(&output, now, { dtls throws(DTLSError) in try dtls.receive(datagram, nowMicros: now) }) {
                 if dtls.statistics.recordsPassed == passed { counters.dropped.dtls += 1 } else { renewConsent(&output, now) }
                 checkDTLS(&output, now)
+                receiveSCTP(&output, now)
             }
         case .rtcp:
             receiveRTCP(datagram, &output, now, wallClock)

@@ -353,6 +353,8 @@ public final class SFUPublisher: VideoSink, @unchecked Sendable {
             wake.signal()
         case .keyframeNeeded:
             hooks.requestKeyframe()
+        case .dataChannel:
+            break  // our offer has no application section
         case .targetBitrate(let bitrate):
             hooks.targetBitrate(bitrate)
         case .estimatedBitrate(let bitrate):

@@ -120,4 +120,7 @@ public struct NegotiatedVideo: Sendable, Equatable {
     /// (`a=extmap:<id> http://www.webrtc.org/experiments/rtp-hdrext/playout-delay`) when the offer had it:
     /// every media packet then carries MIN = MAX = 0; nil: not written.
     public var playoutDelayExtensionID: UInt8? = nil
+    /// The data channels' SCTP association when the answer accepted the offer's bundled `m=application`
+    /// (``DataChannelAnswer``); nil: no data channel.
+    public var dataChannel: NegotiatedDataChannel? = nil
 }

@@ -17,8 +17,9 @@
 /// - our ICE credentials, fingerprint and `a=setup` (`passive` for `actpass`/`active`, `active` for `passive`),
 ///   our candidates and `a=end-of-candidates`;
 /// - `a=group:BUNDLE <mid>` when the offer bundles it (RFC 8843 §7.3).
-/// Every other m-line (audio, data channel, a second video) is rejected: port 0, `c=IN IP4 0.0.0.0`, its
-/// mid kept, left out of BUNDLE (RFC 8843 §7.3.3).
+/// - the data channels' `m=application` when bundled with the video (``DataChannelAnswer``).
+/// Every other m-line (audio, a second video, an unbundled data channel) is rejected: port 0,
+/// `c=IN IP4 0.0.0.0`, its mid kept, left out of BUNDLE (RFC 8843 §7.3.3).
 public enum VideoAnswerBuilder {
     /// Builds the answer and reports what was negotiated.
     /// - Throws: ``SDPError/offerHasNoVP8Video`` (no usable video), ``SDPError/offerWithoutRTCPMux(mid:)``,
@@ -89,15 +90,26 @@ public enum VideoAnswerBuilder {
         attributes += local.candidateAttributes
         section.attributes = attributes
 
+        // The data channels' section, when the offer bundles one with the video (DataChannelAnswer).
+        let application = offer.bundleGroup.flatMap { group in
+            bundled.flatMap { DataChannelAnswer.accept(offer, bundle: group, videoMid: $0, local: local, setup: setup) }
+        }
         var answer = SessionDescription(origin: .init(sessionID: String(local.sessionID), sessionVersion: String(local.sessionVersion)))
-        if let bundled { answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: [bundled]))) }
-        answer.media = offer.media.indices.map { $0 == index ? section : rejected(offer.media[$0]) }
+        if let bundled, let group = offer.bundleGroup {
+            let mids = group.mids.filter { $0 == bundled || $0 == application?.negotiated.mid }
+            answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: mids)))
+        }
+        answer.media = offer.media.indices.map { position in
+            if position == index { return section }
+            if let application, position == application.negotiated.mediaIndex { return application.section }
+            return rejected(offer.media[position])
+        }
 
         let video = NegotiatedVideo(
             mid: offered.mid, mediaIndex: index, direction: direction, vp8PayloadType: vp8.payloadType,
             rtxPayloadType: rtx?.payloadType, feedback: feedback, reducedSizeRTCP: offered.hasReducedSizeRTCP,
             dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID,
-            playoutDelayExtensionID: playoutDelayID)
+            playoutDelayExtensionID: playoutDelayID, dataChannel: application?.negotiated)
         return (answer, video)
     }
 

@@ -194,6 +194,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
         switch event {
         case .connected: actions = state.withLock { $0.connected(id: id) }
         case .iceConnectionFailed: return  // a viewer restarts ICE by a new offer (a new session); its peer expires meanwhile
+        case .dataChannel: return  // logged by the peer; counted in its snapshot (no feature uses the channels yet)
         case .keyframeNeeded(let reason): actions = state.withLock { $0.keyframeNeeded(id: id, reason: reason, nowMicros: now) }
         case .estimatedBitrate(let bitsPerSecond), .targetBitrate(let bitsPerSecond):
             // REMB (receive-side estimate) or our own GCC target for the peer (transport-wide CC, thinned to it).

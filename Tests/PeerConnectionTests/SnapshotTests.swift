@@ -7,7 +7,7 @@ import XCTest
 final class SnapshotTests: XCTestCase {
     /// The keys `/stats` has, in order (the viewer page, tools/bench and the tests read them; `consent` is new).
     static let keys = [
-        "id", "state", "endReason", "ice", "consent", "pair", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
+        "id", "state", "endReason", "ice", "consent", "pair", "dataChannels", "dtls", "srtp", "lobby", "keyframeWaitMs", "rttMs", "fractionLost", "lossEstimate",
         "packetsLost", "jitterMs", "nacks", "nackedPackets", "retransmitted", "retransmitSkipped", "retransmitDuplicates", "retransmitOverBudget", "rtx", "plis",
         "firs", "rembs", "rembKbps", "keyframeRequests", "framesSent", "keyframesSent", "packetsSent", "bytesSent", "senderReports",
         "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "droppedDatagrams", "dtlsCipher",
@@ -38,6 +38,7 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(field(json, "srtp"), .string(SRTPNames.gcm))
         XCTAssertEqual(field(json, "lobby"), .string("open"))
         XCTAssertEqual(field(json, "congestion"), .null, "this viewer offered no transport-wide CC")
+        XCTAssertEqual(field(json, "dataChannels"), .null, "this viewer offered no data channel")
         guard case .double(let rtt)? = field(json, "rttMs") else { return XCTFail("no RTT") }
         XCTAssertEqual(rtt, 20, accuracy: 0.05)
         XCTAssertEqual(field(json, "plis"), .int(1))

@@ -20,8 +20,8 @@ final class AnswerBuilderTests: XCTestCase {
     /// Our session and VP8 + RTX video section (SSRCs 0x11111111 and 0x22222222) up to the candidates, with
     /// this DTLS role (RFC 5763 §5: `passive` in an answer to `actpass`, `actpass` in our offer), and
     /// transport-wide congestion control with this extension ID, and the playout delay with that one.
-    static func ourVideoSection(setup: String, transportWideCC id: Int? = nil, playoutDelay: Int? = nil) -> [String] {
-        session + ["a=group:BUNDLE 0", "m=video 50000 UDP/TLS/RTP/SAVPF 96 97", "c=IN IP4 127.0.0.1"] + ourTransport + [
+    static func ourVideoSection(setup: String, transportWideCC id: Int? = nil, playoutDelay: Int? = nil, bundle: String = "0") -> [String] {
+        session + ["a=group:BUNDLE \(bundle)", "m=video 50000 UDP/TLS/RTP/SAVPF 96 97", "c=IN IP4 127.0.0.1"] + ourTransport + [
             "a=setup:\(setup)",
             "a=mid:0",
             "a=sendonly",
@@ -47,16 +47,16 @@ final class AnswerBuilderTests: XCTestCase {
     func testAnswerToChromiumWHEPOffer() throws {
         let offer = try SessionDescription(parsing: fixture("chromium-whep-offer.sdp"))
         let (answer, video) = try VideoAnswerBuilder.answer(offer, local: localParameters())
-        let expected = Self.ourVideoSection(setup: "passive", transportWideCC: 4, playoutDelay: 5) + Self.ourCandidates + [
+        // The data channel's section is accepted in the BUNDLE (DataChannelAnswerTests says more).
+        let expected = Self.ourVideoSection(setup: "passive", transportWideCC: 4, playoutDelay: 5, bundle: "0 2") + Self.ourCandidates + [
             "m=audio 0 UDP/TLS/RTP/SAVPF 111",
             "c=IN IP4 0.0.0.0",
             "a=mid:1",
             "a=inactive",
             "a=rtpmap:111 opus/48000/2",
-            "m=application 0 UDP/DTLS/SCTP webrtc-datachannel",
-            "c=IN IP4 0.0.0.0",
-            "a=mid:2",
-        ]
+            "m=application 50000 UDP/DTLS/SCTP webrtc-datachannel",
+            "c=IN IP4 127.0.0.1",
+        ] + Self.ourTransport + ["a=setup:passive", "a=mid:2", "a=sctp-port:5000", "a=max-message-size:262144"]
         let text = answer.serialized()
         XCTAssertEqual(lines(text), expected)
         XCTAssertTrue(text.hasSuffix("\r\n"))
