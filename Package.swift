@@ -26,6 +26,8 @@ let package = Package(
         ),
         // libpulse-simple.pc carries -pthread (SwiftPM warns): the module map links by name instead.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // Opus (issue 28): the call's sound for WebRTC viewers and SFU legs (RFC 6716, RTP payload RFC 7587).
+        .systemLibrary(name: "COpus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // The Wayland path (issue 30): the xdg-desktop-portal ScreenCast session through libportal (a .pc file of
@@ -64,6 +66,8 @@ let package = Package(
         .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
         // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
         .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
+        // The call's Opus encoder (libopus): 10-ms AudioFrames in, 10- or 20-ms Opus packets out.
+        .target(name: "OpusCodec", dependencies: ["AudioSource", "COpus"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -94,7 +98,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming", "AudioSource",
+                "H264", "Streaming", "AudioSource", "OpusCodec", "RTPSession",
             ]
         ),
 
@@ -107,7 +111,7 @@ let package = Package(
             name: "screencast-call",
             dependencies: [
                 "Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing",
-                "Streaming",
+                "Streaming", "AudioSource", "OpusCodec",
             ]
         ),
         .executableTarget(
@@ -182,6 +186,7 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "OpusCodecTests", dependencies: ["OpusCodec", "AudioSource", "COpus"]),
         .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
         .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],

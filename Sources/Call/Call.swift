@@ -157,7 +157,7 @@ public final class Call: Sendable {
         if let recorder { initial.append(recorder) }
         initial.append(viewers)
         if let sfu { initial.append(sfu) }
-        let audioEncodings = AudioEncodings(source: audio, logger: logger)
+        let audioEncodings = AudioEncodings(source: audio, configuration: configuration, logger: logger)
         self.audioEncodings = audioEncodings
         var entries: [Entry] = []
         for (index, output) in initial.enumerated() {
