@@ -48,6 +48,7 @@ extension PeerConnectionStateMachine {
             ])
             output.events.append(.connected)
             apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), &output, now)
+            audio?.start(nowMicros: now)
         case .closed(byPeer: true):
             end("DTLS close_notify from the peer", failed: false, &output)
         case .failed(let error):
@@ -79,6 +80,7 @@ extension PeerConnectionStateMachine {
             return
         }
         counters.rtcpPackets += 1
+        audio?.receive(packets)
         apply(rtp.receive(packets, compound: packet, nowMicros: now, arrival: wallClock), &output, now)
     }
 
@@ -128,6 +130,7 @@ extension PeerConnectionStateMachine {
         dtls.close()
         output.datagrams += dtls.takeDatagrams()
         rtp.stop()
+        audio?.stop()
         logger.log(failed ? .warning : .info, "peer ended", [
             "peer": id, "reason": reason, "frames": rtp.stream.statistics.framesSent,
             "bytes": counters.bytesOut + output.datagrams.reduce(0) { $0 + $1.count },
@@ -175,7 +178,8 @@ extension PeerConnectionStateMachine {
         for datagram in output.datagrams { counters.bytesOut += datagram.count }
         if !isEnded {
             output.deadlineMicros = RTPSenderChain.earlier(
-                RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)), consent?.deadlineMicros)
+                RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)),
+                RTPSenderChain.earlier(consent?.deadlineMicros, audio?.nextDeadlineMicros))
         }
         return output
     }

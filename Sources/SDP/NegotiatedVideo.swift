@@ -120,4 +120,6 @@ public struct NegotiatedVideo: Sendable, Equatable {
     /// (`a=extmap:<id> http://www.webrtc.org/experiments/rtp-hdrext/playout-delay`) when the offer had it:
     /// every media packet then carries MIN = MAX = 0; nil: not written.
     public var playoutDelayExtensionID: UInt8? = nil
+    /// The Opus stream accepted beside the video in the same BUNDLE (``AudioAnswerSection``); nil: no sound.
+    public var audio: NegotiatedAudio? = nil
 }

@@ -17,7 +17,8 @@
 /// - our ICE credentials, fingerprint and `a=setup` (`passive` for `actpass`/`active`, `active` for `passive`),
 ///   our candidates and `a=end-of-candidates`;
 /// - `a=group:BUNDLE <mid>` when the offer bundles it (RFC 8843 §7.3).
-/// Every other m-line (audio, data channel, a second video) is rejected: port 0, `c=IN IP4 0.0.0.0`, its
+/// - the first Opus audio section bundled with it, when we send sound (``AudioAnswerSection``).
+/// Every other m-line (other audio, data channel, a second video) is rejected: port 0, `c=IN IP4 0.0.0.0`, its
 /// mid kept, left out of BUNDLE (RFC 8843 §7.3.3).
 public enum VideoAnswerBuilder {
     /// Builds the answer and reports what was negotiated.
@@ -89,15 +90,20 @@ public enum VideoAnswerBuilder {
         attributes += local.candidateAttributes
         section.attributes = attributes
 
+        // The sound, in a section of its own beside the video's (AudioAnswerSection), bundled with it.
+        let audio = AudioAnswerSection.answer(offer, local: local, setup: setup, video: index, transportWideCCID: twccID)
         var answer = SessionDescription(origin: .init(sessionID: String(local.sessionID), sessionVersion: String(local.sessionVersion)))
-        if let bundled { answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: [bundled]))) }
-        answer.media = offer.media.indices.map { $0 == index ? section : rejected(offer.media[$0]) }
+        if let bundled {
+            let mids = audio.map { $0.index < index ? [$0.negotiated.mid, bundled] : [bundled, $0.negotiated.mid] } ?? [bundled]
+            answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: mids)))
+        }
+        answer.media = offer.media.indices.map { $0 == index ? section : $0 == audio?.index ? audio!.section : rejected(offer.media[$0]) }
 
         let video = NegotiatedVideo(
             mid: offered.mid, mediaIndex: index, direction: direction, vp8PayloadType: vp8.payloadType,
             rtxPayloadType: rtx?.payloadType, feedback: feedback, reducedSizeRTCP: offered.hasReducedSizeRTCP,
             dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID,
-            playoutDelayExtensionID: playoutDelayID)
+            playoutDelayExtensionID: playoutDelayID, audio: audio?.negotiated)
         return (answer, video)
     }
 
