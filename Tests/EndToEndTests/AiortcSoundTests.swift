@@ -1,4 +1,5 @@
 import Foundation
+import FrameWire
 import TestSupport
 import XCTest
 import XTestSupport
@@ -79,5 +80,65 @@ final class AiortcSoundTests: XCTestCase {
         XCTAssertEqual(audio["frequencyHz"] as? Double ?? 0, 440, accuracy: 5)
         XCTAssertEqual(audio["levelDBFS"] as? Double ?? -99, -20, accuracy: 3)
         XCTAssertEqual(audio["ptsGaps"] as? Int, 0)
+    }
+
+    /// A recorded dump with sound replays through the call (`--source file:`, FileCapturer): the fixture's
+    /// pictures with a 440 Hz sine at -12 dBFS recorded between them (10-ms sound messages stamped on the
+    /// pictures' clock, as the agent records them), and aiortc hears that tone.
+    func testADumpsSoundReplaysThroughTheCall() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.AiortcSoundTests/testADumpsSoundReplaysThroughTheCall", timeout: 120)
+        }
+        guard EndToEnd.requireTools([EndToEnd.venvPython, TestPaths.executable("screencast-call")]) else { return }
+        let folder = try TemporaryDirectory(prefix: "sc-dump-sound")
+        defer { folder.remove() }
+        let dump = folder.path("with-sound.frames")
+        try FileManager.default.createFile(atPath: dump, contents: Data(Self.dumpWithTone(hz: 440, dbfs: -12)))
+        let call = try CallUnderTest(["--source", "file:\(dump)"])
+        defer { call.stop() }
+        let report = try EndToEnd.runPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--seconds", "3", "--audio"], timeout: 60)
+        let viewer = try XCTUnwrap((report["viewers"] as? [[String: Any]])?.first, "\(report)")
+        let audio = try XCTUnwrap(viewer["audio"] as? [String: Any], "\(viewer)")
+        print("e2e: aiortc heard the dump's sound: \(audio); video frames \(viewer["frames"] ?? "-")")
+        XCTAssertGreaterThan(viewer["frames"] as? Int ?? 0, 0, "the dump's pictures too")
+        XCTAssertGreaterThanOrEqual(audio["measuredSamples"] as? Int ?? 0, 48_000)
+        XCTAssertEqual(audio["frequencyHz"] as? Double ?? 0, 440, accuracy: 5)
+        XCTAssertEqual(audio["levelDBFS"] as? Double ?? -99, -12, accuracy: 3)
+        XCTAssertEqual(audio["ptsGaps"] as? Int, 0)
+        let frames = ((try call.stats()["audio"] as? [String: Any])?["frames"] as? [String: Any])?["screen"] as? Int ?? 0
+        XCTAssertGreaterThan(frames, 100, "the dump's sound fed the audio source")
+    }
+
+    /// static-desktop.frames (4 pictures over 5 s) with sound between the pictures: 10-ms messages from each
+    /// picture's timestamp to the next one's (1 s after the last), one continuous sine.
+    static func dumpWithTone(hz: Double, dbfs: Double) throws -> [UInt8] {
+        let source = try [UInt8](Data(contentsOf: EndToEnd.fixtures.appendingPathComponent("static-desktop.frames")))
+        var pictures: [Frame] = []
+        var decoder = FrameDecoder()
+        decoder.feed(source) { if case .frame(let frame) = $0 { pictures.append(frame) } }
+        let amplitude = pow(10, dbfs / 20) * 2.0.squareRoot() * 32767
+        var out: [UInt8] = []
+        var sample: UInt64 = 0
+        var sequence: UInt64 = 0
+        for (index, picture) in pictures.enumerated() {
+            out += FrameEncoder.encode(picture)
+            let start = picture.header.timestampMicros ?? 0
+            let end = index + 1 < pictures.count ? (pictures[index + 1].header.timestampMicros ?? start) : start + 1_000_000
+            var t = start
+            while t + 10_000 <= end {
+                var pcm = [Int16](repeating: 0, count: 960)
+                for n in 0..<480 {
+                    let v = Int16((amplitude * sin(2 * .pi * hz * Double(sample + UInt64(n)) / 48_000)).rounded())
+                    pcm[2 * n] = v
+                    pcm[2 * n + 1] = v
+                }
+                sample += 480
+                out += FrameEncoder.encodeSound(
+                    header: SoundHeader(samples: 480, timestampMicros: t, sequence: sequence, source: "system"), body: FrameEncoder.soundBody(pcm))
+                sequence += 1
+                t += 10_000
+            }
+        }
+        return out
     }
 }
