@@ -120,7 +120,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto", "AudioSource", "OpusCodec"]
         ),
 
         // MARK: Tests
