@@ -26,6 +26,8 @@ let package = Package(
         ),
         // libpulse-simple.pc carries -pthread (SwiftPM warns): the module map links by name instead.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // Opus (issue 28): the call's sound for WebRTC viewers and SFU legs (RFC 6716, RTP payload RFC 7587).
+        .systemLibrary(name: "COpus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CUsrSCTP", pkgConfig: "usrsctp", providers: [.apt(["libusrsctp-dev"])]),
@@ -65,6 +67,8 @@ let package = Package(
         .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
         // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
         .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
+        // The call's Opus encoder (libopus): 10-ms AudioFrames in, 10- or 20-ms Opus packets out.
+        .target(name: "OpusCodec", dependencies: ["AudioSource", "COpus"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -98,7 +102,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming", "AudioSource",
+                "H264", "Streaming", "AudioSource", "OpusCodec", "RTPSession",
             ]
         ),
 
@@ -111,7 +115,7 @@ let package = Package(
             name: "screencast-call",
             dependencies: [
                 "Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing",
-                "Streaming",
+                "Streaming", "AudioSource", "OpusCodec",
             ]
         ),
         .executableTarget(
@@ -120,7 +124,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["Publishing", "FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["Publishing", "FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto", "AudioSource", "OpusCodec"]
         ),
 
         // MARK: Tests
@@ -188,6 +192,7 @@ let package = Package(
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
         .testTarget(name: "ScreencastSupportTests", dependencies: ["ScreencastSupport"]),
+        .testTarget(name: "OpusCodecTests", dependencies: ["OpusCodec", "AudioSource", "COpus"]),
         .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
         .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],

@@ -95,11 +95,14 @@ final class AudioEncoding: AudioSink, Sendable {
 /// consuming it is attached.
 final class AudioEncodings: Sendable {
     private let source: SharedAudioSource
+    private let configuration: CallConfiguration
     private let logger: Logger
     private let map = Mutex<[AudioCodec: AudioEncoding]>([:])
 
-    init(source: SharedAudioSource, logger: Logger) {
+    /// `configuration`: the encoders' settings (``CallConfiguration/opus``).
+    init(source: SharedAudioSource, configuration: CallConfiguration, logger: Logger) {
         self.source = source
+        self.configuration = configuration
         self.logger = logger
     }
 
@@ -114,7 +117,7 @@ final class AudioEncodings: Sendable {
         }
         let (encoding, made) = try map.withLock { m throws(CallError) -> (AudioEncoding, Bool) in
             if let existing = m[codec] { return (existing, false) }
-            let encoding = AudioEncoding(encoder: try Call.makeAudioEncoder(codec), logger: logger.named(codec.rawValue))
+            let encoding = AudioEncoding(encoder: try Call.makeAudioEncoder(codec, configuration: configuration), logger: logger.named(codec.rawValue))
             m[codec] = encoding
             return (encoding, true)
         }

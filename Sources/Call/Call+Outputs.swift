@@ -1,6 +1,7 @@
 public import ScreencastSupport
 public import Signaling
 import AudioSource
+import OpusCodec
 import Synchronization
 import Sharing
 import VideoSource
@@ -23,10 +24,15 @@ extension Call {
         return Self.context(video: video, hub: viewers.hub, consumer: consumer)
     }
 
-    /// The encoder of `codec` for the call's audio (48 kHz stereo).
+    /// The encoder of `codec` for the call's audio (48 kHz stereo), set from `configuration`.
     /// - Throws: ``CallError/audio(_:)``.
-    static func makeAudioEncoder(_ codec: AudioCodec) throws(CallError) -> any AudioEncoder {
-        throw .audio("no \(codec.rawValue) encoder in this build")
+    static func makeAudioEncoder(_ codec: AudioCodec, configuration: CallConfiguration) throws(CallError) -> any AudioEncoder {
+        switch codec {
+        case .opus:
+            do { return try OpusEncoder(settings: configuration.opus) } catch { throw .audio("\(error)") }
+        default:
+            throw .audio("no \(codec.rawValue) encoder in this build")
+        }
     }
 
     /// `/stats` `audio`: the source's counters and each encoding's.

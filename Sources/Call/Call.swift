@@ -157,7 +157,7 @@ public final class Call: Sendable {
         if let recorder { initial.append(recorder) }
         initial.append(viewers)
         if let sfu { initial.append(sfu) }
-        let audioEncodings = AudioEncodings(source: audio, logger: logger)
+        let audioEncodings = AudioEncodings(source: audio, configuration: configuration, logger: logger)
         self.audioEncodings = audioEncodings
         var entries: [Entry] = []
         for (index, output) in initial.enumerated() {
@@ -186,6 +186,8 @@ public final class Call: Sendable {
             configuredBitrateKbps: configuration.source.bitrateKbps, maxFramesPerSecond: configuration.source.maxFramesPerSecond,
             fixedDroppablePeriod: configuration.droppablePeriod)
         sharing.consentLimitMicros = UInt64(configuration.consentTimeoutSeconds) * 1_000_000
+        // The sound goes to viewers in Opus, but not yet end-to-end encrypted: with E2EE on, pictures only.
+        sharing.sendsAudio = configuration.e2ee == nil
         return sharing
     }
 

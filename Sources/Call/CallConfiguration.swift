@@ -1,4 +1,5 @@
 public import AudioSource
+public import OpusCodec
 public import FrameCrypto
 public import ICE
 import PeerConnection
@@ -55,6 +56,8 @@ public struct CallConfiguration: Sendable {
     public var streaming = StreamingConfiguration()
     /// The shared audio source: what plays while the agent sends no sound (silence, or a test tone).
     public var audio = AudioSourceConfiguration()
+    /// The Opus encoding of that sound (viewers, SFU legs): bitrate, 10/20-ms packets, DTX, in-band FEC.
+    public var opus = OpusSettings()
 
     /// A call of `source` with the defaults of `screencast-call` for everything else.
     public init(source: VideoSourceConfiguration) {

@@ -1,3 +1,5 @@
+public import AudioSource
+import RTPSession
 import Media
 public import ScreencastSupport
 public import Sharing
@@ -49,6 +51,12 @@ public final class ViewersOutput: CallOutput {
 
     public var inlet: OutputInlet { .video(hub) }
 
+    /// The sound in Opus (one encoding for every viewer) when viewers get sound (not with E2EE yet).
+    public var consumesAudio: MediaSelection? { hub.configuration.sendsAudio ? .audioOpus : nil }
+
+    /// Each Opus packet to every viewer whose answer accepted audio (``ViewerHub/sendAudio(_:)``).
+    public var audioInlet: (any EncodedAudioSink)? { hub.configuration.sendsAudio ? ViewersAudioInlet(hub: hub) : nil }
+
     /// Viewers arrive through the HTTP server's WHEP sessions: nothing to start.
     public func start() {}
 
@@ -66,4 +74,20 @@ private final class SecondEncodingSinkSlot: Sendable {
     var sink: (any VideoSink)? { slot.withLock { $0 } }
 
     func set(_ sink: (any VideoSink)?) { slot.withLock { $0 = sink } }
+}
+
+/// The viewers' audio inlet: Opus packets from the call's Opus encoding to the hub, as RTP sender frames (the
+/// bytes shared, not copied).
+private final class ViewersAudioInlet: EncodedAudioSink {
+    let hub: ViewerHub
+
+    init(hub: ViewerHub) { self.hub = hub }
+
+    func consume(_ frame: EncodedAudioFrame) {
+        hub.sendAudio(OutgoingAudioFrame(
+            bytes: frame.data, sampleTime: frame.sampleTime, captureMicros: frame.captureMicros, isSilence: frame.isSilence))
+    }
+
+    /// The encoding ended; the viewers end with the call (``ViewersOutput/stop()``).
+    func finish() {}
 }

@@ -16,9 +16,15 @@ extension LocalMediaParameters {
         while rtxSSRC == videoSSRC { rtxSSRC = UInt32.random(in: 1...UInt32.max, using: &generator) }
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         let cname = String((0..<16).map { _ in alphabet.randomElement(using: &generator)! })
-        return LocalMediaParameters(
+        var local = LocalMediaParameters(
             iceUfrag: ice.ufrag, icePwd: ice.password, fingerprint: configuration.certificate.fingerprint, candidates: candidates,
             candidatesComplete: true, videoSSRC: videoSSRC, rtxSSRC: rtxSSRC, cname: cname,
             sessionID: UInt64.random(in: 1...UInt64(Int64.max), using: &generator))
+        if configuration.sendsAudio {
+            var audioSSRC = UInt32.random(in: 1...UInt32.max, using: &generator)
+            while audioSSRC == videoSSRC || audioSSRC == rtxSSRC { audioSSRC = UInt32.random(in: 1...UInt32.max, using: &generator) }
+            local.audioSSRC = audioSSRC
+        }
+        return local
     }
 }

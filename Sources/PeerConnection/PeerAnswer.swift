@@ -20,6 +20,9 @@ public struct PeerAnswer: Sendable {
     public let local: LocalMediaParameters
     /// The sender chain for the negotiated stream, with its random starting points drawn.
     public let sender: RTPSenderChain.Configuration
+    /// The Opus stream when the answer accepted the viewer's audio section (random SSRC, timestamp and
+    /// sequence starts); nil: video only.
+    public let audio: OutgoingAudioStream?
 
     /// Parses the offer and checks that it can be answered (a trial answer with placeholder parameters).
     /// - Throws: ``PeerConnectionError/sdp(_:)`` for an offer that is malformed or unanswerable.
@@ -53,5 +56,17 @@ public struct PeerAnswer: Sendable {
         sender.keyframeRetryMicros = configuration.keyframeRetryMicros
         sender.senderReportIntervalMicros = configuration.senderReportIntervalMicros
         self.sender = sender
+        if let negotiated = negotiated.audio, let ssrc = local.audioSSRC {
+            do {
+                audio = try OutgoingAudioStream(
+                    ssrc: ssrc, payloadType: negotiated.payloadType, timestampOffset: UInt32.random(in: 0...UInt32.max, using: &generator),
+                    initialSequenceNumber: UInt16.random(in: 0...0x7FFF, using: &generator), cname: local.cname,
+                    reportIntervalMicros: configuration.senderReportIntervalMicros)
+            } catch {
+                throw .invalidConfiguration("audio sender: \(error)")
+            }
+        } else {
+            audio = nil
+        }
     }
 }

@@ -30,6 +30,9 @@ extension PeerConnection {
         /// and `transport-cc`): for an SFU that sends TWCC feedback when it keeps them (Janus). Off by default:
         /// with it negotiated and no feedback coming, the pacer holds frames at the start rate.
         public var offersTransportWideCC = false
+        /// An answering peer accepts the viewer's Opus audio section (``SDP/AudioAnswerSection``) and sends the
+        /// call's sound on it (``PeerConnection/sendAudio(_:)``). Off by default: video only.
+        public var sendsAudio = false
 
         public init(
             ice: ICEAgent.Configuration, certificate: DTLSCertificate, pacer: PacerQueue.Configuration = .init(),

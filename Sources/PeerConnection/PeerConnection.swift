@@ -101,7 +101,7 @@ public final class PeerConnection: @unchecked Sendable {
             let plan = try PeerAnswer(
                 offer: offer, ice: agent.localCredentials, candidates: candidates, configuration: configuration, using: &random)
             let machine = try PeerConnectionStateMachine(
-                id: id, negotiated: plan.negotiated, certificate: configuration.certificate, sender: plan.sender,
+                id: id, negotiated: plan.negotiated, certificate: configuration.certificate, sender: plan.sender, audio: plan.audio,
                 dtlsHandshakeTimeoutMicros: configuration.dtlsHandshakeTimeoutMicros,
                 consentLimitMicros: configuration.consentLimitMicros, consentGraceMicros: configuration.consentGraceMicros, logger: logger,
                 nowMicros: MonotonicClock.nowMicros(), dataChannelWake: { relay.dataChannelWake() })
@@ -120,7 +120,7 @@ public final class PeerConnection: @unchecked Sendable {
                 "peer": id, "candidates.local": candidates.count, "candidates.remote": remote.candidates.count,
                 "candidates.usable": usable, "dtls": plan.negotiated.dtlsRole == .server ? "server" : "client",
                 "rtx": plan.negotiated.rtxPayloadType != nil, "direction": plan.negotiated.direction.rawValue,
-                "ssrc": plan.local.videoSSRC,
+                "ssrc": plan.local.videoSSRC, "audio": plan.audio.map { "opus ssrc \($0.ssrc)" } ?? "none",
             ])
             return peer
         } catch {
@@ -188,6 +188,14 @@ public final class PeerConnection: @unchecked Sendable {
             }
         }
     }
+
+    /// Sends an Opus packet (dropped unless connected with an accepted audio section; DTX packets are not sent).
+    public func sendAudio(_ frame: OutgoingAudioFrame) {
+        queue.async { self.carryOut { $0.sendAudio(frame, nowMicros: MonotonicClock.nowMicros()) } }
+    }
+
+    /// Whether the answer accepted the viewer's audio (the call's sound goes to it).
+    public var receivesAudio: Bool { negotiated.audio?.direction == .sendonly }
 
     /// Applies a trickle-ICE fragment (RFC 8840, `application/trickle-ice-sdpfrag`): its `a=candidate`
     /// lines and `a=end-of-candidates` (``TrickleFragment``). Nothing is applied when it throws.

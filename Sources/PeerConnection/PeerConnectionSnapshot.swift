@@ -43,6 +43,8 @@ extension PeerConnection {
         public var heldByConsent: Int
         /// The data channels' counters (channels open, messages and bytes in and out), when negotiated.
         public var dataChannels: DataChannelSession.Statistics?
+        /// The Opus stream's counters and the viewer's reports about it (nil: the answer accepted no audio).
+        public var audio: OutgoingAudioStream.Statistics?
 
         /// The machine's view now, with what the ICE agent made of the datagrams it was given (handed to
         /// the socket or queued, their bytes, dropped).
@@ -72,6 +74,19 @@ extension PeerConnection {
             connectMillis = machine.connectedMicros.map { Double($0 - machine.createdMicros) / 1000 }
             consent = machine.consent
             heldByConsent = counters.heldByConsent
+            audio = machine.audioStatistics
+        }
+
+        /// Its Opus stream in `/stats` (null without audio).
+        var audioJSON: JSONValue {
+            guard let a = audio else { return .null }
+            let lost: JSONValue = a.fractionLost.map { .double(($0 * 100).rounded() / 100) } ?? .null
+            let jitter: JSONValue = a.jitterMillis.map { .double(($0 * 100).rounded() / 100) } ?? .null
+            return .object([
+                ("packetsSent", .number(a.packetsSent)), ("bytesSent", .number(a.rtpBytesSent)),
+                ("silentSkipped", .number(a.silentPacketsSkipped)), ("senderReports", .number(a.senderReportsSent)),
+                ("fractionLost", lost), ("packetsLost", .number(a.cumulativeLost)), ("jitterMs", jitter),
+            ])
         }
 
         /// The data channels' part of the entry (null when none was negotiated).
@@ -158,6 +173,7 @@ extension PeerConnection {
                 ("lobbyDropped", .number(sender.lobbyDropped)),
                 ("congestion", sender.congestionJSON),
                 ("captureToSentMs", sender.latency.json),
+                ("audio", audioJSON),
                 ("ageS", optional(ageSeconds)),
                 ("connectMs", optional(connectMillis)),
             ])

@@ -49,6 +49,7 @@ extension PeerConnectionStateMachine {
             output.events.append(.connected)
             apply(rtp.start(nowMicros: now, sendsMedia: negotiated.direction == .sendonly), &output, now)
             startSCTP(&output, now)
+            audio?.start(nowMicros: now)
         case .closed(byPeer: true):
             end("DTLS close_notify from the peer", failed: false, &output)
         case .failed(let error):
@@ -80,6 +81,7 @@ extension PeerConnectionStateMachine {
             return
         }
         counters.rtcpPackets += 1
+        audio?.receive(packets)
         apply(rtp.receive(packets, compound: packet, nowMicros: now, arrival: wallClock), &output, now)
     }
 
@@ -130,6 +132,7 @@ extension PeerConnectionStateMachine {
         dtls.close()
         output.datagrams += dtls.takeDatagrams()
         rtp.stop()
+        audio?.stop()
         logger.log(failed ? .warning : .info, "peer ended", [
             "peer": id, "reason": reason, "frames": rtp.stream.statistics.framesSent,
             "bytes": counters.bytesOut + output.datagrams.reduce(0) { $0 + $1.count },
@@ -177,7 +180,8 @@ extension PeerConnectionStateMachine {
         for datagram in output.datagrams { counters.bytesOut += datagram.count }
         if !isEnded {
             output.deadlineMicros = RTPSenderChain.earlier(
-                RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)), consent?.deadlineMicros)
+                RTPSenderChain.earlier(dtls.nextTimeout, rtp.nextDeadlineMicros(nowMicros: now)),
+                RTPSenderChain.earlier(consent?.deadlineMicros, audio?.nextDeadlineMicros))
         }
         return output
     }

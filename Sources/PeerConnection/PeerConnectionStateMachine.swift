@@ -95,6 +95,8 @@ public struct PeerConnectionStateMachine: ~Copyable {
     let consentGraceMicros: UInt64
     let dtls: DTLSEndpoint
     var rtp: RTPSenderChain
+    /// The Opus stream when the answer accepted audio (sent ahead of the video's pacer, same SRTP context).
+    var audio: OutgoingAudioStream?
     var phase: Phase = .connecting
     let logger: Logger
     /// The data channels when the answer accepted them (``SDP/NegotiatedDataChannel``); started once DTLS is up.
@@ -104,6 +106,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
     ///   - negotiated: what the answer agreed (DTLS role, the peer's fingerprints, payload types, feedback).
     ///   - certificate: our DTLS identity.
     ///   - sender: the sender chain's configuration (SSRCs, random starting points, pacing, timers).
+    ///   - audio: the Opus stream when the answer accepted audio (``PeerAnswer/audio``); nil: video only.
     ///   - dtlsHandshakeTimeoutMicros: a handshake not done this long after ``start(nowMicros:)`` fails.
     ///   - consentLimitMicros: consent lapses after this long without an authenticated datagram (RFC 7675 §5.1).
     ///   - consentGraceMicros: a lapse this long ends the peer (the owner's time to restart ICE).
@@ -115,7 +118,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
     ///   usrsctp refuses.
     public init(
         id: String, negotiated: NegotiatedVideo, certificate: DTLSCertificate, sender: RTPSenderChain.Configuration,
-        dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000,
+        audio: OutgoingAudioStream? = nil, dtlsHandshakeTimeoutMicros: UInt64 = 20_000_000,
         consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros, consentGraceMicros: UInt64 = 5_000_000,
         logger: Logger, nowMicros now: UInt64, dataChannelWake: @escaping @Sendable () -> Void = {}
     ) throws(PeerConnectionError) {
@@ -141,6 +144,7 @@ public struct PeerConnectionStateMachine: ~Copyable {
         createdMicros = now
         self.dtls = dtls
         self.rtp = rtp
+        self.audio = negotiated.audio == nil ? nil : audio
         self.consentLimitMicros = consentLimitMicros
         self.consentGraceMicros = consentGraceMicros
     }
@@ -234,6 +238,30 @@ public struct PeerConnectionStateMachine: ~Copyable {
         return finish(output, now)
     }
 
+    /// An Opus packet for the peer: dropped unless connected, receiving audio and with fresh consent; sent at
+    /// once (ahead of the video's pacer), numbered by transport-wide CC with the video. DTX packets are not sent.
+    public mutating func sendAudio(_ frame: OutgoingAudioFrame, nowMicros now: UInt64) -> Output {
+        var output = Output()
+        guard case .connected(let sender, _) = phase, audio != nil, negotiated.audio?.direction == .sendonly else { return output }
+        guard consent?.phase == .fresh else {
+            counters.heldByConsent += 1
+            return finish(output, now)
+        }
+        guard let packet = audio!.packetize(frame),
+              var bytes = rtp.emitAudio(packet, nowMicros: now, reserving: sender.profile.rtpOverhead)
+        else { return finish(output, now) }
+        do {
+            try sender.protectRTP(&bytes)
+            output.datagrams.append(bytes)
+        } catch {
+            counters.srtpErrors += 1
+        }
+        return finish(output, now)
+    }
+
+    /// The Opus stream's counters (nil without audio).
+    public var audioStatistics: OutgoingAudioStream.Statistics? { audio?.statistics }
+
     /// Runs what is due by `now`: DTLS retransmission and the handshake's limit, the pacer, Sender Reports
     /// (at wall-clock `wallClock`), the lobby's keyframe retries.
     public mutating func handleTimer(nowMicros now: UInt64, wallClock: NTPTimestamp) -> Output {
@@ -245,7 +273,18 @@ public struct PeerConnectionStateMachine: ~Copyable {
             }
             checkDTLS(&output, now)
         }
-        if case .connected = phase { apply(rtp.handleTimer(nowMicros: now, ntp: wallClock), &output, now) }
+        if case .connected(let sender, _) = phase {
+            apply(rtp.handleTimer(nowMicros: now, ntp: wallClock), &output, now)
+            // The audio's report from the same `now` ↔ `wallClock` as the video's: one NTP clock for both (lip sync).
+            if var report = audio?.senderReportIfDue(nowMicros: now, ntp: wallClock) {
+                do {
+                    try sender.protectRTCP(&report)
+                    output.datagrams.append(report)
+                } catch {
+                    counters.srtpErrors += 1
+                }
+            }
+        }
         return finish(output, now)
     }
 

@@ -85,7 +85,7 @@ public struct RTPSenderChain: Sendable {
     public private(set) var latency = SendLatency()
     public internal(set) var pacer: PacerQueue
     /// Transport-wide congestion control (numbering, feedback, GCC) when negotiated.
-    public private(set) var congestion: TransportWideCongestionControl?
+    public internal(set) var congestion: TransportWideCongestionControl?
     /// Paces the congestion controller's probe clusters at their own rate (media first, RTX padding when no
     /// media waits: none without RTX); idle without congestion control.
     public internal(set) var probing = PacerBudget(configuration: .init(burstMicros: 1_000), targetBitsPerSecond: 1)

@@ -19,6 +19,8 @@ public struct LocalMediaParameters: Sendable, Equatable {
     public var videoSSRC: UInt32
     /// SSRC of our RTX stream (used only when RTX is negotiated).
     public var rtxSSRC: UInt32
+    /// SSRC of our Opus stream; nil when we send no sound (every audio section is then rejected).
+    public var audioSSRC: UInt32? = nil
     /// RTCP CNAME (RFC 7022): one per peer connection, random.
     public var cname: String
     /// `a=msid:<stream> <track>` (RFC 8830), so the browser's `ontrack` event carries a stream; nil omits it.
@@ -51,7 +53,7 @@ public struct LocalMediaParameters: Sendable, Equatable {
     public static func == (a: LocalMediaParameters, b: LocalMediaParameters) -> Bool {
         a.iceUfrag == b.iceUfrag && a.icePwd == b.icePwd && a.iceOptions == b.iceOptions && a.fingerprint == b.fingerprint
             && a.candidates == b.candidates && a.candidatesComplete == b.candidatesComplete && a.videoSSRC == b.videoSSRC
-            && a.rtxSSRC == b.rtxSSRC && a.cname == b.cname && a.mediaStreamID?.stream == b.mediaStreamID?.stream
+            && a.rtxSSRC == b.rtxSSRC && a.audioSSRC == b.audioSSRC && a.cname == b.cname && a.mediaStreamID?.stream == b.mediaStreamID?.stream
             && a.mediaStreamID?.track == b.mediaStreamID?.track && a.sessionID == b.sessionID
             && a.sessionVersion == b.sessionVersion
     }
@@ -69,6 +71,9 @@ public struct LocalMediaParameters: Sendable, Equatable {
         }
         guard !cname.isEmpty, !cname.contains(" ") else { throw .invalidConfiguration("cname must be non-empty without spaces") }
         guard videoSSRC != rtxSSRC else { throw .invalidConfiguration("video and RTX SSRCs must differ") }
+        if let audioSSRC, audioSSRC == videoSSRC || audioSSRC == rtxSSRC {
+            throw .invalidConfiguration("the audio SSRC must differ from the video and RTX SSRCs")
+        }
         if let (stream, track) = mediaStreamID {
             guard !stream.isEmpty, !track.isEmpty, !stream.contains(" "), !track.contains(" ") else {
                 throw .invalidConfiguration("msid stream and track ids must be non-empty tokens")

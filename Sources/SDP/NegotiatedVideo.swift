@@ -123,4 +123,6 @@ public struct NegotiatedVideo: Sendable, Equatable {
     /// The data channels' SCTP association when the answer accepted the offer's bundled `m=application`
     /// (``DataChannelAnswer``); nil: no data channel.
     public var dataChannel: NegotiatedDataChannel? = nil
+    /// The Opus stream accepted beside the video in the same BUNDLE (``AudioAnswerSection``); nil: no sound.
+    public var audio: NegotiatedAudio? = nil
 }

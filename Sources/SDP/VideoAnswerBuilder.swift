@@ -17,8 +17,9 @@
 /// - our ICE credentials, fingerprint and `a=setup` (`passive` for `actpass`/`active`, `active` for `passive`),
 ///   our candidates and `a=end-of-candidates`;
 /// - `a=group:BUNDLE <mid>` when the offer bundles it (RFC 8843 §7.3).
+/// - the first Opus audio section bundled with it, when we send sound (``AudioAnswerSection``);
 /// - the data channels' `m=application` when bundled with the video (``DataChannelAnswer``).
-/// Every other m-line (audio, a second video, an unbundled data channel) is rejected: port 0,
+/// Every other m-line (other audio, a second video, an unbundled data channel) is rejected: port 0,
 /// `c=IN IP4 0.0.0.0`, its mid kept, left out of BUNDLE (RFC 8843 §7.3.3).
 public enum VideoAnswerBuilder {
     /// Builds the answer and reports what was negotiated.
@@ -90,17 +91,25 @@ public enum VideoAnswerBuilder {
         attributes += local.candidateAttributes
         section.attributes = attributes
 
+        // The sound, in a section of its own beside the video's (AudioAnswerSection), bundled with it.
+        let audio = AudioAnswerSection.answer(offer, local: local, setup: setup, video: index, transportWideCCID: twccID)
         // The data channels' section, when the offer bundles one with the video (DataChannelAnswer).
         let application = offer.bundleGroup.flatMap { group in
             bundled.flatMap { DataChannelAnswer.accept(offer, bundle: group, videoMid: $0, local: local, setup: setup) }
         }
         var answer = SessionDescription(origin: .init(sessionID: String(local.sessionID), sessionVersion: String(local.sessionVersion)))
-        if let bundled, let group = offer.bundleGroup {
-            let mids = group.mids.filter { $0 == bundled || $0 == application?.negotiated.mid }
-            answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: mids)))
+        if let bundled {
+            // The accepted sections, in the offer's group order when it has one, else in m-line order.
+            var accepted: [(position: Int, mid: String)] = [(index, bundled)]
+            if let audio { accepted.append((audio.index, audio.negotiated.mid)) }
+            if let application { accepted.append((application.negotiated.mediaIndex, application.negotiated.mid)) }
+            let mids = accepted.sorted { $0.position < $1.position }.map(\.mid)
+            let ordered = offer.bundleGroup.map { group in group.mids.filter { mids.contains($0) } } ?? mids
+            answer.attributes.append(.group(SDPGroup(semantics: "BUNDLE", mids: ordered.count == mids.count ? ordered : mids)))
         }
         answer.media = offer.media.indices.map { position in
             if position == index { return section }
+            if let audio, position == audio.index { return audio.section }
             if let application, position == application.negotiated.mediaIndex { return application.section }
             return rejected(offer.media[position])
         }
@@ -109,7 +118,7 @@ public enum VideoAnswerBuilder {
             mid: offered.mid, mediaIndex: index, direction: direction, vp8PayloadType: vp8.payloadType,
             rtxPayloadType: rtx?.payloadType, feedback: feedback, reducedSizeRTCP: offered.hasReducedSizeRTCP,
             dtlsRole: setup == .active ? .client : .server, remote: remote, transportWideCCExtensionID: twccID,
-            playoutDelayExtensionID: playoutDelayID, dataChannel: application?.negotiated)
+            playoutDelayExtensionID: playoutDelayID, dataChannel: application?.negotiated, audio: audio?.negotiated)
         return (answer, video)
     }
 

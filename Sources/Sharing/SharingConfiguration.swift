@@ -54,6 +54,9 @@ public struct SharingConfiguration: Sendable {
     /// A viewer not heard (no authenticated RTCP or DTLS) this long gets nothing more, µs (RFC 7675 consent,
     /// ``PeerConnection/Configuration/consentLimitMicros``; `--consent-timeout`).
     public var consentLimitMicros: UInt64 = ConsentFreshness.rfc7675LimitMicros
+    /// Viewers that offer audio get the call's sound (Opus, ``ViewerHub/sendAudio(_:)``); false: every audio
+    /// section is rejected (video only, as before sound).
+    public var sendsAudio = false
 
     public init(
         ice: ICEAgent.Configuration = ICEAgent.Configuration(role: .controlled), maxViewers: Int = 16,

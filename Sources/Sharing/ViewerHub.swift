@@ -65,6 +65,7 @@ public final class ViewerHub: WHEPSessionProvider, VideoSink, Sendable {
             ice: configuration.ice, certificate: try DTLSCertificate.shared(), pacer: configuration.pacer,
             keyframeRetryMicros: configuration.keyframeRetryMicros)
         peers.consentLimitMicros = configuration.consentLimitMicros
+        peers.sendsAudio = configuration.sendsAudio
         peerConfiguration = peers
         state = Mutex(StateMachine(configuration: configuration, secondEncodingEnabled: secondEncoder != nil))
         if let fixed = configuration.fixedDroppablePeriod { encoder.setDroppableCadence(period: fixed) }

@@ -22,6 +22,8 @@
 ///   `?janus=URL&room=N` (watch through that Janus VideoRoom instead, ``ViewerPageJanus``),
 ///   `?e2ee-api=encoded-streams` (decrypt through `createEncodedStreams`, for tests). Fragment: `#key=K`, the
 ///   end-to-end key (see ``html(sourceFramesPerSecond:sourceSendsOnlyChanges:e2eeSalt:)``), which browsers never send to the server.
+/// - Sound (``ViewerPageSound``): a recvonly audio transceiver after the video's; the page starts muted with an
+///   "Unmute" button (key `m`), a level meter, and says when the share has no sound.
 /// - For tests: `<body data-viewer="ready">` once the script has run, `data-state` on `#status` and the body
 ///   (`connecting`, `negotiated`, `connected`, `retrying`; once connected the text is "live" only when the
 ///   picture can be shown: with e2ee and no working key it says "connected — cannot decrypt: …" and
@@ -84,7 +86,7 @@ public enum ViewerPage {
           padding: 3px 8px; cursor: pointer; }
         button:hover { background: rgba(255, 255, 255, .3); }
         button[hidden] { display: none; }
-        \#(ViewerPageE2EE.style)</style>
+        \#(ViewerPageE2EE.style)\#(ViewerPageSound.style)</style>
         </head>
         <body data-viewer="loading" data-source-fps="0" data-source-changes-only="yes" data-e2ee="off">
         <video id="video" muted autoplay playsinline></video>
@@ -92,6 +94,7 @@ public enum ViewerPage {
           <span id="status" data-state="idle">starting</span>
           <span id="lock" hidden title="end-to-end encrypted"><svg viewBox="0 0 12 14" width="11" height="13" aria-hidden="true"><path d="M3.2 6.5V4.2a2.8 2.8 0 0 1 5.6 0v2.3" fill="none" stroke="currentColor" stroke-width="1.6"/><rect x="1" y="6" width="10" height="8" rx="1.5" fill="currentColor"/></svg></span>
           <span id="stats"></span>
+          \#(ViewerPageSound.markup)
           <button id="fullscreen" type="button" title="Fullscreen (f)">Fullscreen</button>
           <button id="pip" type="button" title="Picture in picture (p)">PiP</button>
         </div>
@@ -114,6 +117,7 @@ public enum ViewerPage {
           const sharerStatus = { waiting: "waiting for the sharer", paused: "sharing paused", ended: "sharing ended" };
         \#(ViewerPageE2EE.pageScript)
         \#(ViewerPageJanus.pageScript)
+        \#(ViewerPageSound.pageScript)
           function authHeaders(extra) {
             const headers = Object.assign({}, extra);
             if (token) headers["Authorization"] = "Bearer " + token;
@@ -181,6 +185,7 @@ public enum ViewerPage {
               pc = new RTCPeerConnection(peerConfiguration());
               viewer.pc = pc;
               pc.ontrack = (event) => {
+                if (event.track.kind === "audio") return soundTrack(event);  // ViewerPageSound
                 showAtOnce(event.receiver);  // also the receiver a Janus offer made
                 const stream = event.streams[0] || new MediaStream([event.track]);
                 if (video.srcObject !== stream) video.srcObject = stream;
@@ -197,6 +202,7 @@ public enum ViewerPage {
               const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
               attachDecryptor(transceiver);
               showAtOnce(transceiver.receiver);
+              pc.addTransceiver("audio", { direction: "recvonly" });  // the call's sound (ViewerPageSound)
               await pc.setLocalDescription(await pc.createOffer());
               await waitForGathering(pc, gatherLimitMs);
               if (generation !== viewer.generation) return;
@@ -330,6 +336,7 @@ public enum ViewerPage {
             if (event.ctrlKey || event.metaKey || event.altKey) return;
             if (event.key === "f") toggleFullscreen();
             else if (event.key === "p" && document.pictureInPictureEnabled) togglePictureInPicture();
+            else if (event.key === "m") toggleSound();  // ViewerPageSound
           });
           // The overlay fades while the pointer is still (from the start too: a pointer that never moves
           // must not leave it over the picture) and comes back on any pointer move, touch or key.

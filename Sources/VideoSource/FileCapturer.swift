@@ -9,13 +9,35 @@ import Synchronization
 /// JPEG (or raw I420 body) is decoded and rotated like a screen frame (`WireFramePipeline`), paced by the dump's
 /// `Buffer-Timestamp` gaps (clamped to 1 ms…5 s; 1/30 s where a frame has none), and stamped with the
 /// clock's time (a replay is a new capture). Loops, or ends after one pass and calls `onEnded`.
+///
+/// With `onSound`, the dump's sound messages (Protocol/frame-wire.md §2.10) play too, in file order between
+/// the pictures and paced by the same timestamps (`Sound-Timestamp` beside `Buffer-Timestamp`), each
+/// re-stamped with the time it was due on the clock (as the pictures are), so the call's audio source hears
+/// the recorded sound in step with the recorded pictures.
 final class FileCapturer: Sendable {
+    /// One message of the dump, in file order.
+    enum Item: Sendable {
+        case picture(Frame)
+        case sound(SoundMessage)
+
+        /// Its capture time in the dump, µs (nil: a picture without `Buffer-Timestamp`).
+        var timestampMicros: UInt64? {
+            switch self {
+            case .picture(let frame): frame.header.timestampMicros
+            case .sound(let sound): sound.header.timestampMicros
+            }
+        }
+    }
+
     private let hub: SourceHub
     private let clock: any VideoClock
     private let logger: Logger
     private let path: String
     private let loop: Bool
     private let frames: [Frame]
+    /// Pictures and (with `onSound`) sound, in file order.
+    private let items: [Item]
+    private let onSound: SoundOutlet?
     private let maximumDimension: Int
     private let maximumDecodePixels: Int
     private let gate = ActivityGate()
@@ -28,17 +50,20 @@ final class FileCapturer: Sendable {
     ///   device, no complete frame), `.emptyDump` (no frame decodes within the decode budget).
     init(
         path: String, loop: Bool, hub: SourceHub, clock: any VideoClock, logger: Logger, maximumDimension: Int,
-        maximumDecodePixels: Int, onEnded: @escaping @Sendable () -> Void
+        maximumDecodePixels: Int, onEnded: @escaping @Sendable () -> Void, onSound: SoundOutlet? = nil
     ) throws(VideoSourceError) {
         let bytes = try Self.readDump(path)
         guard !bytes.isEmpty else { throw .unreadableDump(path: path, reason: "the file is empty") }
         var decoder = FrameDecoder()
         var frames: [Frame] = []
+        var items: [Item] = []
         var end: FrameStreamEnd?
         decoder.feed(bytes) { event in
             switch event {
-            case .frame(let frame): frames.append(frame)
-            case .sound: break  // replaying a dump's sound with its pictures: a later slice of issue 28
+            case .frame(let frame):
+                frames.append(frame)
+                items.append(.picture(frame))
+            case .sound(let sound): if onSound != nil { items.append(.sound(sound)) }
             case .end(let reason): end = reason
             }
         }
@@ -65,6 +90,8 @@ final class FileCapturer: Sendable {
         self.path = path
         self.loop = loop
         self.frames = frames
+        self.items = items
+        self.onSound = onSound
         self.hub = hub
         self.clock = clock
         self.logger = logger
@@ -121,11 +148,18 @@ final class FileCapturer: Sendable {
         done.withLock { $0.take() }?.semaphore.wait()
     }
 
-    /// The wait before frame `index` (µs), from the dump's timestamps.
-    static func gap(before index: Int, in frames: [Frame]) -> UInt64 {
-        guard index > 0, let previous = frames[index - 1].header.timestampMicros,
-              let current = frames[index].header.timestampMicros, current > previous else { return 33_333 }
-        return min(5_000_000, max(1_000, current - previous))
+    /// The wait before item `index` (µs), from the dump's timestamps: 1 ms…5 s; 1/30 s where either has
+    /// none or they do not rise; none between a picture and sound stamped at the same time or before it (the
+    /// agent writes a picture and the sound played meanwhile back to back).
+    static func gap(before index: Int, in items: [Item]) -> UInt64 {
+        guard index > 0, let previous = items[index - 1].timestampMicros, let current = items[index].timestampMicros else { return 33_333 }
+        let mixed: Bool
+        switch (items[index - 1], items[index]) {
+        case (.picture, .picture): mixed = false
+        default: mixed = true
+        }
+        guard current > previous else { return mixed ? 0 : 33_333 }
+        return min(5_000_000, max(mixed ? 0 : 1_000, current - previous))
     }
 
     private func run() {
@@ -144,23 +178,14 @@ final class FileCapturer: Sendable {
                 if stopSignal.sleep(micros: min(due - now, 100_000)) { break }
                 continue
             }
-            let frame = frames[index]
-            hub.stats.received()
-            switch pipeline.process(frame, captureTimestampMicros: now) {
-            case .success(let picture):
-                hub.stats.decoded()
-                hub.submit(picture, from: .file)
-            case .failure(.tooLarge):
-                hub.stats.dropped(.tooLarge)  // the pipeline logs it
-            case .failure(.decode(let error)):
-                hub.stats.dropped(.decodeError)
-                if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": error]) }
-            case .failure(let failure):
-                hub.stats.dropped(.decodeError)
-                if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": failure]) }
+            switch items[index] {
+            case .picture(let frame): deliver(frame, pipeline: pipeline, index: index, passes: passes)
+            case .sound(var sound):
+                sound.header.timestampMicros = due  // a replay is a new capture: stamped when it was due
+                onSound?(sound.header, sound.body)
             }
             index += 1
-            if index == frames.count {
+            if index == items.count {
                 index = 0
                 passes += 1
                 if !loop {
@@ -169,8 +194,27 @@ final class FileCapturer: Sendable {
                     return
                 }
             }
-            let gap = Self.gap(before: index, in: frames)
+            let gap = Self.gap(before: index, in: items)
             due = now - due > gap ? now + gap : due + gap
+        }
+    }
+
+    /// Decodes picture `index` of the dump and hands it to the hub, stamped now.
+    private func deliver(_ frame: Frame, pipeline: WireFramePipeline, index: Int, passes: Int) {
+        let now = clock.nowMicros()
+        hub.stats.received()
+        switch pipeline.process(frame, captureTimestampMicros: now) {
+        case .success(let picture):
+            hub.stats.decoded()
+            hub.submit(picture, from: .file)
+        case .failure(.tooLarge):
+            hub.stats.dropped(.tooLarge)  // the pipeline logs it
+        case .failure(.decode(let error)):
+            hub.stats.dropped(.decodeError)
+            if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": error]) }
+        case .failure(let failure):
+            hub.stats.dropped(.decodeError)
+            if passes == 0 { logger.warning("dump frame does not decode", ["index": index, "error": failure]) }
         }
     }
 }

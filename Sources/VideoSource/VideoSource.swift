@@ -64,7 +64,8 @@ public final class VideoSource: Sendable {
     private let onEvent: @Sendable (VideoSourceEvent) -> Void
 
     /// Checks the configuration and prepares the capturers (a file source reads its dump here).
-    /// Nothing runs before `start()`. `onSound` takes the agent's sound messages (the call's audio source).
+    /// Nothing runs before `start()`. `onSound` takes the agent's sound messages, and a replayed dump's
+    /// (`.file` source, re-stamped when due), for the call's audio source.
     /// - Throws: `VideoSourceError.invalidConfiguration`, `.unreadableDump`, `.emptyDump`, `.media`.
     public init(
         configuration: VideoSourceConfiguration, clock: any VideoClock = SystemVideoClock(), logger: Logger,
@@ -93,7 +94,7 @@ public final class VideoSource: Sendable {
             file = try FileCapturer(
                 path: path, loop: loop && !configuration.endWhenSourceEnds, hub: hub, clock: clock,
                 logger: logger.named("file-source"), maximumDimension: configuration.maximumDimension,
-                maximumDecodePixels: configuration.maximumDecodePixels, onEnded: { fileEnded.fire() })
+                maximumDecodePixels: configuration.maximumDecodePixels, onEnded: { fileEnded.fire() }, onSound: onSound)
         }
 
         let relay = ScreenEventRelay()

@@ -28,6 +28,8 @@ let usage = """
       damage        Buffer-Damage at 1080p, interleaved: whole-slot BGRX → I420 against copy + convert
                     of the damage (typing, window, scroll, whole), and the agent's whole 8 MB slot
                     write against the damage only (ms)
+      opus          the call's Opus encoding of 10 s of stereo music at 96 kbps, 20-ms packets (µs a
+                    packet, % of a core)
       frame-crypto  E2EE: AES-GCM encrypt of a 1080p VP8 keyframe and delta frame (µs), PBKDF2 key
                     derivation
       shm-capture   MIT-SHM grab of the whole screen of --display, then BGRX → JPEG of that screen
@@ -81,7 +83,7 @@ func main() throws -> Int32 {
             throw UsageError("--content \(spec): \(error)")
         }
     }
-    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol", "damage"]
+    let all = ["parse-1080p", "parse-tiny", "jpeg-decode", "jpeg-encode", "rotation", "range", "vp8-unchanged", "vp8", "frame-crypto", "shm-capture", "ratecontrol", "damage", "opus"]
     var stages = arguments.strings("stage")
     if stages.isEmpty {
         stages = all.filter { ($0 != "vp8" || !dumps.isEmpty) && ($0 != "shm-capture" || !displays.isEmpty) && $0 != "ratecontrol" }
@@ -104,6 +106,7 @@ func main() throws -> Int32 {
         case "vp8-unchanged": measured = try VP8Stage.unchanged(runs: runs)
         case "vp8": measured = try VP8Stage.measure(runs: min(runs, 3), dumps: dumps, maxFrames: maxFrames, cpuUsed: cpuUsed)
         case "frame-crypto": measured = try FrameCryptoStage.measure(runs: runs)
+        case "opus": measured = try OpusStage.measure(runs: runs)
         case "damage": measured = try DamageStage.measure(runs: runs)
         case "shm-capture": measured = try displays.flatMap { try ShmCaptureStage.measure(display: $0, runs: runs) }
         case "ratecontrol":

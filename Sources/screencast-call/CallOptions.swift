@@ -1,4 +1,6 @@
+import AudioSource
 import Call
+import OpusCodec
 import FrameCrypto
 import FrameSocket
 import Glibc
@@ -49,6 +51,8 @@ struct CallOptions {
     var e2ee: E2EEOptions?
     /// `--rtmp`, `--record` and their companions: the H.264 outputs.
     var streaming = StreamingConfiguration()
+    /// `--audio-bitrate`, `--audio-frame-ms`, `--audio-test-tone`: the Opus encoding and the idle sound.
+    var sound = (audio: AudioSourceConfiguration(), opus: OpusSettings())
 
     static let usage = """
         Usage: screencast-call [options]
@@ -157,6 +161,7 @@ struct CallOptions {
                                    started while such a viewer exists (default on)
         \(SFUOptions.usage)
         \(StreamingOptions.usage)
+        \(SoundOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
           --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
@@ -185,7 +190,7 @@ struct CallOptions {
                 "watchdog", "log-level", "log-format", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding", "scale-down",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
-            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions)
+            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions).union(SoundOptions.valueOptions)
     static let flagOptions: Set<String> = Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions)
 
     init(_ words: [String]) throws(UsageError) {
@@ -358,6 +363,7 @@ struct CallOptions {
         e2ee = try E2EEOptions(arguments)
         sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
         streaming = try StreamingOptions.configuration(arguments)
+        sound = try SoundOptions.settings(arguments)
     }
 
     /// The call these options describe; `passphrase` is the one read from `--e2ee-key-file` (nil without).
@@ -381,6 +387,8 @@ struct CallOptions {
         call.secondEncoding = secondEncoding
         call.sfu = sfu
         call.streaming = streaming
+        call.audio = sound.audio
+        call.opus = sound.opus
         if let e2ee, let passphrase {
             call.e2ee = E2EESettings(passphrase: passphrase, keyFile: e2ee.keyFile, salt: e2ee.salt, keyIndex: e2ee.keyIndex)
         }

@@ -33,6 +33,10 @@ final class CallProcessTests: CallTestCase {
             (["--consent-timeout", "1"], "--consent-timeout must be a whole number from 2 to 300, not '1'"),
             (["--consent-timeout", "301"], "--consent-timeout must be a whole number from 2 to 300, not '301'"),
             (["extra"], "unexpected argument 'extra'"),
+            (["--audio-bitrate", "5"], "--audio-bitrate must be a whole number from 6 to 510, not '5'"),
+            (["--audio-bitrate", "511"], "--audio-bitrate must be a whole number from 6 to 510, not '511'"),
+            (["--audio-frame-ms", "15"], "--audio-frame-ms must be 10 or 20, not 15"),
+            (["--audio-test-tone", "19"], "--audio-test-tone must be a number from 20.0 to 20000.0, not '19'"),
             // A numeric host that is no address is a usage error, not a resolver failure (exit 1 before).
             (["--http", "256.0.0.1:80"], "--http: invalid HTTP endpoint '256.0.0.1:80': '256.0.0.1' is not an IPv4 address (four parts of 0–255)"),
         ] {

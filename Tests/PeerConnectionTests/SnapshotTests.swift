@@ -12,7 +12,7 @@ final class SnapshotTests: XCTestCase {
         "firs", "rembs", "rembKbps", "keyframeRequests", "framesSent", "keyframesSent", "packetsSent", "bytesSent", "senderReports",
         "receiverReports", "datagramsReceived", "rtcpReceived", "ignoredDatagrams", "droppedDatagrams", "dtlsCipher",
         "dtlsRecordsPassed", "dtlsRecordsDropped", "srtpErrors", "sendsDropped", "pacerQueue",
-        "pacerOverflows", "historyPackets", "historyBytes", "lobbyDropped", "congestion", "captureToSentMs", "ageS", "connectMs",
+        "pacerOverflows", "historyPackets", "historyBytes", "lobbyDropped", "congestion", "captureToSentMs", "audio", "ageS", "connectMs",
     ]
 
     func field(_ json: JSONValue, _ key: String) -> JSONValue? {
@@ -39,6 +39,7 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(field(json, "lobby"), .string("open"))
         XCTAssertEqual(field(json, "congestion"), .null, "this viewer offered no transport-wide CC")
         XCTAssertEqual(field(json, "dataChannels"), .null, "this viewer offered no data channel")
+        XCTAssertEqual(field(json, "audio"), .null, "this viewer offered no audio")
         guard case .double(let rtt)? = field(json, "rttMs") else { return XCTFail("no RTT") }
         XCTAssertEqual(rtt, 20, accuracy: 0.05)
         XCTAssertEqual(field(json, "plis"), .int(1))

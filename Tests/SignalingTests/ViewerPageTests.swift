@@ -26,6 +26,20 @@ final class ViewerPageTests: XCTestCase {
         }
     }
 
+    /// The sound: an audio transceiver after the video's, muted at first with an Unmute button (key m), a meter
+    /// from the audio receiver's getStats, and a note when the answer carried no sound.
+    func testSoundPieces() {
+        for needle in [
+            #"pc.addTransceiver("audio", { direction: "recvonly" })"#, #"<button id="unmute" type="button""#, #"data-muted="yes""#,
+            #"id="meter""#, "event.track.kind === \"audio\"", "inbound.audioLevel", "totalSamplesReceived", "concealedSamples",
+            "no sound in this share", #"event.key === "m") toggleSound()"#, "video.muted = !video.muted",
+        ] {
+            XCTAssertTrue(page.contains(needle), "page lacks \(needle)")
+        }
+        let video = page.range(of: #"addTransceiver("video""#)!.lowerBound, audio = page.range(of: #"addTransceiver("audio""#)!.lowerBound
+        XCTAssertLessThan(video, audio, "the video's m-line stays first (mid 0)")
+    }
+
     /// `node --check` on the inline script and on the e2ee worker's (a syntax check without a browser;
     /// skipped without node).
     func testScriptParses() throws {

@@ -7,14 +7,21 @@
 // answering with valid local parameters ends in an answer or a *peer* error (a 4xx, never our 500); an
 // answer keeps one m-line per offered m-line with their mids, re-parses, carries our credentials and
 // fingerprint, and settles on something the DTLS and RTP layers accept: a remote fingerprint of a hash
-// function we check, remote ICE credentials, a VP8 payload type the offer listed.
+// function we check, remote ICE credentials, a VP8 payload type the offer listed; an accepted audio section
+// (we send sound: an audio SSRC) is an Opus payload type the offer listed, bundled with the video.
 @testable import SDP
 
-private let local = LocalMediaParameters(
-    iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
-    fingerprint: Fingerprint(algorithm: "sha-256", digest: (0..<32).map { UInt8($0) }),
-    candidates: [ICECandidate(foundation: "1", priority: 2_122_260_223, address: "127.0.0.1", port: 40_000, kind: .host)],
-    videoSSRC: 0x1234_5678, rtxSSRC: 0x9ABC_DEF0, cname: "fuzzcname", sessionID: 4_242_424_242)
+private let local = makeLocal()
+
+private func makeLocal() -> LocalMediaParameters {
+    var local = LocalMediaParameters(
+        iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
+        fingerprint: Fingerprint(algorithm: "sha-256", digest: (0..<32).map { UInt8($0) }),
+        candidates: [ICECandidate(foundation: "1", priority: 2_122_260_223, address: "127.0.0.1", port: 40_000, kind: .host)],
+        videoSSRC: 0x1234_5678, rtxSSRC: 0x9ABC_DEF0, cname: "fuzzcname", sessionID: 4_242_424_242)
+    local.audioSSRC = 0x0A0D_10AA
+    return local
+}
 
 func fuzzOne(_ bytes: [UInt8]) {
     let parser = SDPParser()
@@ -58,8 +65,17 @@ func fuzzOne(_ bytes: [UInt8]) {
     }
     check(accepted.iceUfrag == local.iceUfrag && accepted.icePwd == local.icePwd, "answer lacks our ICE credentials")
     check(accepted.fingerprints == [local.fingerprint], "answer's fingerprints are \(accepted.fingerprints)")
-    for (index, section) in answer.media.enumerated() where index != video.mediaIndex {
+    for (index, section) in answer.media.enumerated() where index != video.mediaIndex && index != video.audio?.mediaIndex {
         check(section.port == 0, "m-line \(index) not accepted but has port \(section.port)")
+    }
+    if let audio = video.audio {
+        let section = answer.media[audio.mediaIndex]
+        check(audio.mediaIndex != video.mediaIndex, "audio and video answered on one m-line")
+        check(section.kind == "audio" && section.port != 0, "the audio section is m=\(section.kind) port \(section.port)")
+        check(section.formats == [String(audio.payloadType)], "audio formats \(section.formats) for Opus \(audio.payloadType)")
+        check(offer.media[audio.mediaIndex].formats.contains(String(audio.payloadType)), "Opus \(audio.payloadType) was not offered")
+        check(answer.bundleGroup?.mids.contains(audio.mid) == true && answer.bundleGroup?.mids.contains(video.mid ?? "") == true,
+              "audio \(audio.mid) and video not in one BUNDLE: \(String(describing: answer.bundleGroup))")
     }
 
     // What the DTLS and ICE layers are given must be usable, or the peer's fault shows up later as ours.

@@ -25,6 +25,11 @@ Options:
                      loads, make the receiver's jitterBufferTarget/playoutDelayHint setters no-ops and drop
                      the playout-delay a=extmap from the call's answer
 
+--sound: start Chromium with --autoplay-policy=no-user-gesture-required; once --frames are decoded, read the
+page's sound ("sound": {"before": the page's window.screencastViewer.sound.stats then, "dataSound" then,
+"after": the stats after --settle seconds more, "muted": the <video>'s muted after the page's unmute button
+was clicked, "dataSoundAfter", "note": the page's sound note}).
+
 The report also has "selectedPair" (Chromium's selected candidate pair: local and remote protocol, type,
 the remote address and port) and "lowLatency": the receiver's jitterBufferTarget and playoutDelayHint as the page left
 them, the answer's a=extmap lines, and Chromium's jitter buffer figures (inbound-rtp jitterBufferDelay /
@@ -118,7 +123,7 @@ pc.getStats().then((report) => {
 """
 
 
-def start_browser(profile, insecure_https=False):
+def start_browser(profile, insecure_https=False, sound=False):
     """Headless Chromium with FLAGS and its profile in `profile`, driven by chromedriver (also used by
     chromium_e2ee.py)."""
     options = webdriver.ChromeOptions()
@@ -128,6 +133,8 @@ def start_browser(profile, insecure_https=False):
     options.add_argument("--user-data-dir=" + profile)
     if insecure_https:
         options.add_argument("--ignore-certificate-errors")
+    if sound:
+        options.add_argument("--autoplay-policy=no-user-gesture-required")
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
@@ -146,12 +153,13 @@ def main():
                         help="accept the call's self-signed HTTPS certificate (--share/--https)")
     parser.add_argument("--default-playout", action="store_true",
                         help="measure against Chromium's defaults: no jitterBufferTarget 0, no playout-delay extension")
+    parser.add_argument("--sound", action="store_true", help="read the page's sound (see above)")
     parser.add_argument("--leave", action="store_true",
                         help="leave the page as a person closing the tab would (pagehide) before quitting")
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
 
-    driver = start_browser(args.profile, insecure_https=args.insecure_https)
+    driver = start_browser(args.profile, insecure_https=args.insecure_https, sound=args.sound)
     result = {"error": None, "stats": None, "pixels": None, "screenshot": None}
     start = time.monotonic()
     try:
@@ -168,8 +176,18 @@ def main():
             if stats and stats.get("framesDecoded", 0) >= args.frames and stats.get("width"):
                 break
             time.sleep(0.2)
+        if args.sound:
+            sound_stats = "return window.screencastViewer && window.screencastViewer.sound ? window.screencastViewer.sound.stats : null"
+            result["sound"] = {"before": driver.execute_script(sound_stats),
+                               "dataSound": driver.execute_script("return document.body.dataset.sound || null")}
+            driver.execute_script("document.getElementById('unmute').click()")
         if args.settle > 0:
             time.sleep(args.settle)
+        if args.sound:
+            result["sound"]["after"] = driver.execute_script(sound_stats)
+            result["sound"]["muted"] = driver.execute_script("return document.getElementById('video').muted")
+            result["sound"]["dataSoundAfter"] = driver.execute_script("return document.body.dataset.sound || null")
+            result["sound"]["note"] = driver.execute_script("return document.getElementById('sound-note').textContent")
             stats = driver.execute_script("return window.screencastViewer ? window.screencastViewer.lastStats : null") or stats
         result["stats"] = stats
         result["lowLatency"] = driver.execute_async_script(LOW_LATENCY)

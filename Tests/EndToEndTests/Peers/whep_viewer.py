@@ -41,6 +41,9 @@ Options:
                      {"t": CLOCK_MONOTONIC seconds, "frames", "stallsOver1000": gaps between decoded frames over
                      1 s so far, "maxGapMs" so far, "state": connection state}
 
+  --audio            also offer audio (recvonly, before the video, as browsers order it) and decode it: "audio"
+                     in viewer 0's result (see AudioReceiver.summary)
+
 aioice skips 127.0.0.1 when it gathers host candidates, so host-address discovery is pointed at it:
 tests run in a loopback-only network namespace.
 """
@@ -212,6 +215,73 @@ def i420_bytes(frame):
     return bytes(out)
 
 
+class AudioReceiver:
+    """--audio: the decoded sound of one viewer (aiortc decodes Opus with libopus through PyAV: s16, 48 kHz,
+    stereo interleaved). Frames whose timestamps do not follow the one before (a lost packet, a gap) are
+    counted; frequency and level are measured on the left channel after the first second."""
+
+    SETTLE = 1.0  # seconds of sound left out of the measurements (the start of the stream)
+
+    def __init__(self):
+        self.frames = 0
+        self.first = None
+        self.rate = None
+        self.channels = None
+        self.pcm = []  # (arrival, pts, samples, bytes) after SETTLE
+        self.pts_gaps = 0
+        self.max_arrival_gap = 0.0
+        self.previous = None  # (arrival, pts + samples)
+        self.error = None
+
+    async def consume(self, track):
+        from array import array
+        try:
+            while True:
+                frame = await track.recv()
+                now = time.monotonic()
+                if self.first is None:
+                    self.first = now
+                self.frames += 1
+                self.rate = frame.sample_rate
+                channels = frame.layout.channels
+                self.channels = channels if isinstance(channels, int) else len(channels)
+                settled = now - self.first >= self.SETTLE
+                if self.previous is not None and settled:
+                    if frame.pts != self.previous[1]:
+                        self.pts_gaps += 1
+                    self.max_arrival_gap = max(self.max_arrival_gap, now - self.previous[0])
+                self.previous = (now, frame.pts + frame.samples)
+                if settled:
+                    data = array("h", bytes(frame.planes[0])[:frame.samples * self.channels * 2])
+                    self.pcm.append(data)
+        except MediaStreamError:
+            pass
+        except Exception as error:
+            self.error = repr(error)
+
+    def summary(self):
+        left = [value for chunk in self.pcm for value in chunk[0::self.channels or 1]]
+        crossings = []
+        for index in range(1, len(left)):
+            a, b = left[index - 1], left[index]
+            if a < 0 <= b:
+                crossings.append(index - 1 + (-a) / (b - a))
+        frequency = None
+        if len(crossings) > 2 and self.rate:
+            frequency = (len(crossings) - 1) / ((crossings[-1] - crossings[0]) / self.rate)
+        level = None
+        if left:
+            import math
+            rms = math.sqrt(sum(v * v for v in left) / len(left)) / 32768
+            level = 20 * math.log10(rms) if rms > 0 else None
+        return {
+            "frames": self.frames, "rate": self.rate, "channels": self.channels,
+            "measuredSamples": len(left), "frequencyHz": None if frequency is None else round(frequency, 2),
+            "levelDBFS": None if level is None else round(level, 2), "ptsGaps": self.pts_gaps,
+            "maxArrivalGapMs": round(self.max_arrival_gap * 1000, 1), "error": self.error,
+        }
+
+
 class Session:
     """One aiortc peer connection watching the call."""
 
@@ -236,14 +306,22 @@ class Session:
         self.page_status = None
         self.polls = []
         self.answered = None
+        self.audio = AudioReceiver() if args.audio else None
+        self.audio_task = None
 
     async def join(self, mangle=False):
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+        if self.audio is not None:
+            self.pc.addTransceiver("audio", direction="recvonly")
         self.pc.addTransceiver("video", direction="recvonly")
         pc = self.pc
 
         @pc.on("track")
         def on_track(track):
+            if track.kind == "audio":
+                if self.audio is not None:
+                    self.audio_task = asyncio.ensure_future(self.audio.consume(track))
+                return
             self.task = asyncio.ensure_future(self.consume(track))
 
         @pc.on("connectionstatechange")
@@ -310,6 +388,8 @@ class Session:
             await self.pc.close()
         if self.task is not None:
             self.task.cancel()
+        if self.audio_task is not None:
+            self.audio_task.cancel()
         await asyncio.to_thread(delete_session, self.args.url, self.args.token, self.location)
 
     def summary(self):
@@ -329,6 +409,7 @@ class Session:
             "answerMs": None if self.answered is None else round((self.answered - self.started) * 1000, 1),
             "polls": len(self.polls),
             "polls200": sum(1 for status in self.polls if status == 200),
+            "audio": None if self.audio is None else self.audio.summary(),
         }
 
     async def poll(self):
@@ -357,6 +438,7 @@ async def main():
     parser.add_argument("--poll")
     parser.add_argument("--slow-clients", type=int, default=0)
     parser.add_argument("--slow-source", default="127.0.0.2")
+    parser.add_argument("--audio", action="store_true")
     args = parser.parse_args()
     if args.insecure:
         import ssl
