@@ -68,13 +68,14 @@ final class InMemoryCall {
     private(set) var lostRTCPToViewer = 0
 
     init(
-        link: Link = Link(), viewerSetup: DTLSSetup = .actpass, transportWideCC: UInt8? = nil,
+        link: Link = Link(), viewerSetup: DTLSSetup = .actpass, transportWideCC: UInt8? = nil, audio: Bool = false,
         sender adjust: (inout RTPSenderChain.Configuration) -> Void = { _ in }
     ) throws {
         self.link = link
-        viewer = try TestViewer(transportWideCC: transportWideCC)
-        let configuration = PeerConnection.Configuration(
+        viewer = try TestViewer(transportWideCC: transportWideCC, audio: audio)
+        var configuration = PeerConnection.Configuration(
             ice: ICEAgent.Configuration(role: .controlled), certificate: try DTLSCertificate.shared())
+        configuration.sendsAudio = audio
         let offer = try PeerAnswer.check(offer: try viewer.offer(setup: viewerSetup), fingerprint: configuration.certificate.fingerprint)
         var random = SeededGenerator(seed: 7)
         let plan = try PeerAnswer(
@@ -86,7 +87,7 @@ final class InMemoryCall {
         negotiated = plan.negotiated
         senderConfiguration = sender
         machine = try PeerConnectionStateMachine(
-            id: "in-memory", negotiated: plan.negotiated, certificate: configuration.certificate, sender: sender,
+            id: "in-memory", negotiated: plan.negotiated, certificate: configuration.certificate, sender: sender, audio: plan.audio,
             logger: Logger(component: "test", threshold: .error), nowMicros: now)
         try viewer.accept(answer: plan.answer)
         carry(machine.start(nowMicros: now))

@@ -36,10 +36,20 @@ final class TestViewer {
     /// RTP packets that carried a transport-wide number, and their payload bytes per arrival second.
     private(set) var numberedPackets = 0
     private(set) var bytesPerSecond: [UInt64: Int] = [:]
+    /// Offers an Opus audio section (`opus/48000/2`, payload type ``opusPayloadType``) bundled after the video.
+    let offersAudio: Bool
+    static let opusPayloadType: UInt8 = 111
+    /// Our answer's audio SSRC (0: none answered).
+    private(set) var audioSSRC: UInt32 = 0
+    /// Opus RTP packets received (unprotected), in arrival order, with their transport-wide number (or nil).
+    private(set) var audioPackets: [(packet: RTPPacket, twcc: UInt16?)] = []
+    /// Every Sender Report received, in order, with its arrival.
+    private(set) var senderReports: [(report: RTCPSenderReport, arrivalMicros: UInt64)] = []
 
-    init(transportWideCC: UInt8? = nil) throws {
+    init(transportWideCC: UInt8? = nil, audio: Bool = false) throws {
         certificate = try DTLSCertificate.generate(commonName: "test-viewer", validityDays: 1)
         transportWideCCID = transportWideCC
+        offersAudio = audio
     }
 
     /// The recvonly offer: our units build a sendonly one, whose direction is then turned around; `setup`
@@ -58,6 +68,16 @@ final class TestViewer {
             case .ssrc, .ssrcGroup: nil
             default: attribute
             }
+        }
+        if offersAudio {
+            var audio = MediaDescription(
+                kind: "audio", port: 9, proto: offer.media[0].proto, formats: ["\(Self.opusPayloadType)"], connection: .unspecified)
+            audio.attributes = [.mid("1"), .direction(.recvonly), .rtcpMux]
+                + (transportWideCCID.map { [.extmap(ExtensionMap(id: $0, uri: VideoAnswerBuilder.transportWideCCURI))] } ?? [])
+                + [.rtpmap(RTPMap(payloadType: Self.opusPayloadType, encodingName: "opus", clockRate: 48_000, channels: 2))]
+                + (transportWideCCID == nil ? [] : [.rtcpFeedback(RTCPFeedbackAttribute(payloadType: Self.opusPayloadType, type: "transport-cc"))])
+            offer.media.append(audio)
+            offer.attributes = [.group(SDPGroup(semantics: "BUNDLE", mids: [offer.media[0].mid ?? "0", "1"]))]
         }
         return offer.serialized()
     }
@@ -101,6 +121,9 @@ final class TestViewer {
                 mediaSSRC = ssrc.ssrc
             }
         }
+        for case .ssrc(let ssrc) in description.media.first(where: { $0.kind == "audio" && $0.port != 0 })?.attributes ?? [] {
+            audioSSRC = ssrc.ssrc
+        }
         vp8PayloadType = try XCTUnwrap(media.rtpMaps.first { $0.encodingName == "VP8" }).payloadType
         rtxPayloadType = media.rtpMaps.first { $0.encodingName == "rtx" }?.payloadType
         if let id = transportWideCCID, media.extensionMaps.contains(where: { $0.id == id }) {
@@ -137,9 +160,15 @@ final class TestViewer {
             }
             let parsed = try RTPPacket(parsing: packet)
             bytesPerSecond[now / 1_000_000, default: 0] += packet.count
-            if let id = transportWideCCID, let number = try TransportWideSequenceNumber.read(from: parsed, id: id) {
+            var number: UInt16?
+            if let id = transportWideCCID, let read = try TransportWideSequenceNumber.read(from: parsed, id: id) {
+                number = read
                 numberedPackets += 1
-                twcc?.record(sequenceNumber: number, arrivalMicros: Int64(now))
+                twcc?.record(sequenceNumber: read, arrivalMicros: Int64(now))
+            }
+            if audioSSRC != 0, parsed.ssrc == audioSSRC {
+                audioPackets.append((parsed, number))
+                return []
             }
             try media(parsed, now)
             return try nack(now)
@@ -150,7 +179,9 @@ final class TestViewer {
                 counts.srtpFailures += 1
                 return []
             }
-            for case .senderReport(let report) in try RTCPPacket.parseCompound(packet) where report.ssrc == mediaSSRC {
+            for case .senderReport(let report) in try RTCPPacket.parseCompound(packet) {
+                senderReports.append((report, now))
+                guard report.ssrc == mediaSSRC else { continue }
                 counts.senderReports += 1
                 lastSenderReport = (report.ntpTimestamp, now)
             }
