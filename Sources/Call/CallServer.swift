@@ -48,7 +48,11 @@ enum CallServer {
             let hosts = call.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []
             let base = hosts.first.map { "\(server.scheme)://\($0):\(server.port)" } ?? server.baseURL
             about.viewerURL.withLock { $0 = base + "/" }
-            logger.info("viewer page", ["url": server.viewerURL(token: call.token), "whep": server.baseURL + "/whep"])
+            // Never the token: logs go to journals and files others read. The user gave it (--token), or share mode
+            // printed the links on standard output.
+            logger.info("viewer page", [
+                "url": server.viewerURL(), "whep": server.baseURL + "/whep", "token": call.token == nil ? "none" : "required (not logged)",
+            ])
             if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
             if call.share { announce(banner(call, server: server, hosts: hosts, identity: identity, certificateKept: certificateKept)) }
             return server

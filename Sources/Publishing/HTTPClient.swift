@@ -32,6 +32,10 @@ public struct HTTPClient: Sendable {
         public var responseBytes = 256 * 1024
         /// Redirects followed before giving up.
         public var redirects = 5
+        /// Whether an https server's certificate and name are checked (CURLOPT_SSL_VERIFYPEER/VERIFYHOST):
+        /// always, except for a loopback measurement against a call's self-signed certificate
+        /// (`screencast-bench viewers`).
+        public var verifyPeer = true
         public init() {}
     }
 
@@ -56,7 +60,8 @@ public struct HTTPClient: Sendable {
             let easy = try CurlEasy()
             let raw = try easy.perform(
                 method: method, url: target, headers: headers, body: body, timeoutMillis: timeoutMillis ?? limits.timeoutMillis,
-                limit: limits.responseBytes, cancellation: cancellation, trustedCertificate: trustedCertificate)
+                limit: limits.responseBytes, verifyPeer: limits.verifyPeer, cancellation: cancellation,
+                trustedCertificate: trustedCertificate)
             let head: HTTPResponseHead
             do { head = try HTTPResponseHead.parse(raw.head) } catch { throw .malformedResponse(url: target, reason: Self.reason(error)) }
             guard head.status == 307 || head.status == 308 else {

@@ -109,6 +109,8 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// The quantizer range the rate policy gives libvpx, 0…63.
     public var minQuantizer = 0
     public var maxQuantizer = 0
+    /// The rate policy's encoded size as a share of the source picture's side (1: full size).
+    public var scale = 1.0
     /// The byte budget's balance, bytes (negative: in debt; refinements and repeats wait).
     public var budgetBytes = 0
     /// Bits per pixel per new frame the rate policy assumes (its model, or the content's measured cost
@@ -130,7 +132,7 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
     /// {display,area,rect,fpsAsked},"damage":{frames,meanFraction (null before one),faults,partialConversions}},
-    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel}}`.
+    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel,scale}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -176,6 +178,7 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("q", .object([("min", .number(minQuantizer)), ("max", .number(maxQuantizer))])),
                 ("budgetBytes", .number(budgetBytes)),
                 ("bitsPerPixel", .double((bitsPerPixel * 1000).rounded() / 1000)),
+                ("scale", .double(Self.rounded(scale))),
             ])),
         ])
     }
@@ -257,6 +260,7 @@ final class StatsRecorder: Sendable {
         state.withLock { s in
             s.stats.bitsPerPixel = bitsPerPixel
             s.stats.fpsCap = decision.framesPerSecond
+            s.stats.scale = decision.scale
             s.stats.minQuantizer = decision.minQuantizer
             s.stats.maxQuantizer = decision.maxQuantizer
             s.stats.budgetBytes = Int((budgetBits / 8).rounded())

@@ -147,6 +147,10 @@ struct CallOptions {
                                    non-reference, whatever the viewers' estimates (for measurements; by
                                    default this cadence is on only while a transport-cc viewer is far
                                    below the others, whose frames it lets the sender thin without keyframes)
+          --scale-down on|off      when the target cannot carry the picture at --min-fps, encode it smaller
+                                   (3/4, then 1/2 of each side, never below 360 lines) and back to full
+                                   size when the target allows (default on; off keeps the size and raises
+                                   the quantizer instead)
           --second-encoding on|off a transport-cc viewer far below the others (under half the highest
                                    estimate for 2 s) gets a second, lower-rate VP8 encoding of the same
                                    screen (half size when its rate is far below what full size needs),
@@ -179,7 +183,7 @@ struct CallOptions {
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
                 "watchdog", "log-level", "log-format", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
-                "droppable-period", "second-encoding",
+                "droppable-period", "second-encoding", "scale-down",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
             ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions)
     static let flagOptions: Set<String> = Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions)
@@ -265,6 +269,11 @@ struct CallOptions {
                 : try arguments.int("encoder-threads", in: 1...16) ?? EncoderThreads.automaticForThisMachine(),
             watchdogSeconds: try arguments.double("watchdog", in: 0.1...3600) ?? 5,
             endWhenSourceEnds: exitWhenEnds, maximumDecodePixels: maxDecodePixels, maximumEncodeSize: maxEncodeSize)
+        switch arguments.string("scale-down") {
+        case nil, "on": source.scaleDownWhenStarved = true
+        case "off": source.scaleDownWhenStarved = false
+        case let other?: throw UsageError("--scale-down must be on or off, not '\(other)'")
+        }
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }

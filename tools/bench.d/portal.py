@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """Portal (Wayland, PipeWire) capture against X11 (MIT-SHM) capture, same agent, same scene size, same wire.
 
-For each source: a 1280x720 desktop with the test scene (background #1e90ff, a 320x180 terminal printing a
-line every 33 ms: ~30 changes a second), the agent (release build, --fps 30, JPEG) sending to a stand-in call
-that reads the socket and stamps each frame on arrival. Measured:
+For each source: a desktop of --size (default 1920x1080, 1080p) with the test scene (background #1e90ff, a
+320x180 terminal at 960,540 printing a line every 33 ms: ~30 changes a second), the agent (release build, --fps
+30, JPEG) sending to a stand-in call that reads the socket and stamps each frame on arrival. Measured:
   - agent CPU (utime+stime from /proc) per screen-second and per frame, over a steady window;
   - capture -> received on the socket, p50/p95 (Buffer-Timestamp is CLOCK_MONOTONIC; so is the reader's clock).
     The capture time differs: X11 = after the grab; portal = when PipeWire delivered the buffer;
   - screen change -> on the wire: the background toggled (swaymsg / xsetroot) N times, from the command's start
     to the first frame whose pixel at (800,400) shows the new colour (command and JPEG decode included).
 Wayland desktop: ../shared/wayland (setup.sh, up.sh, down.sh, own W). X11: Xvfb -displayfd + xterm.
-Usage: tools/bench.d/portal.py [--seconds S] [--toggles N] [--json FILE]   (root; after a release build)
+Usage: tools/bench.d/portal.py [--seconds S] [--toggles N] [--size WxH] [--json FILE]   (root; after a release build)
 """
 import argparse, io, json, os, random, select, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
@@ -132,7 +132,7 @@ def measure(name, agent_env, agent_args, toggle, seconds, toggles, work):
             agent.kill()
 
 
-def wayland(seconds, toggles, work):
+def wayland(seconds, toggles, work, size):
     W = os.path.join(work, "wl")
     env = dict(os.environ, W=W, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["bash", os.path.join(SHARED, "setup.sh")], env=env, check=True, stdout=subprocess.DEVNULL)
@@ -144,6 +144,7 @@ def wayland(seconds, toggles, work):
                 k, _, v = word.partition("=")
                 client[k] = v
         sway = lambda *a: subprocess.run(["swaymsg"] + list(a), env=client, check=True, stdout=subprocess.DEVNULL)
+        sway("output", "HEADLESS-1", "resolution", size)
         sway("exec", "foot --app-id=anim sh -c 'while :; do date +%s.%N; sleep 0.033; done'")
         time.sleep(1)
         # A first run to get the restore token (no chooser here anyway), then the measured one.
@@ -155,9 +156,9 @@ def wayland(seconds, toggles, work):
         subprocess.run(["bash", os.path.join(SHARED, "down.sh")], env=env, stdout=subprocess.DEVNULL)
 
 
-def x11(seconds, toggles, work):
+def x11(seconds, toggles, work, size):
     read_end, write_end = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", size + "x24", "-nolisten", "tcp"],
                             pass_fds=[write_end], stderr=subprocess.DEVNULL)
     os.close(write_end)
     display = ":" + os.read(read_end, 16).decode().strip()
@@ -181,6 +182,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--toggles", type=int, default=10)
+    parser.add_argument("--size", default="1920x1080", help="the screen of both desktops, WxH (default 1920x1080)")
     parser.add_argument("--json")
     args = parser.parse_args()
     if not os.path.exists(AGENT):
@@ -188,8 +190,8 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-portal-")
     os.chmod(work, 0o755)  # the compositor runs as another user and must reach W inside
     try:
-        results = {"load": os.getloadavg(), "x11": x11(args.seconds, args.toggles, work),
-                   "portal": wayland(args.seconds, args.toggles, work)}
+        results = {"load": os.getloadavg(), "size": args.size, "x11": x11(args.seconds, args.toggles, work, args.size),
+                   "portal": wayland(args.seconds, args.toggles, work, args.size)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results["loadAfter"] = os.getloadavg()
