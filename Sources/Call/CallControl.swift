@@ -1,7 +1,7 @@
 import Foundation
 import Publishing
 import Signaling
-public import ScreencastSupport
+import ScreencastSupport
 
 /// The sharer's side of a running call (`screencast-call status`, `screencast-call kick ID`): reads its `/stats`
 /// and asks `POST /control/kick/{id}` over its own HTTP server, from this machine. With `--share` the call's kept
