@@ -64,6 +64,8 @@ let package = Package(
         .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
         // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
         .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
+        // AAC-LC of the call's sound (issue 29): FFmpeg's native encoder, for RTMP (FLV) and MP4.
+        .target(name: "AAC", dependencies: ["CAVCodec", "AudioSource"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -94,7 +96,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming", "AudioSource",
+                "H264", "Streaming", "AudioSource", "AAC",
             ]
         ),
 
@@ -183,7 +185,7 @@ let package = Package(
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
         .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
-        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "AAC", "AudioSource", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

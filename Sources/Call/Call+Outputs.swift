@@ -1,5 +1,6 @@
 public import ScreencastSupport
 public import Signaling
+import AAC
 import AudioSource
 import Synchronization
 import Sharing
@@ -26,7 +27,12 @@ extension Call {
     /// The encoder of `codec` for the call's audio (48 kHz stereo).
     /// - Throws: ``CallError/audio(_:)``.
     static func makeAudioEncoder(_ codec: AudioCodec) throws(CallError) -> any AudioEncoder {
-        throw .audio("no \(codec.rawValue) encoder in this build")
+        switch codec {
+        case .aac:
+            do { return try AACEncoder() } catch { throw .audio("AAC-LC encoder: \(error)") }
+        default:
+            throw .audio("no \(codec.rawValue) encoder in this build")
+        }
     }
 
     /// `/stats` `audio`: the source's counters and each encoding's.
