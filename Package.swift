@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "H264", dependencies: ["CX264", "Media"]),
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
         // and fragmented MP4 recordings.
-        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
+        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport", "AudioSource"]),
         // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
         .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
         // AAC-LC of the call's sound (issue 29): FFmpeg's native encoder, for RTMP (FLV) and MP4.
@@ -109,7 +109,7 @@ let package = Package(
             name: "screencast-call",
             dependencies: [
                 "Call", "VideoSource", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "ICE", "FrameCrypto", "PeerConnection", "Publishing",
-                "Streaming",
+                "Streaming", "AudioSource",
             ]
         ),
         .executableTarget(

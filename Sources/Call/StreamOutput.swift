@@ -1,16 +1,19 @@
+public import AudioSource
 public import ScreencastSupport
 public import Streaming
 public import VideoSource
 public import Media
 
-/// An output of the H.264 encoding through libavformat (``StreamWriter``): an RTMP destination (`rtmp-N`, FLV,
-/// reconnecting) or a fragmented MP4 recording (`mp4`). Frames are queued on the encoder's thread and written
+/// An output of the H.264 encoding and the AAC-LC encoding beside it, through libavformat (``StreamWriter``):
+/// an RTMP destination (`rtmp-N`, FLV video and audio tags, reconnecting) or a fragmented MP4 recording (`mp4`,
+/// a video and an audio track). Frames are queued on the encoder's thread and written
 /// on the writer's own; a destination that fails or stalls never holds up the encoder, the viewers or the
 /// other outputs. Takes the frames in the clear (end-to-end encryption is for WebRTC viewers).
 public final class StreamOutput: CallOutput, VideoSink {
     public let name: String
     public let consumes = MediaSelection.videoH264
     public let protection = FrameProtection.clear
+    public let consumesAudio: MediaSelection? = .audioAAC
     /// The writer (its state and counters).
     public let writer: StreamWriter
 
@@ -25,6 +28,7 @@ public final class StreamOutput: CallOutput, VideoSink {
         writer = StreamWriter(
             name: name, target: target, targetBitsPerSecond: targetBitsPerSecond, queueLimit: Self.queueLimit(target),
             logger: logger, requestKeyframe: context.requestKeyframe)
+        audioInlet = AudioInlet(writer: writer)
     }
 
     /// 30 frames for a network destination (about 1 s: the seed's rule); a file waits longer before dropping.
@@ -34,6 +38,13 @@ public final class StreamOutput: CallOutput, VideoSink {
     }
 
     public var inlet: OutputInlet { .video(self) }
+
+    public let audioInlet: (any EncodedAudioSink)?
+
+    /// The AAC encoding's AudioSpecificConfig: the FLV AAC sequence header and the MP4 `esds` carry it.
+    public func audioEncodingReady(codec: AudioCodec, extradata: [UInt8]) {
+        if codec == .aac { writer.setAudio(config: extradata) }
+    }
 
     public func start() { writer.start() }
 
@@ -47,4 +58,12 @@ public final class StreamOutput: CallOutput, VideoSink {
     public var stats: (key: String, value: JSONValue)? { (name, writer.json) }
 
     public func checkComplete() -> String? { writer.failure }
+}
+
+/// The sound of a ``StreamOutput``: AAC frames to its writer's queue. Its end is the writer's (the picture's).
+private final class AudioInlet: EncodedAudioSink {
+    let writer: StreamWriter
+    init(writer: StreamWriter) { self.writer = writer }
+    func consume(_ frame: EncodedAudioFrame) { writer.consumeAudio(frame) }
+    func finish() {}
 }

@@ -1,10 +1,18 @@
+public import AudioSource
 import Dispatch
 import Foundation
 public import Media
 public import ScreencastSupport
 import Synchronization
 
-/// One destination of the shared H.264 encoding: an RTMP server (FLV over `rtmp://`/`rtmps://`, reconnecting on
+/// What a destination writes: a picture of the H.264 encoding, or an AAC-LC frame at its time in 48 kHz ticks
+/// from the session's start.
+enum StreamFrame: Sendable {
+    case video(EncodedFrame)
+    case audio(EncodedAudioFrame, ticks: Int64)
+}
+
+/// One destination of the shared H.264 encoding (and of the AAC-LC encoding beside it): an RTMP server (FLV over `rtmp://`/`rtmps://`, reconnecting on
 /// a ``RetrySchedule``) or a file (fragmented MP4). Frames come in on the encoder's thread (``consume(_:)``
 /// queues and returns); a thread of its own connects, writes and reconnects, so a slow or failing destination
 /// never holds up the encoder, the viewers or the other destinations.
@@ -13,8 +21,12 @@ import Synchronization
 ///  encoder thread ─ consume ─▶ SendQueue (≤ 30 frames; drops end at a keyframe) ─▶ writer thread ─▶ AVMuxer
 ///                                                                       write error ─▶ close, wait, reconnect
 /// ```
-/// - Timestamps: capture time − the first frame's capture time, ms, strictly increasing across reconnects.
-/// - After (re)connecting: the sequence header (SPS/PPS of the first keyframe), then that keyframe first.
+/// - Timestamps: pictures at capture time − the first picture's capture time, ms, strictly increasing across
+///   reconnects; sound from its sample count (``EncodedAudioFrame/sampleTime``), anchored once on that same
+///   session start by the first sound frame's capture time, so both run on one clock and sound keeps its own.
+/// - Sound never goes ahead of the pictures (``SendQueue``), and a drop of pictures drops the sound of their time.
+/// - After (re)connecting: the sequence headers (AVC from the first keyframe's SPS/PPS; AAC from
+///   ``setAudio(config:)``), then that keyframe first.
 /// - Every attempt is logged with its delay and the reason of the failure before it; after ``Target``'s limit
 ///   of failed attempts in a row the writer stops and says so at error level.
 public final class StreamWriter: Sendable {
@@ -40,7 +52,13 @@ public final class StreamWriter: Sendable {
         public var targetKbps: Int
         public var framesSent: Int
         public var bytesSent: Int
+        /// Pictures dropped by the send queue.
         public var dropped: Int
+        /// AAC frames written, waiting, and dropped (with the pictures of their time, or before a connection's
+        /// first picture).
+        public var audioFramesSent: Int
+        public var audioQueueFrames: Int
+        public var droppedAudio: Int
         public var reconnects: Int
         /// Seconds since the current connection began publishing; 0 when not publishing.
         public var uptimeSeconds: Double
@@ -59,7 +77,12 @@ public final class StreamWriter: Sendable {
     let writeTimeoutSeconds: Double
 
     private struct Shared {
-        var queue: SendQueue<EncodedFrame>
+        var queue: SendQueue<StreamFrame>
+        /// The AAC AudioSpecificConfig when the destination carries sound.
+        var audioConfig: [UInt8]?
+        /// The first sound frame's sample time and its time in 48 kHz ticks from the session's start.
+        var audioAnchor: (sample: UInt64, ticks: Int64)?
+        var audioFramesSent = 0
         var state = State.idle
         var finishing = false
         var sessionStartMicros: UInt64?
@@ -96,15 +119,40 @@ public final class StreamWriter: Sendable {
     /// Queues an encoded frame (H.264 Annex B); returns at once. Frames before the first keyframe and frames
     /// the queue's limit drops are counted in ``stats``.
     public func consume(_ frame: EncodedFrame) {
-        let outcome = shared.withLock { s -> SendQueue<EncodedFrame>.Outcome? in
+        let outcome = shared.withLock { s -> SendQueue<StreamFrame>.Outcome? in
             guard !s.finishing, s.state != .failed, s.state != .stopped else { return nil }
             if s.sessionStartMicros == nil { s.sessionStartMicros = frame.captureTimestampMicros }
-            return s.queue.push(.init(frame: frame, isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
+            return s.queue.push(.init(frame: .video(frame), isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
         }
         guard let outcome else { return }
         if outcome.needsKeyframe { requestKeyframe() }
         if outcome.dropped > 0 { logger.debug("send queue over its limit: frames dropped", ["dropped": outcome.dropped]) }
         wake.signal()
+    }
+
+    /// Makes the destination carry AAC-LC beside the pictures: `config` is the AudioSpecificConfig (ISO/IEC
+    /// 14496-3 §1.6.2.1) of the encoding whose frames ``consumeAudio(_:)`` takes. Call before ``start()``.
+    public func setAudio(config: [UInt8]) { shared.withLock { $0.audioConfig = config } }
+
+    /// Queues an AAC-LC frame; returns at once. Sound before the first picture is not kept (the stream starts
+    /// with a picture); its time is the sample count from the first frame kept, anchored on its capture time.
+    public func consumeAudio(_ frame: EncodedAudioFrame) {
+        let queued = shared.withLock { s -> Bool in
+            guard !s.finishing, s.state != .failed, s.state != .stopped, s.audioConfig != nil, let start = s.sessionStartMicros else {
+                return false
+            }
+            let rate = Int64(AudioFrame.sampleRate)
+            if s.audioAnchor == nil {
+                s.audioAnchor = (frame.sampleTime, (Int64(frame.captureMicros) - Int64(start)) * rate / 1_000_000)
+            }
+            let anchor = s.audioAnchor!
+            let ticks = anchor.ticks + Int64(frame.sampleTime) - Int64(anchor.sample)
+            guard ticks >= 0 else { return false }
+            let micros = start + UInt64(ticks * 1_000_000 / rate)
+            _ = s.queue.push(.init(frame: .audio(frame, ticks: ticks), isKeyframe: true, micros: micros, isVideo: false))
+            return true
+        }
+        if queued { wake.signal() }
     }
 
     /// Starts the writer's thread (connects at once). Idempotent.
@@ -153,7 +201,8 @@ public final class StreamWriter: Sendable {
             return Stats(
                 state: s.state, queueFrames: s.queue.count, queueMillis: Int(s.queue.spanMicros / 1000),
                 sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000, framesSent: s.framesSent,
-                bytesSent: s.bytesSent, dropped: s.queue.dropped, reconnects: s.reconnects,
+                bytesSent: s.bytesSent, dropped: s.queue.dropped, audioFramesSent: s.audioFramesSent,
+                audioQueueFrames: s.queue.audioItems.count, droppedAudio: s.queue.droppedAudio, reconnects: s.reconnects,
                 uptimeSeconds: s.publishingSinceMicros.map { Double(now - $0) / 1_000_000 } ?? 0, lastReason: s.lastReason)
         }
     }
@@ -169,7 +218,8 @@ public final class StreamWriter: Sendable {
             ("destination", .string(destination)), ("state", .string(s.state.rawValue)), ("queueFrames", .int(Int64(s.queueFrames))),
             ("queueMs", .int(Int64(s.queueMillis))), ("sentKbps", .int(Int64(s.sentKbps))), ("targetKbps", .int(Int64(s.targetKbps))),
             ("framesSent", .int(Int64(s.framesSent))), ("bytesSent", .int(Int64(s.bytesSent))), ("dropped", .int(Int64(s.dropped))),
-            ("reconnects", .int(Int64(s.reconnects))), ("uptimeSeconds", .double((s.uptimeSeconds * 10).rounded() / 10)),
+            ("audioFramesSent", .int(Int64(s.audioFramesSent))), ("audioQueueFrames", .int(Int64(s.audioQueueFrames))),
+            ("droppedAudio", .int(Int64(s.droppedAudio))), ("reconnects", .int(Int64(s.reconnects))), ("uptimeSeconds", .double((s.uptimeSeconds * 10).rounded() / 10)),
             ("lastReason", s.lastReason.map { .string($0) } ?? .null),
         ])
     }
@@ -256,15 +306,23 @@ public final class StreamWriter: Sendable {
 
     private var isFinishing: Bool { shared.withLock { $0.finishing } }
 
-    /// Sequence header, then the first keyframe, then every frame as it comes, until finishing (RTMP: at once;
+    /// Sequence headers, then the first keyframe, then every frame as it comes, until finishing (RTMP: at once;
     /// a file: once the queue is empty) or an error (thrown).
     private func publish(_ muxer: AVMuxer, options: [String: String], published: () -> Void) throws(StreamingError) {
         if shared.withLock({ $0.queue.restartAtKeyframe() }) { requestKeyframe() }
         let drains = if case .mp4 = target { true } else { false }
-        guard let first = nextFrame(drains: drains) else { return }
-        guard let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
-        try muxer.writeHeader(width: first.width, height: first.height, parameterSets: parameterSets, options: options)
-        try write(first, to: muxer)
+        var first: EncodedFrame?
+        while first == nil {
+            switch nextFrame(drains: drains) {
+            case nil: return
+            case .video(let frame)?: first = frame
+            case .audio?: shared.withLock { $0.queue.countDroppedAudio(1) }  // the stream starts with a picture
+            }
+        }
+        guard let first, let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
+        let audioConfig = shared.withLock { $0.audioConfig }
+        try muxer.writeHeader(width: first.width, height: first.height, parameterSets: parameterSets, audioConfig: audioConfig, options: options)
+        try write(.video(first), to: muxer)
         shared.withLock { s in
             s.state = .publishing
             s.publishingSinceMicros = MonotonicMicros.now()
@@ -274,10 +332,10 @@ public final class StreamWriter: Sendable {
     }
 
     /// The next frame to write, waiting for it; nil once finishing (an MP4 writer first takes what waits).
-    private func nextFrame(drains: Bool) -> EncodedFrame? {
+    private func nextFrame(drains: Bool) -> StreamFrame? {
         while true {
             let (item, finishing) = shared.withLock { s in
-                (s.finishing && !drains ? nil : s.queue.pop(), s.finishing)
+                (s.finishing && !drains ? nil : s.queue.pop(draining: s.finishing), s.finishing)
             }
             if let item { return item.frame }
             if finishing { return nil }
@@ -285,28 +343,44 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    private func write(_ frame: EncodedFrame, to muxer: AVMuxer) throws(StreamingError) {
-        let millis = shared.withLock { s -> Int64 in
-            let start = s.sessionStartMicros ?? frame.captureTimestampMicros
-            return Int64(frame.captureTimestampMicros >= start ? (frame.captureTimestampMicros - start) / 1000 : 0)
+    private func write(_ frame: StreamFrame, to muxer: AVMuxer) throws(StreamingError) {
+        let size: Int
+        switch frame {
+        case .video(let frame):
+            let millis = shared.withLock { s -> Int64 in
+                let start = s.sessionStartMicros ?? frame.captureTimestampMicros
+                return Int64(frame.captureTimestampMicros >= start ? (frame.captureTimestampMicros - start) / 1000 : 0)
+            }
+            let stamp = monotonic.withLock { last -> Int64 in
+                let value = max(millis, (last.video ?? -1) + 1)
+                last.video = value
+                return value
+            }
+            try muxer.write(frame.bytes, millis: stamp, isKeyframe: frame.isKeyframe, seconds: writeTimeoutSeconds)
+            size = frame.bytes.count
+        case .audio(let frame, let ticks):
+            // From the sample count: strictly increasing by construction; a repeat (never expected) is skipped.
+            let fresh = monotonic.withLock { last -> Bool in
+                guard ticks > (last.audio ?? -1) else { return false }
+                last.audio = ticks
+                return true
+            }
+            guard fresh, muxer.hasAudio else { return }
+            try muxer.writeAudio(frame.data, ticks: ticks, seconds: writeTimeoutSeconds)
+            size = frame.data.count
         }
-        let stamp = monotonic.withLock { last -> Int64 in
-            let value = max(millis, (last ?? -1) + 1)
-            last = value
-            return value
-        }
-        try muxer.write(frame.bytes, millis: stamp, isKeyframe: frame.isKeyframe, seconds: writeTimeoutSeconds)
         let now = MonotonicMicros.now()
         shared.withLock { s in
-            s.framesSent += 1
-            s.bytesSent += frame.bytes.count
-            s.window.append((now, frame.bytes.count))
-            if s.window.count > 600 { s.window.removeFirst(s.window.count - 600) }
+            if case .video = frame { s.framesSent += 1 } else { s.audioFramesSent += 1 }
+            s.bytesSent += size
+            s.window.append((now, size))
+            if s.window.count > 2000 { s.window.removeFirst(s.window.count - 2000) }
         }
     }
 
-    /// The last timestamp written, ms (kept across connections: the stream's time never goes back).
-    private let monotonic = Mutex<Int64?>(nil)
+    /// The last timestamps written: pictures in ms, sound in 48 kHz ticks (kept across connections: the
+    /// stream's time never goes back).
+    private let monotonic = Mutex<(video: Int64?, audio: Int64?)>((nil, nil))
 
     /// Sleeps `millis` unless finishing first; returns true when finishing.
     private func sleepUnlessFinishing(millis: UInt64) -> Bool {

@@ -1,3 +1,4 @@
+import AudioSource
 import Call
 import FrameCrypto
 import FrameSocket
@@ -47,6 +48,8 @@ struct CallOptions {
     var e2ee: E2EEOptions?
     /// `--rtmp`, `--record` and their companions: the H.264 outputs.
     var streaming = StreamingConfiguration()
+    /// `--audio-test-tone`: the audio source's idle content.
+    var audio = AudioSourceConfiguration()
 
     static let usage = """
         Usage: screencast-call [options]
@@ -143,6 +146,7 @@ struct CallOptions {
                                    started while such a viewer exists (default on)
         \(SFUOptions.usage)
         \(StreamingOptions.usage)
+        \(AudioOptions.usage)
 
         End-to-end encryption (only viewers with the passphrase see the picture; see README):
           --e2ee-key-file FILE     encrypt every encoded frame once for all viewers (webrtc-sdk FrameCryptor
@@ -173,7 +177,7 @@ struct CallOptions {
                 "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
                 "droppable-period", "second-encoding",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
-            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions),
+            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions).union(AudioOptions.valueOptions),
             flags: Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions))
         _ = try arguments.positionals(exactly: 0, names: "")
 
@@ -337,6 +341,7 @@ struct CallOptions {
         e2ee = try E2EEOptions(arguments)
         sfu = try SFUOptions.transport(arguments, bitrateKbps: source.bitrateKbps)
         streaming = try StreamingOptions.configuration(arguments)
+        audio = try AudioOptions.configuration(arguments)
     }
 
     /// The call these options describe; `passphrase` is the one read from `--e2ee-key-file` (nil without).
@@ -360,6 +365,7 @@ struct CallOptions {
         call.secondEncoding = secondEncoding
         call.sfu = sfu
         call.streaming = streaming
+        call.audio = audio
         if let e2ee, let passphrase {
             call.e2ee = E2EESettings(passphrase: passphrase, keyFile: e2ee.keyFile, salt: e2ee.salt, keyIndex: e2ee.keyIndex)
         }

@@ -52,13 +52,14 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertTrue(try Probe.frames(path).first?.key ?? false)
     }
 
-    /// `kill -9` of `screencast-call --record FILE.mp4` 3 s in: the file still plays, to within about 2 s of the kill.
+    /// `kill -9` of `screencast-call --record FILE.mp4 --audio-test-tone 1000` 3 s in: the file still plays, both
+    /// tracks, to within about 2 s of the kill.
     func testTheFileStillPlaysAfterKillNine() throws {
         let path = folder.path("killed.mp4")
         let pipe = Pipe()
         let process = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
             "--socket", folder.path("a.sock"), "--http", "off", "--source", "testpattern", "--pattern-size", "320x240",
-            "--pattern-fps", "30", "--record", path,
+            "--pattern-fps", "30", "--record", path, "--audio-test-tone", "1000",
         ], stderr: pipe)
         let lines = PipeLines(pipe)
         let deadline = Date().addingTimeInterval(10)
@@ -73,6 +74,7 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(stream.codec, "h264")
         XCTAssertGreaterThan(stream.duration, 1.0, "at most ~2 s lost of 3")
         XCTAssertLessThan(stream.duration, 3.5)
+        XCTAssertEqual(try Probe.streams(path).map(\.codec).sorted(), ["aac", "h264"], "both tracks")
         let frames = try Probe.frames(path)
         XCTAssertGreaterThan(frames.count, 30)
         XCTAssertEqual(try Probe.decodeErrors(path), "")

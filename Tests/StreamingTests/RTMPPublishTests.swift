@@ -27,13 +27,14 @@ final class RTMPPublishTests: XCTestCase {
     }
 
     /// A 320x240 test pattern at 30 fps, no agent, no HTTP server, publishing to `urls` (and recording to `mp4`).
-    private func makeCall(rtmp urls: [String], mp4: String? = nil) throws -> Call {
+    private func makeCall(rtmp urls: [String], mp4: String? = nil, toneHz: Double? = nil) throws -> Call {
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
             socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
         configuration.http = nil
         configuration.statsIntervalSeconds = 0
         configuration.streaming.rtmp = try urls.map { try RTMPURL($0) }
         configuration.streaming.recordMP4 = mp4
+        if let toneHz { configuration.audio.idle = .tone(frequencyHz: toneHz, levelDBFS: -20) }
         return try Call(configuration: configuration, logger: logger)
     }
 
@@ -107,6 +108,49 @@ final class RTMPPublishTests: XCTestCase {
         }
     }
 
+    /// The call's test tone beside the pattern, to nginx and to an MP4 at once: the FLV has H.264 and AAC-LC
+    /// 48 kHz stereo starting together, and the tone decodes from it at 1000 ± 5 Hz and -20 dBFS; the MP4 has
+    /// both tracks, the span recorded within 0.5 s, decodes without an error, and carries the same tone.
+    func testPublishesTheToneAsAACBesideH264AndRecordsBothTracks() throws {
+        let server = try RTMPServer(folder: folder.path("nginx"))
+        let mp4 = folder.path("both.mp4")
+        let call = try makeCall(rtmp: [server.url("tone")], mp4: mp4, toneHz: 1000)
+        try call.start()
+        let rtmp = try writer(call, "rtmp-1")
+        let file = try writer(call, "mp4")
+        XCTAssertTrue(waitUntil(5) { rtmp.stats.state == .publishing && file.stats.framesSent > 0 }, lines.withLock { $0.map(\.line).joined(separator: "\n") })
+        let started = Date()
+        usleep(3_000_000)
+        let stats = rtmp.stats
+        XCTAssertGreaterThan(stats.audioFramesSent, 100, "46.9 AAC frames a second")
+        XCTAssertEqual(stats.droppedAudio, 0)
+        call.stop()
+        let span = Date().timeIntervalSince(started)
+        server.stop()
+
+        let flv = try XCTUnwrap(server.recordings.first)
+        let streams = try Probe.streams(flv)
+        XCTAssertEqual(streams.map(\.codec).sorted(), ["aac", "h264"], "\(streams)")
+        let audio = try XCTUnwrap(streams.first { $0.type == "audio" })
+        XCTAssertEqual(audio.sampleRate, 48_000)
+        XCTAssertEqual(audio.channels, 2)
+        let video = try XCTUnwrap(streams.first { $0.type == "video" })
+        XCTAssertEqual(audio.startTime, video.startTime, accuracy: 0.1, "one session clock for both")
+        let tone = try Probe.audio(flv, from: 0.5)
+        XCTAssertGreaterThan(tone.count, 48_000 * 2 * 2, "at least 2 s of sound")
+        XCTAssertEqual(SoundMeasure.frequency(tone, channels: 2, rate: 48_000), 1000, accuracy: 5)
+        XCTAssertEqual(SoundMeasure.rmsDBFS(tone), -20, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(flv), "")
+
+        let tracks = try Probe.streams(mp4)
+        XCTAssertEqual(tracks.map(\.codec).sorted(), ["aac", "h264"], "\(tracks)")
+        XCTAssertEqual(try Probe.stream(mp4).duration, span, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(mp4), "")
+        let recorded = try Probe.audio(mp4, from: 0.5)
+        XCTAssertEqual(SoundMeasure.frequency(recorded, channels: 2, rate: 48_000), 1000, accuracy: 5)
+        XCTAssertEqual(Double(recorded.count) / 2 / 48_000 + 0.5, span, accuracy: 0.5, "the sound lasts as long as the recording")
+    }
+
     /// nginx SIGKILLed and back a second later: the destination tries again at once (refused), then 2 s later
     /// (publishing), each attempt logged with its reason; the second recording starts with a keyframe and
     /// decodes cleanly; the viewers' VP8 encoder never stopped.
@@ -144,6 +188,7 @@ final class RTMPPublishTests: XCTestCase {
         let second = try XCTUnwrap(files.last)
         let stream = try Probe.stream(second)
         XCTAssertEqual(stream.codec, "h264", "the sequence header came first")
+        XCTAssertEqual(try Probe.streams(second).map(\.codec).sorted(), ["aac", "h264"], "both sequence headers again")
         XCTAssertEqual(stream.width, 320)
         let frames = try Probe.frames(second)
         XCTAssertGreaterThan(frames.count, 30)

@@ -120,6 +120,38 @@ enum Probe {
         return (fields["codec_name"] ?? "-", Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0, Double(fields["duration"] ?? "") ?? 0)
     }
 
+    /// One stream of a file as ffprobe reads it.
+    struct StreamInfo: Equatable {
+        var type: String
+        var codec: String
+        var sampleRate: Int
+        var channels: Int
+        var startTime: Double
+    }
+
+    /// Every stream of the file, in order.
+    static func streams(_ path: String) throws -> [StreamInfo] {
+        let out = try run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name,sample_rate,channels,start_time",
+                                      "-of", "json", path]).stdout
+        let json = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+        let list = json?["streams"] as? [[String: Any]] ?? []
+        return list.map { f in
+            StreamInfo(
+                type: f["codec_type"] as? String ?? "-", codec: f["codec_name"] as? String ?? "-",
+                sampleRate: Int(f["sample_rate"] as? String ?? "") ?? 0, channels: f["channels"] as? Int ?? 0,
+                startTime: Double(f["start_time"] as? String ?? "") ?? -1)
+        }
+    }
+
+    /// The first audio stream decoded by ffmpeg: 48 kHz stereo S16 interleaved, from `from` seconds on.
+    static func audio(_ path: String, from seconds: Double = 0) throws -> [Int16] {
+        let out = folderFile()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        _ = try run("ffmpeg", ["-v", "error", "-y", "-i", path, "-ss", String(seconds), "-map", "0:a:0", "-f", "s16le", "-ac", "2", "-ar", "48000", out])
+        let data = FileManager.default.contents(atPath: out) ?? Data()
+        return data.withUnsafeBytes { raw in (0..<(data.count / 2)).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) } }
+    }
+
     /// Every video frame's (keyframe, pts seconds), in order.
     static func frames(_ path: String) throws -> [(key: Bool, pts: Double)] {
         let out = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0", path]).stdout
