@@ -63,7 +63,11 @@ final class AVMuxer {
     /// - Parameters:
     ///   - format: the muxer's short name (`flv`, `mp4`).
     ///   - openSeconds: how long the open may take.
-    init(url: String, display: String, format: String, gate: InterruptGate, openSeconds: Double = 10) throws(StreamingError) {
+    ///   - protocolOptions: options of the protocols under the URL (`avio_open2`'s dictionary; for RTMP they reach
+    ///     its TCP connection: `send_buffer_size`).
+    init(
+        url: String, display: String, format: String, gate: InterruptGate, openSeconds: Double = 10, protocolOptions: [String: String] = [:]
+    ) throws(StreamingError) {
         _ = Self.logOnce
         self.gate = gate
         what = display
@@ -78,9 +82,12 @@ final class AVMuxer {
         self.stream = stream
         self.packet = packet
         cavformat_set_interrupt(context, InterruptGate.callback, Unmanaged.passUnretained(gate).toOpaque())
+        var dictionary: OpaquePointer?
+        for (key, value) in protocolOptions { av_dict_set(&dictionary, key, value, 0) }
         code = gate.within(seconds: openSeconds) {
-            avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, nil)
+            avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, &dictionary)
         }
+        av_dict_free(&dictionary)
         if code < 0 {
             let timedOut = gate.isStopping ? false : code == cavcodec_averror_exit()
             throw timedOut ? .timedOut(what: "connecting to \(display)", seconds: openSeconds) : Self.error("cannot open \(display)", code)

@@ -248,7 +248,9 @@ public final class StreamWriter: Sendable {
             setState(.connecting)
             logger.info(attempt == 1 ? "connecting" : "reconnecting", ["url": url.redacted, "attempt": attempt, "reason": reason ?? "-"])
             do throws(StreamingError) {
-                let muxer = try AVMuxer(url: url.url, display: url.redacted, format: "flv", gate: gate)
+                let buffer = Self.sendBufferBytes(targetBitsPerSecond: targetBitsPerSecond())
+                let muxer = try AVMuxer(
+                    url: url.url, display: url.redacted, format: "flv", gate: gate, protocolOptions: ["send_buffer_size": String(buffer)])
                 try publish(muxer, options: [:]) {
                     schedule.succeeded()
                     logger.info("publishing", ["url": url.redacted, "attempt": attempt])
@@ -256,7 +258,7 @@ public final class StreamWriter: Sendable {
                 try? muxer.finish(seconds: 1)
                 return  // finishing
             } catch {
-                reason = error.description
+                reason = error.explained(for: url).description
             }
             shared.withLock { s in
                 s.lastReason = reason
@@ -305,6 +307,17 @@ public final class StreamWriter: Sendable {
     }
 
     private var isFinishing: Bool { shared.withLock { $0.finishing } }
+
+    /// The bounds of an RTMP connection's kernel send buffer (`SO_SNDBUF` through FFmpeg's `send_buffer_size`),
+    /// bytes: 64 KiB to 1 MiB.
+    static let sendBufferRange = 65_536...1_048_576
+
+    /// An RTMP connection's send buffer: half a second of the target bitrate, within ``sendBufferRange``. Left
+    /// to itself Linux grows it to 4 MiB, where a stalled server would hide up to 15 s of a 2 Mbit/s stream
+    /// from the send queue (its delay, its drops); half a second still fills a path of 0.5 s round trip.
+    static func sendBufferBytes(targetBitsPerSecond: Int) -> Int {
+        min(sendBufferRange.upperBound, max(sendBufferRange.lowerBound, targetBitsPerSecond / 16))
+    }
 
     /// Sequence headers, then the first keyframe, then every frame as it comes, until finishing (RTMP: at once;
     /// a file: once the queue is empty) or an error (thrown).

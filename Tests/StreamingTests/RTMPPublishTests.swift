@@ -27,13 +27,16 @@ final class RTMPPublishTests: XCTestCase {
     }
 
     /// A 320x240 test pattern at 30 fps, no agent, no HTTP server, publishing to `urls` (and recording to `mp4`).
-    private func makeCall(rtmp urls: [String], mp4: String? = nil, toneHz: Double? = nil) throws -> Call {
+    private func makeCall(
+        rtmp urls: [String], mp4: String? = nil, toneHz: Double? = nil, retries: Int = 5, width: Int = 320, height: Int = 240
+    ) throws -> Call {
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
-            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: width, height: height, framesPerSecond: 30)), maxFramesPerSecond: 30))
         configuration.http = nil
         configuration.statsIntervalSeconds = 0
         configuration.streaming.rtmp = try urls.map { try RTMPURL($0) }
         configuration.streaming.recordMP4 = mp4
+        configuration.streaming.retries = retries
         if let toneHz { configuration.audio.idle = .tone(frequencyHz: toneHz, levelDBFS: -20) }
         return try Call(configuration: configuration, logger: logger)
     }
@@ -149,6 +152,77 @@ final class RTMPPublishTests: XCTestCase {
         let recorded = try Probe.audio(mp4, from: 0.5)
         XCTAssertEqual(SoundMeasure.frequency(recorded, channels: 2, rate: 48_000), 1000, accuracy: 5)
         XCTAssertEqual(Double(recorded.count) / 2 / 48_000 + 0.5, span, accuracy: 0.5, "the sound lasts as long as the recording")
+    }
+
+    /// nginx SIGSTOPped for 10 s behind a relay that stops reading with it (``TCPStallRelay``: on loopback a
+    /// stopped nginx alone takes the pattern's ~170 kbit/s for many seconds into a receive buffer Linux grows):
+    /// the send queue stays bounded and drops pictures and their sound, counted (a write blocked past 5 s counts
+    /// as a failure and a new connection is tried); after SIGCONT the destination publishes again and the delay
+    /// waiting at the sender is back under 2 s within 5 s.
+    func testAStoppedServerMakesTheQueueDropAndTheDelayRecovers() throws {
+        let server = try RTMPServer(folder: folder.path("nginx"))
+        let relay = try TCPStallRelay(to: UInt16(server.port))
+        defer { relay.stop() }
+        let call = try makeCall(rtmp: ["rtmp://127.0.0.1:\(relay.port)/live/stall"], toneHz: 440)
+        try call.start()
+        let rtmp = try writer(call, "rtmp-1")
+        XCTAssertTrue(waitUntil(5) { rtmp.stats.state == .publishing })
+        usleep(1_000_000)
+        server.pause()
+        relay.pause()
+        let stoppedAt = Date()
+        var longest = 0
+        while Date().timeIntervalSince(stoppedAt) < 10 {
+            longest = max(longest, rtmp.stats.queueFrames)
+            usleep(50_000)
+        }
+        let duringStop = rtmp.stats
+        server.resume()
+        relay.resume()
+        let resumedAt = Date()
+        XCTAssertLessThanOrEqual(longest, 31, "bounded: more than 30 waiting drops the stale ones")
+        XCTAssertGreaterThan(duringStop.dropped, 30, "pictures dropped while the server read nothing: \(duringStop)")
+        XCTAssertGreaterThan(duringStop.droppedAudio, 0, "the sound of their time with them")
+        let sentAtResume = rtmp.stats.framesSent
+        let recovered = waitUntil(5) {
+            let s = rtmp.stats
+            return s.state == .publishing && s.queueMillis < 2000 && s.framesSent > sentAtResume + 10
+        }
+        let took = Date().timeIntervalSince(resumedAt)
+        XCTAssertTrue(recovered, "\(rtmp.stats) " + lines.withLock { $0.map(\.line).joined(separator: "\n") })
+        print("rtmp-1 recovered \(String(format: "%.1f", took)) s after SIGCONT; dropped \(rtmp.stats.dropped) pictures, \(rtmp.stats.droppedAudio) AAC frames; reconnects \(rtmp.stats.reconnects)")
+        call.stop()
+        server.stop()
+    }
+
+    /// Two ways a server refuses: an application it does not know (nginx-rtmp closes the connection without a
+    /// word: the message says what it most likely refused), and a stream name already published (its own
+    /// words, "Already publishing"); each destination follows the retry rules (at once, then 2 s) up to
+    /// --rtmp-retries and then fails alone, loudly, while the destination that was accepted goes on.
+    func testARefusingServerIsReportedInItsWordsAndTheRetryRulesApply() throws {
+        let server = try RTMPServer(folder: folder.path("nginx"))
+        let wrongApp = "rtmp://127.0.0.1:\(server.port)/nope/key"
+        let call = try makeCall(rtmp: [server.url("taken"), wrongApp, server.url("taken")], retries: 2)
+        try call.start()
+        let first = try writer(call, "rtmp-1")
+        let unknown = try writer(call, "rtmp-2")
+        let second = try writer(call, "rtmp-3")
+        XCTAssertTrue(waitUntil(8) { unknown.stats.state == .failed && [first, second].contains { $0.stats.state == .failed } },
+                      lines.withLock { $0.map(\.line).joined(separator: "\n") })
+        let (accepted, refused) = first.stats.state == .failed ? (second, first) : (first, second)
+        XCTAssertEqual(accepted.stats.state, .publishing, "a destination that fails never stops the others")
+        XCTAssertTrue(unknown.stats.lastReason?.contains("does not know the application 'nope'") ?? false, unknown.stats.lastReason ?? "-")
+        XCTAssertTrue(refused.stats.lastReason?.contains("Already publishing") ?? false, refused.stats.lastReason ?? "-")
+        let log = lines.withLock { $0 }
+        for name in ["rtmp-2", refused.name] {
+            let attempts = log.filter { $0.line.contains("\(name) connecting") || $0.line.contains("\(name) reconnecting") }
+            XCTAssertEqual(attempts.count, 3, "the first, at once, then after 2 s: --rtmp-retries 2")
+            if attempts.count == 3 { XCTAssertEqual(attempts[2].at.timeIntervalSince(attempts[1].at), 2.0, accuracy: 0.5) }
+            XCTAssertTrue(log.contains { $0.line.contains("error \(name) destination failed: no more attempts (--rtmp-retries)") })
+        }
+        let outcome = call.stop()
+        XCTAssertEqual(Set(outcome.incomplete.map(\.output)), ["rtmp-2", refused.name])
+        server.stop()
     }
 
     /// nginx SIGKILLed and back a second later: the destination tries again at once (refused), then 2 s later

@@ -55,6 +55,10 @@ final class RTMPServer {
         self.process = nil
     }
 
+    /// SIGSTOP: the server stops reading (its sockets' buffers fill); ``resume()`` sends SIGCONT.
+    func pause() { if let process { Glibc.kill(process.processIdentifier, SIGSTOP) } }
+    func resume() { if let process { Glibc.kill(process.processIdentifier, SIGCONT) } }
+
     /// Stops it (SIGQUIT: recordings closed) and waits.
     func stop() {
         guard let process else { return }

@@ -1,5 +1,5 @@
 import H264
-import Streaming
+@testable import Streaming
 import XCTest
 
 /// The seed's rules as sans-I/O values: the default bitrate, the keyframe cadence, the reconnect schedule and its
@@ -136,6 +136,13 @@ final class StreamingRulesTests: XCTestCase {
         _ = empty.push(item(0, key: false))
         XCTAssertTrue(empty.restartAtKeyframe(), "nothing decodable waits: ask for a keyframe")
         XCTAssertEqual(empty.push(item(1, key: false)).dropped, 1)
+    }
+
+    func testSendBufferIsHalfASecondOfTheTargetWithinBounds() {
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 2_211_840), 138_240, "1280x720 at 30 fps: 0.5 s")
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 0), 65_536, "before the encoder has a target")
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 100_000_000), 1_048_576)
+        XCTAssertEqual(StreamWriter.sendBufferRange, 65_536...1_048_576)
     }
 
     func testRTMPURLs() throws {
