@@ -143,12 +143,13 @@ public final class Call: Sendable {
                 streams.append(StreamOutput(
                     name: name, target: .rtmp(url, retries: configuration.streaming.retries),
                     context: Self.context(h264: encoding, consumer: name), targetBitsPerSecond: { encoding.targetBitsPerSecond },
-                    logger: logger.named(name)))
+                    encoderFramesPerSecond: { encoding.encodedFramesPerSecond }, logger: logger.named(name)))
             }
             if let path = configuration.streaming.recordMP4 {
                 streams.append(StreamOutput(
                     name: "mp4", target: .mp4(path: path), context: Self.context(h264: encoding, consumer: "mp4"),
-                    targetBitsPerSecond: { encoding.targetBitsPerSecond }, logger: logger.named("mp4")))
+                    targetBitsPerSecond: { encoding.targetBitsPerSecond }, encoderFramesPerSecond: { encoding.encodedFramesPerSecond },
+                    logger: logger.named("mp4")))
             }
         }
         about = CallStats.About(maxViewers: configuration.maxViewers, clock: clock)
@@ -224,7 +225,8 @@ public final class Call: Sendable {
         }
         let reporter = StatsReporter(
             source: video.source, logger: logger.named("stats"), file: configuration.statsFile,
-            viewers: { [hub = viewers.hub] in hub.viewerCount }, sfu: { [weak self] in self?.sfuSummary ?? "-" })
+            viewers: { [hub = viewers.hub] in hub.viewerCount }, sfu: { [weak self] in self?.sfuSummary ?? "-" },
+            streams: { [weak self] final in self?.logStreamStats(final: final) })
         let seconds = configuration.statsIntervalSeconds
         running.withLock { r in
             r.server = server
@@ -299,6 +301,11 @@ public final class Call: Sendable {
 
     /// `scheme://host:port` of the HTTP server (its bound port when 0 was asked), nil without one.
     public var serverBaseURL: String? { running.withLock { $0.server?.baseURL } }
+
+    /// A stats line per RTMP destination and MP4 recording (each under its own name).
+    private func logStreamStats(final: Bool) {
+        for case let stream as StreamOutput in outputs.withLock({ $0.list }).map(\.output) { stream.writer.logStats(final: final) }
+    }
 
     /// Where the call is in its life.
     var runningPhase: Phase { running.withLock { $0.phase } }

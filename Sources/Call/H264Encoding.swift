@@ -68,6 +68,16 @@ final class H264Encoding: PictureSink, Sendable {
         wake.signal()
     }
 
+    /// Frames encoded a second over the last 5 s.
+    var encodedFramesPerSecond: Double {
+        let now = MonotonicClock.nowMicros()
+        return shared.withLock { s in
+            let recent = s.window.filter { $0.micros + 5_000_000 >= now }
+            guard let first = recent.first else { return 0 }
+            return Double(recent.count) / max(1, Double(now - first.micros) / 1_000_000)  // over 5 s, or since the first frame
+        }
+    }
+
     /// The target now, bits per second (0 before the first picture).
     var targetBitsPerSecond: Int { shared.withLock { $0.target } }
 

@@ -21,13 +21,15 @@ public final class StreamOutput: CallOutput, VideoSink {
     ///   - name: `rtmp-1`, `mp4`, ….
     ///   - context: from ``Call/context(for:consumer:)`` with ``MediaSelection/videoH264`` (keyframes).
     ///   - targetBitsPerSecond: the encoding's target now (for `/stats`).
+    ///   - encoderFramesPerSecond: the encoding's frame rate now (for `/stats` and the stats line).
     public init(
-        name: String, target: StreamWriter.Target, context: OutputContext, targetBitsPerSecond: @escaping @Sendable () -> Int, logger: Logger
+        name: String, target: StreamWriter.Target, context: OutputContext, targetBitsPerSecond: @escaping @Sendable () -> Int,
+        encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 }, logger: Logger
     ) {
         self.name = name
         writer = StreamWriter(
             name: name, target: target, targetBitsPerSecond: targetBitsPerSecond, queueLimit: Self.queueLimit(target),
-            logger: logger, requestKeyframe: context.requestKeyframe)
+            encoderFramesPerSecond: encoderFramesPerSecond, logger: logger, requestKeyframe: context.requestKeyframe)
         audioInlet = AudioInlet(writer: writer)
     }
 

@@ -10,6 +10,8 @@ import Synchronization
 enum StreamFrame: Sendable {
     case video(EncodedFrame)
     case audio(EncodedAudioFrame, ticks: Int64)
+
+    var isVideo: Bool { if case .video = self { true } else { false } }
 }
 
 /// One destination of the shared H.264 encoding (and of the AAC-LC encoding beside it): an RTMP server (FLV over `rtmp://`/`rtmps://`, reconnecting on
@@ -48,8 +50,12 @@ public final class StreamWriter: Sendable {
         public var state: State
         public var queueFrames: Int
         public var queueMillis: Int
+        /// Bits sent over the last 5 s (pictures and sound), kbit/s; the encoding's target, kbit/s.
         public var sentKbps: Int
         public var targetKbps: Int
+        /// Pictures written over the last 5 s a second; the shared encoder's frames a second.
+        public var sentFps: Double
+        public var encoderFps: Double
         public var framesSent: Int
         public var bytesSent: Int
         /// Pictures dropped by the send queue.
@@ -68,6 +74,7 @@ public final class StreamWriter: Sendable {
     public let name: String
     public let target: Target
     private let targetBitsPerSecond: @Sendable () -> Int
+    private let encoderFramesPerSecond: @Sendable () -> Double
     private let logger: Logger
     private let requestKeyframe: @Sendable () -> Void
     private let gate = InterruptGate()
@@ -92,7 +99,7 @@ public final class StreamWriter: Sendable {
         var publishingSinceMicros: UInt64?
         var lastReason: String?
         var failure: String?
-        var window: [(micros: UInt64, bytes: Int)] = []
+        var window: [(micros: UInt64, bytes: Int, isVideo: Bool)] = []
     }
     private let shared: Mutex<Shared>
 
@@ -100,9 +107,11 @@ public final class StreamWriter: Sendable {
     ///   - name: for logs and `/stats` (`rtmp-1`, `mp4`).
     ///   - targetBitsPerSecond: the encoding's target (shown beside what is sent).
     ///   - queueLimit: frames waiting beyond which stale ones are dropped (30 ≈ 1 s at 30 fps).
+    ///   - encoderFramesPerSecond: the shared encoder's frame rate over the last 5 s (shown beside what is sent).
     ///   - requestKeyframe: asks the shared encoding for a keyframe (after a connect or a drop).
     public init(
         name: String, target: Target, targetBitsPerSecond: @escaping @Sendable () -> Int, queueLimit: Int = 30, writeTimeoutSeconds: Double = 5,
+        encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 },
         logger: Logger, requestKeyframe: @escaping @Sendable () -> Void
     ) {
         self.name = name
@@ -111,6 +120,7 @@ public final class StreamWriter: Sendable {
         self.logger = logger
         self.requestKeyframe = requestKeyframe
         self.writeTimeoutSeconds = writeTimeoutSeconds
+        self.encoderFramesPerSecond = encoderFramesPerSecond
         shared = Mutex(Shared(queue: SendQueue(limit: queueLimit)))
     }
 
@@ -194,13 +204,15 @@ public final class StreamWriter: Sendable {
     public var stats: Stats {
         let now = MonotonicMicros.now()
         let target = targetBitsPerSecond()
+        let encoderFps = encoderFramesPerSecond()
         return shared.withLock { s in
             s.window.removeAll { $0.micros + 5_000_000 < now }
             let bytes = s.window.reduce(0) { $0 + $1.bytes }
             let span = max(1.0, min(5.0, Double(now - (s.publishingSinceMicros ?? now)) / 1_000_000))
             return Stats(
                 state: s.state, queueFrames: s.queue.count, queueMillis: Int(s.queue.spanMicros / 1000),
-                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000, framesSent: s.framesSent,
+                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000,
+                sentFps: Double(s.window.filter(\.isVideo).count) / span, encoderFps: encoderFps, framesSent: s.framesSent,
                 bytesSent: s.bytesSent, dropped: s.queue.dropped, audioFramesSent: s.audioFramesSent,
                 audioQueueFrames: s.queue.audioItems.count, droppedAudio: s.queue.droppedAudio, reconnects: s.reconnects,
                 uptimeSeconds: s.publishingSinceMicros.map { Double(now - $0) / 1_000_000 } ?? 0, lastReason: s.lastReason)
@@ -217,10 +229,23 @@ public final class StreamWriter: Sendable {
         return .object([
             ("destination", .string(destination)), ("state", .string(s.state.rawValue)), ("queueFrames", .int(Int64(s.queueFrames))),
             ("queueMs", .int(Int64(s.queueMillis))), ("sentKbps", .int(Int64(s.sentKbps))), ("targetKbps", .int(Int64(s.targetKbps))),
+            ("sentFps", .double((s.sentFps * 10).rounded() / 10)), ("encoderFps", .double((s.encoderFps * 10).rounded() / 10)),
             ("framesSent", .int(Int64(s.framesSent))), ("bytesSent", .int(Int64(s.bytesSent))), ("dropped", .int(Int64(s.dropped))),
             ("audioFramesSent", .int(Int64(s.audioFramesSent))), ("audioQueueFrames", .int(Int64(s.audioQueueFrames))),
             ("droppedAudio", .int(Int64(s.droppedAudio))), ("reconnects", .int(Int64(s.reconnects))), ("uptimeSeconds", .double((s.uptimeSeconds * 10).rounded() / 10)),
             ("lastReason", s.lastReason.map { .string($0) } ?? .null),
+        ])
+    }
+
+    /// The stats line (every `--stats-interval`, and at the end): state, queue in frames and ms, kbit/s sent
+    /// against the target, the encoder's and the sent frame rates, drops, reconnects, uptime.
+    public func logStats(final: Bool = false) {
+        let s = stats
+        logger.info(final ? "final" : "stats", [
+            "state": s.state.rawValue, "queue.frames": s.queueFrames, "queue.ms": s.queueMillis, "kbps": s.sentKbps,
+            "kbps.target": s.targetKbps, "fps.encoder": String(format: "%.1f", s.encoderFps), "fps.sent": String(format: "%.1f", s.sentFps),
+            "dropped": s.dropped, "dropped.audio": s.droppedAudio, "audio.sent": s.audioFramesSent, "reconnects": s.reconnects,
+            "uptime.s": Int(s.uptimeSeconds),
         ])
     }
 
@@ -386,7 +411,7 @@ public final class StreamWriter: Sendable {
         shared.withLock { s in
             if case .video = frame { s.framesSent += 1 } else { s.audioFramesSent += 1 }
             s.bytesSent += size
-            s.window.append((now, size))
+            s.window.append((now, size, frame.isVideo))
             if s.window.count > 2000 { s.window.removeFirst(s.window.count - 2000) }
         }
     }

@@ -28,12 +28,13 @@ final class RTMPPublishTests: XCTestCase {
 
     /// A 320x240 test pattern at 30 fps, no agent, no HTTP server, publishing to `urls` (and recording to `mp4`).
     private func makeCall(
-        rtmp urls: [String], mp4: String? = nil, toneHz: Double? = nil, retries: Int = 5, width: Int = 320, height: Int = 240
+        rtmp urls: [String], mp4: String? = nil, toneHz: Double? = nil, retries: Int = 5, width: Int = 320, height: Int = 240,
+        statsSeconds: Double = 0
     ) throws -> Call {
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
             socketPath: nil, fallback: .testPattern(TestPatternSettings(width: width, height: height, framesPerSecond: 30)), maxFramesPerSecond: 30))
         configuration.http = nil
-        configuration.statsIntervalSeconds = 0
+        configuration.statsIntervalSeconds = statsSeconds
         configuration.streaming.rtmp = try urls.map { try RTMPURL($0) }
         configuration.streaming.recordMP4 = mp4
         configuration.streaming.retries = retries
@@ -117,7 +118,7 @@ final class RTMPPublishTests: XCTestCase {
     func testPublishesTheToneAsAACBesideH264AndRecordsBothTracks() throws {
         let server = try RTMPServer(folder: folder.path("nginx"))
         let mp4 = folder.path("both.mp4")
-        let call = try makeCall(rtmp: [server.url("tone")], mp4: mp4, toneHz: 1000)
+        let call = try makeCall(rtmp: [server.url("tone")], mp4: mp4, toneHz: 1000, statsSeconds: 1)
         try call.start()
         let rtmp = try writer(call, "rtmp-1")
         let file = try writer(call, "mp4")
@@ -127,6 +128,16 @@ final class RTMPPublishTests: XCTestCase {
         let stats = rtmp.stats
         XCTAssertGreaterThan(stats.audioFramesSent, 100, "46.9 AAC frames a second")
         XCTAssertEqual(stats.droppedAudio, 0)
+        XCTAssertEqual(stats.encoderFps, 30, accuracy: 3)
+        XCTAssertEqual(stats.sentFps, 30, accuracy: 3)
+        // The stats line per destination, every interval (1 s here; 5 s by default).
+        let statsLines = lines.withLock { $0.map(\.line) }.filter { $0.contains("rtmp-1 stats ") }
+        XCTAssertGreaterThanOrEqual(statsLines.count, 2)
+        for field in ["state=publishing", "queue.frames=", "queue.ms=", "kbps=", "kbps.target=184", "fps.encoder=", "dropped=0",
+                      "reconnects=0", "uptime.s="] {
+            XCTAssertTrue(statsLines.last?.contains(field) ?? false, "\(field) in \(statsLines.last ?? "-")")
+        }
+        XCTAssertTrue(lines.withLock { $0.map(\.line) }.contains { $0.contains("mp4 stats ") })
         call.stop()
         let span = Date().timeIntervalSince(started)
         server.stop()
