@@ -156,6 +156,11 @@ public final class Call: Sendable {
         // Recorder first: it sees each frame before the network does, as it always has.
         var initial: [any CallOutput] = []
         if let recorder { initial.append(recorder) }
+        if let path = configuration.streaming.recordWebM {
+            initial.append(StreamOutput(
+                name: "webm", target: .webm(path: path), context: Self.context(video: video, hub: viewers.hub, consumer: "webm"),
+                targetBitsPerSecond: { source.stats.bitrateKbps * 1000 }, logger: logger.named("webm")))
+        }
         initial.append(viewers)
         if let sfu { initial.append(sfu) }
         let audioEncodings = AudioEncodings(source: audio, logger: logger)

@@ -11,15 +11,17 @@ public import Media
 /// other outputs. Takes the frames in the clear (end-to-end encryption is for WebRTC viewers).
 public final class StreamOutput: CallOutput, VideoSink {
     public let name: String
-    public let consumes = MediaSelection.videoH264
+    public let consumes: MediaSelection
     public let protection = FrameProtection.clear
-    public let consumesAudio: MediaSelection? = .audioAAC
+    public let consumesAudio: MediaSelection?
     /// The writer (its state and counters).
     public let writer: StreamWriter
 
     /// - Parameters:
     ///   - name: `rtmp-1`, `mp4`, ….
-    ///   - context: from ``Call/context(for:consumer:)`` with ``MediaSelection/videoH264`` (keyframes).
+    ///   - target: RTMP or MP4 (H.264 and AAC-LC), or WebM (the VP8 encoding's frames as they are, pictures only).
+    ///   - context: from ``Call/context(for:consumer:)`` with ``MediaSelection/videoH264`` (keyframes), or with
+    ///     ``MediaSelection/videoVP8`` for WebM.
     ///   - targetBitsPerSecond: the encoding's target now (for `/stats`).
     ///   - encoderFramesPerSecond: the encoding's frame rate now (for `/stats` and the stats line).
     public init(
@@ -27,6 +29,13 @@ public final class StreamOutput: CallOutput, VideoSink {
         encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 }, logger: Logger
     ) {
         self.name = name
+        if case .webm = target {
+            consumes = .videoVP8  // the viewers' VP8 frames as encoded; no sound until the call has Opus
+            consumesAudio = nil
+        } else {
+            consumes = .videoH264
+            consumesAudio = .audioAAC
+        }
         writer = StreamWriter(
             name: name, target: target, targetBitsPerSecond: targetBitsPerSecond, queueLimit: Self.queueLimit(target),
             encoderFramesPerSecond: encoderFramesPerSecond, logger: logger, requestKeyframe: context.requestKeyframe)
@@ -35,7 +44,7 @@ public final class StreamOutput: CallOutput, VideoSink {
 
     /// 30 frames for a network destination (about 1 s: the seed's rule); a file waits longer before dropping.
     static func queueLimit(_ target: StreamWriter.Target) -> Int {
-        if case .mp4 = target { return 300 }
+        if target.isFile { return 300 }
         return 30
     }
 

@@ -103,20 +103,25 @@ final class AVMuxer {
         av_packet_free(&packet)
     }
 
-    /// Writes the header: the stream's size and `parameterSets` (SPS and PPS in Annex B) as extradata, and with
+    /// Writes the header: the stream's size and codec (for H.264 the SPS and PPS as extradata), and with
     /// `audioConfig` (an AAC AudioSpecificConfig, ISO/IEC 14496-3 §1.6.2.1) an AAC-LC 48 kHz stereo stream; for
     /// FLV the metadata, the AVC and the AAC sequence header tags (FLV spec v10 §E.4.2.2/§E.4.3.1: AACPacketType
     /// 0, AVCPacketType 0), for MP4 the `ftyp` and an empty `moov` with `avcC` and `esds` (with `movflags`).
     func writeHeader(
-        width: Int, height: Int, parameterSets: [UInt8], audioConfig: [UInt8]? = nil, options: [String: String] = [:], seconds: Double = 10
+        width: Int, height: Int, video: VideoTrack, audioConfig: [UInt8]? = nil, options: [String: String] = [:], seconds: Double = 10
     ) throws(StreamingError) {
         guard let context else { return }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = AV_CODEC_ID_H264
         parameters.pointee.width = Int32(width)
         parameters.pointee.height = Int32(height)
-        try Self.setExtradata(parameters, parameterSets)
+        switch video {
+        case .h264(let parameterSets):
+            parameters.pointee.codec_id = AV_CODEC_ID_H264
+            try Self.setExtradata(parameters, parameterSets)
+        case .vp8:
+            parameters.pointee.codec_id = AV_CODEC_ID_VP8
+        }
         stream.pointee.time_base = AVRational(num: 1, den: 1000)
         if let audioConfig, audioStream == nil {
             guard let audio = avformat_new_stream(context, nil) else {
@@ -139,6 +144,12 @@ final class AVMuxer {
         av_dict_free(&dictionary)
         guard code >= 0 else { throw error("writing the header to \(what)", code, seconds: seconds) }
         headerWritten = true
+    }
+
+    /// The video stream's codec: H.264 with its SPS and PPS (Annex B), or VP8 (RFC 6386 frames; no extradata).
+    enum VideoTrack {
+        case h264(parameterSets: [UInt8])
+        case vp8
     }
 
     /// The audio stream's sample rate, Hz (its time base is one sample).

@@ -38,6 +38,12 @@ public final class StreamWriter: Sendable {
         case rtmp(RTMPURL, retries: Int)
         /// A fragmented MP4 file (1-s fragments and one at each keyframe; a kill loses at most the last one).
         case mp4(path: String)
+        /// A WebM file of VP8 frames as encoded (no re-encoding; cues and duration written at the end, so a
+        /// player seeks in it). Takes no sound yet (Opus, once the call has that encoding).
+        case webm(path: String)
+
+        /// A file, written whole (what waits is written at the end), rather than a live destination.
+        public var isFile: Bool { if case .rtmp = self { false } else { true } }
     }
 
     /// Where the writer is.
@@ -224,7 +230,7 @@ public final class StreamWriter: Sendable {
         let s = stats
         let destination: String = switch target {
         case .rtmp(let url, _): url.redacted
-        case .mp4(let path): path
+        case .mp4(let path), .webm(let path): path
         }
         return .object([
             ("destination", .string(destination)), ("state", .string(s.state.rawValue)), ("queueFrames", .int(Int64(s.queueFrames))),
@@ -256,7 +262,8 @@ public final class StreamWriter: Sendable {
     private func run() {
         switch target {
         case .rtmp(let url, let retries): runRTMP(url, retries: retries)
-        case .mp4(let path): runFile(path)
+        case .mp4(let path): runFile(path, format: "mp4")
+        case .webm(let path): runFile(path, format: "webm")
         }
         shared.withLock { s in
             if s.state != .failed { s.state = .stopped }
@@ -309,13 +316,18 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    private func runFile(_ path: String) {
+    /// MP4: fragmented (an empty moov first, then a fragment per second and at each keyframe, flushed to the
+    /// file as it is written: a kill leaves every complete fragment playable). WebM: a cluster a second,
+    /// flushed as it closes (a kill leaves the closed ones playable); cues and duration in the trailer (a clean
+    /// stop makes it seekable).
+    private func runFile(_ path: String, format: String) {
         setState(.connecting)
+        let options = format == "mp4"
+            ? ["movflags": "frag_keyframe+empty_moov+default_base_moof", "frag_duration": "1000000", "flush_packets": "1"]
+            : ["cluster_time_limit": "1000", "flush_packets": "1"]  // a cluster a second, each on disk as it closes
         do throws(StreamingError) {
-            let muxer = try AVMuxer(url: path, display: path, format: "mp4", gate: gate)
-            // Fragmented: an empty moov first, then a fragment per second and at each keyframe, flushed to the
-            // file as it is written; a kill leaves every complete fragment playable.
-            try publish(muxer, options: ["movflags": "frag_keyframe+empty_moov+default_base_moof", "frag_duration": "1000000", "flush_packets": "1"]) {
+            let muxer = try AVMuxer(url: path, display: path, format: format, gate: gate)
+            try publish(muxer, options: options) {
                 logger.info("recording", ["path": path])
             }
             try muxer.finish()
@@ -348,7 +360,7 @@ public final class StreamWriter: Sendable {
     /// a file: once the queue is empty) or an error (thrown).
     private func publish(_ muxer: AVMuxer, options: [String: String], published: () -> Void) throws(StreamingError) {
         if shared.withLock({ $0.queue.restartAtKeyframe() }) { requestKeyframe() }
-        let drains = if case .mp4 = target { true } else { false }
+        let drains = target.isFile
         var first: EncodedFrame?
         while first == nil {
             switch nextFrame(drains: drains) {
@@ -357,9 +369,16 @@ public final class StreamWriter: Sendable {
             case .audio?: shared.withLock { $0.queue.countDroppedAudio(1) }  // the stream starts with a picture
             }
         }
-        guard let first, let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
+        guard let first else { return }
+        let video: AVMuxer.VideoTrack
+        if case .webm = target {
+            video = .vp8
+        } else {
+            guard let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
+            video = .h264(parameterSets: parameterSets)
+        }
         let audioConfig = shared.withLock { $0.audioConfig }
-        try muxer.writeHeader(width: first.width, height: first.height, parameterSets: parameterSets, audioConfig: audioConfig, options: options)
+        try muxer.writeHeader(width: first.width, height: first.height, video: video, audioConfig: audioConfig, options: options)
         try write(.video(first), to: muxer)
         shared.withLock { s in
             s.state = .publishing

@@ -21,6 +21,8 @@ final class MP4RecordingTests: XCTestCase {
 
     /// ffprobe's duration is the span recorded within 0.5 s, ffmpeg decodes it without an error, and one H.264
     /// encoding fed both the file and a destination that never answered (which failed alone, after its retries).
+    /// Beside them `--record FILE.webm`: the viewers' VP8 frames as they are, the same duration, seekable (Cues),
+    /// a picture decoded after a seek, no decode error.
     func testDurationWithinHalfASecondAndDecodesCleanly() throws {
         let path = folder.path("share.mp4")
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
@@ -28,6 +30,8 @@ final class MP4RecordingTests: XCTestCase {
         configuration.http = nil
         configuration.statsIntervalSeconds = 0
         configuration.streaming.recordMP4 = path
+        let webm = folder.path("share.webm")
+        configuration.streaming.recordWebM = webm
         configuration.streaming.rtmp = [try RTMPURL("rtmp://127.0.0.1:\(try RTMPServer.freePort())/live/nobody")]
         configuration.streaming.retries = 1
         let call = try Call(configuration: configuration, logger: Logger(component: "call", threshold: .error))
@@ -50,6 +54,17 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(stream.duration, span, accuracy: 0.5)
         XCTAssertEqual(try Probe.decodeErrors(path), "")
         XCTAssertTrue(try Probe.frames(path).first?.key ?? false)
+
+        let vp8 = try Probe.stream(webm)
+        XCTAssertEqual(vp8.codec, "vp8")
+        XCTAssertEqual(vp8.width, 320)
+        XCTAssertEqual(vp8.duration, span, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(webm), "")
+        XCTAssertTrue(try Probe.frames(webm).first?.key ?? false, "a keyframe first")
+        let bytes = [UInt8](FileManager.default.contents(atPath: webm) ?? Data())
+        let cues: [UInt8] = [0x1C, 0x53, 0xBB, 0x6B]  // Matroska's Cues element ID: the seek index
+        XCTAssertTrue(bytes.indices.dropLast(3).contains { bytes[$0] == cues[0] && Array(bytes[$0..<($0 + 4)]) == cues }, "Cues written")
+        XCTAssertEqual(try Probe.picture(webm, at: 2.0).count, 320 * 240 * 3 / 2, "a picture after seeking 2 s in")
     }
 
     /// `kill -9` of `screencast-call --record FILE.mp4 --audio-test-tone 1000` 3 s in: the file still plays, both
