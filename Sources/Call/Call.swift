@@ -143,7 +143,8 @@ public final class Call: Sendable {
                 streams.append(StreamOutput(
                     name: name, target: .rtmp(url, retries: configuration.streaming.retries),
                     context: Self.context(h264: encoding, consumer: name), targetBitsPerSecond: { encoding.targetBitsPerSecond },
-                    encoderFramesPerSecond: { encoding.encodedFramesPerSecond }, logger: logger.named(name)))
+                    encoderFramesPerSecond: { encoding.encodedFramesPerSecond },
+                    limitBitrate: { [weak encoding] fraction in encoding?.limit(consumer: name, fraction: fraction) }, logger: logger.named(name)))
             }
             if let path = configuration.streaming.recordMP4 {
                 streams.append(StreamOutput(

@@ -44,6 +44,8 @@ final class H264Encoding: PictureSink, Sendable {
         var encodeMicros: UInt64 = 0
         var size: PictureSize?
         var target = 0
+        /// Each RTMP destination's limit, a fraction of the configured target (``QueueBitrateAdapter``).
+        var limits: [String: Double] = [:]
         var window: [(micros: UInt64, bytes: Int)] = []
     }
     private let shared = Mutex(Shared())
@@ -60,6 +62,12 @@ final class H264Encoding: PictureSink, Sendable {
     func consume(_ frame: VideoFrame) {
         shared.withLock { $0.pending = frame }
         wake.signal()
+    }
+
+    /// `consumer`'s limit, a fraction of the configured target (nil: none); the encoder follows the lowest,
+    /// from its next frame.
+    func limit(consumer: String, fraction: Double?) {
+        shared.withLock { $0.limits[consumer] = fraction }
     }
 
     /// The next frame is a keyframe (coalesced).
@@ -162,6 +170,7 @@ final class H264Encoding: PictureSink, Sendable {
                 }
             }
             guard let encoder else { continue }
+            adaptBitrate(encoder)
             if requested { cadence.request() }
             let forced = cadence.next(atMicros: frame.captureTimestampMicros)
             let started = MonotonicClock.nowMicros()
@@ -183,6 +192,20 @@ final class H264Encoding: PictureSink, Sendable {
             if stopping { break }
         }
         fanOut.finish()
+    }
+
+    /// Follows the lowest destination's limit (at least ``H264Settings/minimumBitsPerSecond``).
+    private func adaptBitrate(_ encoder: H264Encoder) {
+        let fraction = shared.withLock { $0.limits.values.min() ?? 1 }
+        let wanted = max(H264Settings.minimumBitsPerSecond, Int(Double(encoder.settings.bitsPerSecond) * fraction))
+        guard wanted != encoder.bitsPerSecond else { return }
+        do throws(H264Error) {
+            try encoder.setBitrate(wanted)
+            shared.withLock { $0.target = wanted }
+            logger.info("H.264 target changed", ["kbps": wanted / 1000, "fraction": fraction])
+        } catch {
+            logger.warning("H.264 target not changed", ["kbps": wanted / 1000, "error": error.description])
+        }
     }
 
     /// `/stats` "h264": frames, keyframes, repeats of a still picture, fps and kbps over the last 5 s, mean

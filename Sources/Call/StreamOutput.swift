@@ -24,9 +24,11 @@ public final class StreamOutput: CallOutput, VideoSink {
     ///     ``MediaSelection/videoVP8`` for WebM.
     ///   - targetBitsPerSecond: the encoding's target now (for `/stats`).
     ///   - encoderFramesPerSecond: the encoding's frame rate now (for `/stats` and the stats line).
+    ///   - limitBitrate: where an RTMP destination's adaptive limit goes (a fraction of the configured target).
     public init(
         name: String, target: StreamWriter.Target, context: OutputContext, targetBitsPerSecond: @escaping @Sendable () -> Int,
-        encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 }, logger: Logger
+        encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 },
+        limitBitrate: @escaping @Sendable (_ fraction: Double?) -> Void = { _ in }, logger: Logger
     ) {
         self.name = name
         if case .webm = target {
@@ -38,7 +40,7 @@ public final class StreamOutput: CallOutput, VideoSink {
         }
         writer = StreamWriter(
             name: name, target: target, targetBitsPerSecond: targetBitsPerSecond, queueLimit: Self.queueLimit(target),
-            encoderFramesPerSecond: encoderFramesPerSecond, logger: logger, requestKeyframe: context.requestKeyframe)
+            encoderFramesPerSecond: encoderFramesPerSecond, limitBitrate: limitBitrate, logger: logger, requestKeyframe: context.requestKeyframe)
         audioInlet = AudioInlet(writer: writer)
     }
 

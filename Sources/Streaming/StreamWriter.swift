@@ -81,6 +81,7 @@ public final class StreamWriter: Sendable {
     public let target: Target
     private let targetBitsPerSecond: @Sendable () -> Int
     private let encoderFramesPerSecond: @Sendable () -> Double
+    private let limitBitrate: @Sendable (Double?) -> Void
     private let logger: Logger
     private let requestKeyframe: @Sendable () -> Void
     private let gate = InterruptGate()
@@ -96,6 +97,8 @@ public final class StreamWriter: Sendable {
         /// The first sound frame's sample time and its time in 48 kHz ticks from the session's start.
         var audioAnchor: (sample: UInt64, ticks: Int64)?
         var audioFramesSent = 0
+        /// An RTMP connection's adaptive bitrate (fresh at each publish; nil otherwise).
+        var adapter: QueueBitrateAdapter?
         var state = State.idle
         var finishing = false
         var sessionStartMicros: UInt64?
@@ -114,10 +117,13 @@ public final class StreamWriter: Sendable {
     ///   - targetBitsPerSecond: the encoding's target (shown beside what is sent).
     ///   - queueLimit: frames waiting beyond which stale ones are dropped (30 ≈ 1 s at 30 fps).
     ///   - encoderFramesPerSecond: the shared encoder's frame rate over the last 5 s (shown beside what is sent).
+    ///   - limitBitrate: an RTMP destination's adaptive limit for the shared encoding, a fraction of its
+    ///     configured target (``QueueBitrateAdapter``); nil when it has none (not publishing).
     ///   - requestKeyframe: asks the shared encoding for a keyframe (after a connect or a drop).
     public init(
         name: String, target: Target, targetBitsPerSecond: @escaping @Sendable () -> Int, queueLimit: Int = 30, writeTimeoutSeconds: Double = 5,
         encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 },
+        limitBitrate: @escaping @Sendable (_ fraction: Double?) -> Void = { _ in },
         logger: Logger, requestKeyframe: @escaping @Sendable () -> Void
     ) {
         self.name = name
@@ -127,6 +133,7 @@ public final class StreamWriter: Sendable {
         self.requestKeyframe = requestKeyframe
         self.writeTimeoutSeconds = writeTimeoutSeconds
         self.encoderFramesPerSecond = encoderFramesPerSecond
+        self.limitBitrate = limitBitrate
         shared = Mutex(Shared(queue: SendQueue(limit: queueLimit)))
     }
 
@@ -135,12 +142,18 @@ public final class StreamWriter: Sendable {
     /// Queues an encoded frame (H.264 Annex B); returns at once. Frames before the first keyframe and frames
     /// the queue's limit drops are counted in ``stats``.
     public func consume(_ frame: EncodedFrame) {
-        let outcome = shared.withLock { s -> SendQueue<StreamFrame>.Outcome? in
+        let result = shared.withLock { s -> (SendQueue<StreamFrame>.Outcome, Double?)? in
             guard !s.finishing, s.state != .failed, s.state != .stopped else { return nil }
             if s.sessionStartMicros == nil { s.sessionStartMicros = frame.captureTimestampMicros }
-            return s.queue.push(.init(frame: .video(frame), isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
+            let outcome = s.queue.push(.init(frame: .video(frame), isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
+            let step = s.adapter?.observe(queueDelayMicros: s.queue.spanMicros, dropped: s.queue.dropped, now: frame.captureTimestampMicros)
+            return (outcome, step)
         }
-        guard let outcome else { return }
+        guard let (outcome, step) = result else { return }
+        if let step {
+            limitBitrate(step)
+            logger.info("bitrate step", ["fraction": step, "queue.ms": shared.withLock { $0.queue.spanMicros / 1000 }])
+        }
         if outcome.needsKeyframe { requestKeyframe() }
         if outcome.dropped > 0 { logger.debug("send queue over its limit: frames dropped", ["dropped": outcome.dropped]) }
         wake.signal()
@@ -345,6 +358,11 @@ public final class StreamWriter: Sendable {
 
     private var isFinishing: Bool { shared.withLock { $0.finishing } }
 
+    /// The connection ended: its adaptive limit goes (a destination away is no measure of a path).
+    private func withdrawLimit() {
+        if shared.withLock({ s in defer { s.adapter = nil }; return s.adapter != nil }) { limitBitrate(nil) }
+    }
+
     /// The bounds of an RTMP connection's kernel send buffer (`SO_SNDBUF` through FFmpeg's `send_buffer_size`),
     /// bytes: 64 KiB to 1 MiB.
     static let sendBufferRange = 65_536...1_048_576
@@ -380,10 +398,13 @@ public final class StreamWriter: Sendable {
         let audioConfig = shared.withLock { $0.audioConfig }
         try muxer.writeHeader(width: first.width, height: first.height, video: video, audioConfig: audioConfig, options: options)
         try write(.video(first), to: muxer)
+        let live = !target.isFile
         shared.withLock { s in
             s.state = .publishing
             s.publishingSinceMicros = MonotonicMicros.now()
+            if live { s.adapter = QueueBitrateAdapter(now: first.captureTimestampMicros) }
         }
+        defer { if live { withdrawLimit() } }
         published()
         while let frame = nextFrame(drains: drains) { try write(frame, to: muxer) }
     }

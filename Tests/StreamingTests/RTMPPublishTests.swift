@@ -169,7 +169,8 @@ final class RTMPPublishTests: XCTestCase {
     /// stopped nginx alone takes the pattern's ~170 kbit/s for many seconds into a receive buffer Linux grows):
     /// the send queue stays bounded and drops pictures and their sound, counted (a write blocked past 5 s counts
     /// as a failure and a new connection is tried); after SIGCONT the destination publishes again and the delay
-    /// waiting at the sender is back under 2 s within 5 s.
+    /// waiting at the sender is back under 2 s within 5 s. The adaptive bitrate steps the shared H.264 target
+    /// down on the way.
     func testAStoppedServerMakesTheQueueDropAndTheDelayRecovers() throws {
         let server = try RTMPServer(folder: folder.path("nginx"))
         let relay = try TCPStallRelay(to: UInt16(server.port))
@@ -194,6 +195,9 @@ final class RTMPPublishTests: XCTestCase {
         XCTAssertLessThanOrEqual(longest, 31, "bounded: more than 30 waiting drops the stale ones")
         XCTAssertGreaterThan(duringStop.dropped, 30, "pictures dropped while the server read nothing: \(duringStop)")
         XCTAssertGreaterThan(duringStop.droppedAudio, 0, "the sound of their time with them")
+        let log = lines.withLock { $0.map(\.line) }
+        XCTAssertTrue(log.contains { $0.contains("rtmp-1 bitrate step fraction=0.75") }, "one step down past 500 ms of delay")
+        XCTAssertTrue(log.contains { $0.contains("h264 H.264 target changed kbps=138") }, "the shared encoder follows: 184 x 0.75")
         let sentAtResume = rtmp.stats.framesSent
         let recovered = waitUntil(5) {
             let s = rtmp.stats

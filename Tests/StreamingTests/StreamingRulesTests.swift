@@ -138,6 +138,23 @@ final class StreamingRulesTests: XCTestCase {
         XCTAssertEqual(empty.push(item(1, key: false)).dropped, 1)
     }
 
+    func testBitrateStepsDownPastHalfASecondOfDelayAndUpAfterFiveQuietSeconds() {
+        var adapter = QueueBitrateAdapter(now: 0)
+        XCTAssertEqual(QueueBitrateAdapter.steps, [1.0, 0.75, 0.5, 0.35])
+        XCTAssertNil(adapter.observe(queueDelayMicros: 500_000, dropped: 0, now: 1_000_000), "500 ms is not past 500 ms")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 500_001, dropped: 0, now: 1_100_000), 0.75)
+        XCTAssertNil(adapter.observe(queueDelayMicros: 900_000, dropped: 0, now: 3_000_000), "2 s between steps down")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 900_000, dropped: 0, now: 3_100_000), 0.5)
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 0, dropped: 12, now: 5_200_000), 0.35, "a drop steps down too")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 900_000, dropped: 12, now: 7_300_000), "the lowest step")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 10_100_000), "5 s after the last drop")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 10_200_000), 0.5, "5 s without drops: one up")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 15_100_000))
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 15_200_000), 0.75)
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 20_200_000), 1.0)
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 40_000_000), "the top step")
+    }
+
     func testSendBufferIsHalfASecondOfTheTargetWithinBounds() {
         XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 2_211_840), 138_240, "1280x720 at 30 fps: 0.5 s")
         XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 0), 65_536, "before the encoder has a target")
