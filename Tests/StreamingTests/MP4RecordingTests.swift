@@ -128,6 +128,36 @@ final class MP4RecordingTests: XCTestCase {
         }
     }
 
+    /// `--record FILE.mp4` on a disk that fills 3-4 s in: the recording ends with a clear message (ENOSPC's
+    /// words), is reported incomplete at the end, and what it wrote still plays (both tracks); the call went on.
+    func testAFullDiskEndsTheRecordingClearlyAndLeavesAPlayableFile() throws {
+        let disk = try SmallDisk(at: folder.path("disk"), kibibytes: 128)
+        defer { disk.unmount() }
+        let path = disk.path + "/full.mp4"
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        configuration.streaming.recordMP4 = path
+        configuration.audio.idle = .tone(frequencyHz: 1000, levelDBFS: -20)
+        let lines = TimedLines()
+        let call = try Call(configuration: configuration, logger: Logger(component: "call", output: LogOutput { lines.append($0) }))
+        try call.start()
+        let mp4 = try XCTUnwrap(call.outputList.compactMap { $0.output as? StreamOutput }.first).writer
+        let deadline = Date().addingTimeInterval(12)
+        while mp4.stats.state != .failed, Date() < deadline { usleep(50_000) }
+        XCTAssertEqual(mp4.stats.state, .failed, "the disk filled")
+        let atFailure = call.statsJSON
+        usleep(500_000)
+        XCTAssertNotEqual(call.statsJSON, atFailure, "the share goes on")
+        let outcome = call.stop()
+        XCTAssertEqual(outcome.incomplete.map(\.output), ["mp4"])
+        XCTAssertTrue(outcome.incomplete.first?.reason.contains("No space left on device") ?? false, outcome.incomplete.first?.reason ?? "-")
+        XCTAssertTrue(lines.withLock { $0.map(\.line) }.contains { $0.contains("error mp4 recording failed") && $0.contains("No space left") })
+        XCTAssertEqual(try Probe.streams(path).map(\.codec).sorted(), ["aac", "h264"])
+        XCTAssertGreaterThan(try Probe.frames(path).count, 30, "what was written plays")
+    }
+
     /// A bad URL is the command line's fault: exit 64 at start, with the reason.
     func testABadURLExitsWith64() throws {
         for arguments in [["--rtmp", "http://example.com/live/key"], ["--rtmp", "rtmp://host/onlyapp"], ["--record", folder.path("x.avi")],
