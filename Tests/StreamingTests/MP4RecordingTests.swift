@@ -22,7 +22,7 @@ final class MP4RecordingTests: XCTestCase {
     /// ffprobe's duration is the span recorded within 0.5 s, ffmpeg decodes it without an error, and one H.264
     /// encoding fed both the file and a destination that never answered (which failed alone, after its retries).
     /// Beside them `--record FILE.webm`: the viewers' VP8 frames as they are, the same duration, seekable (Cues),
-    /// a picture decoded after a seek, no decode error.
+    /// a picture decoded after a seek, no decode error. The last frame of each shows the pattern's bars.
     func testDurationWithinHalfASecondAndDecodesCleanly() throws {
         let path = folder.path("share.mp4")
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
@@ -54,6 +54,7 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(stream.duration, span, accuracy: 0.5)
         XCTAssertEqual(try Probe.decodeErrors(path), "")
         XCTAssertTrue(try Probe.frames(path).first?.key ?? false)
+        Probe.assertPatternBars(try Probe.picture(path, at: stream.duration - 0.1), "the MP4's last frame")
 
         let vp8 = try Probe.stream(webm)
         XCTAssertEqual(vp8.codec, "vp8")
@@ -64,7 +65,8 @@ final class MP4RecordingTests: XCTestCase {
         let bytes = [UInt8](FileManager.default.contents(atPath: webm) ?? Data())
         let cues: [UInt8] = [0x1C, 0x53, 0xBB, 0x6B]  // Matroska's Cues element ID: the seek index
         XCTAssertTrue(bytes.indices.dropLast(3).contains { bytes[$0] == cues[0] && Array(bytes[$0..<($0 + 4)]) == cues }, "Cues written")
-        XCTAssertEqual(try Probe.picture(webm, at: 2.0).count, 320 * 240 * 3 / 2, "a picture after seeking 2 s in")
+        Probe.assertPatternBars(try Probe.picture(webm, at: 2.0), "the WebM's picture after seeking 2 s in")
+        Probe.assertPatternBars(try Probe.picture(webm, at: vp8.duration - 0.1), "the WebM's last frame")
     }
 
     /// `kill -9` of `screencast-call --record FILE.mp4 --audio-test-tone 1000` 3 s in: the file still plays, both

@@ -91,25 +91,7 @@ final class RTMPPublishTests: XCTestCase {
         XCTAssertEqual(try Probe.decodeErrors(file), "")
 
         // The bars below the moving box, against the pattern's own codes (BT.601 limited range).
-        let picture = try Probe.picture(file, at: 1.0)
-        XCTAssertEqual(picture.count, 320 * 240 * 3 / 2)
-        let bars: [(UInt8, UInt8, UInt8)] = [
-            (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
-        ]
-        for (index, bar) in bars.enumerated() {
-            let x = index * 40 + 16
-            var (y, u, v) = (0, 0, 0)
-            for row in 160..<168 { for col in x..<(x + 8) { y += Int(picture[row * 320 + col]) } }
-            for row in 80..<84 {
-                for col in (x / 2)..<(x / 2 + 4) {
-                    u += Int(picture[320 * 240 + row * 160 + col])
-                    v += Int(picture[320 * 240 + 160 * 120 + row * 160 + col])
-                }
-            }
-            XCTAssertEqual(Double(y) / 64, Double(bar.0), accuracy: 6, "bar \(index) Y")
-            XCTAssertEqual(Double(u) / 16, Double(bar.1), accuracy: 6, "bar \(index) Cb")
-            XCTAssertEqual(Double(v) / 16, Double(bar.2), accuracy: 6, "bar \(index) Cr")
-        }
+        Probe.assertPatternBars(try Probe.picture(file, at: 1.0))
     }
 
     /// The call's test tone beside the pattern, to nginx and to an MP4 at once: the FLV has H.264 and AAC-LC

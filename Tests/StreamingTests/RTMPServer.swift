@@ -181,5 +181,29 @@ enum Probe {
         return [UInt8](FileManager.default.contents(atPath: out) ?? Data())
     }
 
+    /// The 320x240 test pattern's colour bars (below its moving box) in `picture` (I420), within 6 levels of
+    /// the pattern's own BT.601 limited-range codes.
+    static func assertPatternBars(_ picture: [UInt8], _ what: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(picture.count, 320 * 240 * 3 / 2, what, file: file, line: line)
+        guard picture.count == 320 * 240 * 3 / 2 else { return }
+        let bars: [(UInt8, UInt8, UInt8)] = [
+            (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
+        ]
+        for (index, bar) in bars.enumerated() {
+            let x = index * 40 + 16
+            var (y, u, v) = (0, 0, 0)
+            for row in 160..<168 { for col in x..<(x + 8) { y += Int(picture[row * 320 + col]) } }
+            for row in 80..<84 {
+                for col in (x / 2)..<(x / 2 + 4) {
+                    u += Int(picture[320 * 240 + row * 160 + col])
+                    v += Int(picture[320 * 240 + 160 * 120 + row * 160 + col])
+                }
+            }
+            XCTAssertEqual(Double(y) / 64, Double(bar.0), accuracy: 6, "\(what) bar \(index) Y", file: file, line: line)
+            XCTAssertEqual(Double(u) / 16, Double(bar.1), accuracy: 6, "\(what) bar \(index) Cb", file: file, line: line)
+            XCTAssertEqual(Double(v) / 16, Double(bar.2), accuracy: 6, "\(what) bar \(index) Cr", file: file, line: line)
+        }
+    }
+
     private static func folderFile() -> String { NSTemporaryDirectory() + "probe-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).yuv" }
 }
