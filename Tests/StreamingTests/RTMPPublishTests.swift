@@ -69,7 +69,9 @@ final class RTMPPublishTests: XCTestCase {
         XCTAssertGreaterThan(stats.framesSent, 100)
         XCTAssertGreaterThan(stats.sentKbps, 0)
         XCTAssertEqual(stats.targetKbps, 184, "320 x 240 x 30 x 0.08")
-        XCTAssertTrue(call.statsText.count > 0)
+        let text = call.statsText
+        XCTAssertTrue(text.contains("rtmp-1: publishing, rtmp://127.0.0.1:\(server.port)/live/***; queue "), text)
+        XCTAssertTrue(text.contains(" of 184 kbps, ") && text.contains(" reconnects, up "), text)
         guard case .object(let fields) = call.statsJSON, let entry = fields.first(where: { $0.0 == "rtmp-1" })?.1,
               case .object(let rtmpFields) = entry else { return XCTFail("no rtmp-1 in /stats") }
         XCTAssertEqual(rtmpFields.first { $0.0 == "state" }?.1, .string("publishing"))
