@@ -64,11 +64,13 @@ let package = Package(
         .target(name: "H264", dependencies: ["CX264", "Media"]),
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
         // and fragmented MP4 recordings.
-        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
+        .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport", "AudioSource"]),
         // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
         .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
         // The call's Opus encoder (libopus): 10-ms AudioFrames in, 10- or 20-ms Opus packets out.
         .target(name: "OpusCodec", dependencies: ["AudioSource", "COpus"]),
+        // AAC-LC of the call's sound (issue 29): FFmpeg's native encoder, for RTMP (FLV) and MP4.
+        .target(name: "AAC", dependencies: ["CAVCodec", "AudioSource"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -102,7 +104,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming", "AudioSource", "OpusCodec", "RTPSession",
+                "H264", "Streaming", "AudioSource", "OpusCodec", "RTPSession", "AAC",
             ]
         ),
 
@@ -194,7 +196,7 @@ let package = Package(
         .testTarget(name: "ScreencastSupportTests", dependencies: ["ScreencastSupport"]),
         .testTarget(name: "OpusCodecTests", dependencies: ["OpusCodec", "AudioSource", "COpus"]),
         .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
-        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
+        .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "AAC", "AudioSource", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

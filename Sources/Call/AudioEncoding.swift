@@ -121,6 +121,7 @@ final class AudioEncodings: Sendable {
             m[codec] = encoding
             return (encoding, true)
         }
+        output.audioEncodingReady(codec: codec, extradata: encoding.extradata)
         let id = encoding.add(inlet)
         if made { _ = source.add(encoding) }
         return (codec, id)

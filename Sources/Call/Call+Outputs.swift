@@ -1,5 +1,6 @@
 public import ScreencastSupport
 public import Signaling
+import AAC
 import AudioSource
 import OpusCodec
 import Synchronization
@@ -30,8 +31,8 @@ extension Call {
         switch codec {
         case .opus:
             do { return try OpusEncoder(settings: configuration.opus) } catch { throw .audio("\(error)") }
-        default:
-            throw .audio("no \(codec.rawValue) encoder in this build")
+        case .aac:
+            do { return try AACEncoder() } catch { throw .audio("AAC-LC encoder: \(error)") }
         }
     }
 

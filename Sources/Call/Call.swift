@@ -143,18 +143,25 @@ public final class Call: Sendable {
                 streams.append(StreamOutput(
                     name: name, target: .rtmp(url, retries: configuration.streaming.retries),
                     context: Self.context(h264: encoding, consumer: name), targetBitsPerSecond: { encoding.targetBitsPerSecond },
-                    logger: logger.named(name)))
+                    encoderFramesPerSecond: { encoding.encodedFramesPerSecond },
+                    limitBitrate: { [weak encoding] fraction in encoding?.limit(consumer: name, fraction: fraction) }, logger: logger.named(name)))
             }
             if let path = configuration.streaming.recordMP4 {
                 streams.append(StreamOutput(
                     name: "mp4", target: .mp4(path: path), context: Self.context(h264: encoding, consumer: "mp4"),
-                    targetBitsPerSecond: { encoding.targetBitsPerSecond }, logger: logger.named("mp4")))
+                    targetBitsPerSecond: { encoding.targetBitsPerSecond }, encoderFramesPerSecond: { encoding.encodedFramesPerSecond },
+                    logger: logger.named("mp4")))
             }
         }
         about = CallStats.About(maxViewers: configuration.maxViewers, clock: clock)
         // Recorder first: it sees each frame before the network does, as it always has.
         var initial: [any CallOutput] = []
         if let recorder { initial.append(recorder) }
+        if let path = configuration.streaming.recordWebM {
+            initial.append(StreamOutput(
+                name: "webm", target: .webm(path: path), context: Self.context(video: video, hub: viewers.hub, consumer: "webm"),
+                targetBitsPerSecond: { source.stats.bitrateKbps * 1000 }, logger: logger.named("webm")))
+        }
         initial.append(viewers)
         if let sfu { initial.append(sfu) }
         let audioEncodings = AudioEncodings(source: audio, configuration: configuration, logger: logger)
@@ -227,7 +234,8 @@ public final class Call: Sendable {
         }
         let reporter = StatsReporter(
             source: video.source, logger: logger.named("stats"), file: configuration.statsFile,
-            viewers: { [hub = viewers.hub] in hub.viewerCount }, sfu: { [weak self] in self?.sfuSummary ?? "-" })
+            viewers: { [hub = viewers.hub] in hub.viewerCount }, sfu: { [weak self] in self?.sfuSummary ?? "-" },
+            streams: { [weak self] final in self?.logStreamStats(final: final) })
         let seconds = configuration.statsIntervalSeconds
         running.withLock { r in
             r.server = server
@@ -302,6 +310,11 @@ public final class Call: Sendable {
 
     /// `scheme://host:port` of the HTTP server (its bound port when 0 was asked), nil without one.
     public var serverBaseURL: String? { running.withLock { $0.server?.baseURL } }
+
+    /// A stats line per RTMP destination and MP4 recording (each under its own name).
+    private func logStreamStats(final: Bool) {
+        for case let stream as StreamOutput in outputs.withLock({ $0.list }).map(\.output) { stream.writer.logStats(final: final) }
+    }
 
     /// Where the call is in its life.
     var runningPhase: Phase { running.withLock { $0.phase } }

@@ -120,6 +120,10 @@ public protocol CallOutput: AnyObject, Sendable {
     /// Where its encoded sound goes when ``consumesAudio`` is set (nil otherwise, the default); `finish()`
     /// follows the last frame, as for ``inlet``.
     var audioInlet: (any EncodedAudioSink)? { get }
+    /// The audio encoding of ``consumesAudio`` is there (made now, or shared): its codec's configuration for a
+    /// container (``AudioEncoder/extradata``: AAC's AudioSpecificConfig, Opus's `OpusHead`). Called once, before
+    /// the first frame reaches ``audioInlet`` and before ``start()``; nothing by default.
+    func audioEncodingReady(codec: AudioCodec, extradata: [UInt8])
     /// Starts its own work (threads, connections); returns at once. Called once.
     func start()
     /// Ends its own work (closes connections, waits for its threads). Idempotent; also before ``start()``.
@@ -134,6 +138,7 @@ public protocol CallOutput: AnyObject, Sendable {
 extension CallOutput {
     public var consumesAudio: MediaSelection? { nil }
     public var audioInlet: (any EncodedAudioSink)? { nil }
+    public func audioEncodingReady(codec: AudioCodec, extradata: [UInt8]) {}
     public var stats: (key: String, value: JSONValue)? { nil }
     public func checkComplete() -> String? { nil }
 }

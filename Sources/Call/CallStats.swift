@@ -119,6 +119,17 @@ enum CallStats {
             lines.append("sfu: \(state) at \(string(sfu["server"]) ?? "?"), \(Int(number(sfu["reconnects"]) ?? 0)) reconnects"
                 + (string(sfu["lastReason"]).map { "; last: \($0)" } ?? ""))
         }
+        // One line per RTMP destination and recording of the H.264/VP8 streams (an entry with a "destination").
+        for (name, value) in top {
+            let out = object(value)
+            guard let destination = string(out["destination"]), let state = string(out["state"]) else { continue }
+            let int = { (key: String) in Int(number(out[key]) ?? 0) }
+            lines.append("\(name): \(state), \(destination); queue \(int("queueFrames")) frames (\(int("queueMs")) ms), "
+                + "\(int("sentKbps")) of \(int("targetKbps")) kbps, "
+                + String(format: "%.0f of %.0f fps", number(out["sentFps"]) ?? 0, number(out["encoderFps"]) ?? 0)
+                + ", dropped \(int("dropped")) (sound \(int("droppedAudio"))), \(int("reconnects")) reconnects, up \(int("uptimeSeconds")) s"
+                + (string(out["lastReason"]).map { "; last: \($0)" } ?? ""))
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -44,6 +44,8 @@ final class H264Encoding: PictureSink, Sendable {
         var encodeMicros: UInt64 = 0
         var size: PictureSize?
         var target = 0
+        /// Each RTMP destination's limit, a fraction of the configured target (``QueueBitrateAdapter``).
+        var limits: [String: Double] = [:]
         var window: [(micros: UInt64, bytes: Int)] = []
     }
     private let shared = Mutex(Shared())
@@ -62,10 +64,26 @@ final class H264Encoding: PictureSink, Sendable {
         wake.signal()
     }
 
+    /// `consumer`'s limit, a fraction of the configured target (nil: none); the encoder follows the lowest,
+    /// from its next frame.
+    func limit(consumer: String, fraction: Double?) {
+        shared.withLock { $0.limits[consumer] = fraction }
+    }
+
     /// The next frame is a keyframe (coalesced).
     func requestKeyframe() {
         shared.withLock { $0.keyframeRequested = true }
         wake.signal()
+    }
+
+    /// Frames encoded a second over the last 5 s.
+    var encodedFramesPerSecond: Double {
+        let now = MonotonicClock.nowMicros()
+        return shared.withLock { s in
+            let recent = s.window.filter { $0.micros + 5_000_000 >= now }
+            guard let first = recent.first else { return 0 }
+            return Double(recent.count) / max(1, Double(now - first.micros) / 1_000_000)  // over 5 s, or since the first frame
+        }
     }
 
     /// The target now, bits per second (0 before the first picture).
@@ -152,6 +170,7 @@ final class H264Encoding: PictureSink, Sendable {
                 }
             }
             guard let encoder else { continue }
+            adaptBitrate(encoder)
             if requested { cadence.request() }
             let forced = cadence.next(atMicros: frame.captureTimestampMicros)
             let started = MonotonicClock.nowMicros()
@@ -173,6 +192,20 @@ final class H264Encoding: PictureSink, Sendable {
             if stopping { break }
         }
         fanOut.finish()
+    }
+
+    /// Follows the lowest destination's limit (at least ``H264Settings/minimumBitsPerSecond``).
+    private func adaptBitrate(_ encoder: H264Encoder) {
+        let fraction = shared.withLock { $0.limits.values.min() ?? 1 }
+        let wanted = max(H264Settings.minimumBitsPerSecond, Int(Double(encoder.settings.bitsPerSecond) * fraction))
+        guard wanted != encoder.bitsPerSecond else { return }
+        do throws(H264Error) {
+            try encoder.setBitrate(wanted)
+            shared.withLock { $0.target = wanted }
+            logger.info("H.264 target changed", ["kbps": wanted / 1000, "fraction": fraction])
+        } catch {
+            logger.warning("H.264 target not changed", ["kbps": wanted / 1000, "error": error.description])
+        }
     }
 
     /// `/stats` "h264": frames, keyframes, repeats of a still picture, fps and kbps over the last 5 s, mean

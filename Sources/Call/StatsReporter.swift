@@ -12,6 +12,8 @@ struct StatsReporter: Sendable {
     var viewers: @Sendable () -> Int = { 0 }
     /// The SFU leg's state and reconnects ("-" without one).
     var sfu: @Sendable () -> String = { "-" }
+    /// Logs a line per RTMP destination and MP4 recording (`final` at the end).
+    var streams: @Sendable (_ final: Bool) -> Void = { _ in }
 
     /// A repeating timer on a queue of its own; nil when `seconds` is 0.
     func schedule(every seconds: Double) -> (any DispatchSourceTimer)? {
@@ -40,6 +42,7 @@ struct StatsReporter: Sendable {
             "queue": s.queueDepth, "senders": s.senders, "senders.total": s.sendersTotal, "watchdog": s.watchdogDrops, "peers": viewers(),
             "sfu": sfu(),
         ])
+        streams(final)
         if let file {
             let text = s.json.serialized + "\n"
             let temporary = file + ".tmp"

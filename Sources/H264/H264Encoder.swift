@@ -55,6 +55,24 @@ public final class H264Encoder {
 
     deinit { x264_encoder_close(handle) }
 
+    /// The target now, bits per second (``settings``' until ``setBitrate(_:)``).
+    public private(set) lazy var bitsPerSecond = settings.bitsPerSecond
+
+    /// Changes the target (CBR: the VBV's rate too, and its one-second buffer) from the next frame on, without a
+    /// keyframe (`x264_encoder_reconfig`).
+    /// - Throws: ``H264Error/invalidSettings(_:)`` for a rate under 100 kbit/s or one x264 refuses.
+    public func setBitrate(_ bitsPerSecond: Int) throws(H264Error) {
+        guard bitsPerSecond >= H264Settings.minimumBitsPerSecond else { throw .invalidSettings("bitrate \(bitsPerSecond) bit/s") }
+        var param = x264_param_t()
+        x264_encoder_parameters(handle, &param)
+        let kbps = Int32(bitsPerSecond / 1000)
+        param.rc.i_bitrate = kbps
+        param.rc.i_vbv_max_bitrate = kbps
+        param.rc.i_vbv_buffer_size = kbps
+        guard x264_encoder_reconfig(handle, &param) >= 0 else { throw .invalidSettings("bitrate \(bitsPerSecond) bit/s refused by x264") }
+        self.bitsPerSecond = bitsPerSecond
+    }
+
     /// Encodes `frame` (its size must be the settings'); nil when the encoder gave nothing (it holds no frames
     /// with these settings, so that does not happen in practice).
     /// - Parameter forceKeyframe: make it an IDR (with SPS and PPS in front).

@@ -34,10 +34,13 @@ public struct H264Settings: Sendable, Equatable {
         self.bitsPerSecond = bitsPerSecond ?? Self.defaultBitsPerSecond(width: width, height: height, framesPerSecond: framesPerSecond)
     }
 
+    /// The lowest target, bits per second: 100 kbit/s.
+    public static let minimumBitsPerSecond = 100_000
+
     /// The seed's rule: width × height × fps × 0.08 bits per second (1280×720 at 30 fps: 2.2 Mbit/s;
     /// 1920×1080 at 30 fps: 5.0 Mbit/s), at least 100 kbit/s.
     public static func defaultBitsPerSecond(width: Int, height: Int, framesPerSecond: Int) -> Int {
-        max(100_000, Int((Double(width * height * max(1, framesPerSecond)) * 0.08).rounded()))
+        max(minimumBitsPerSecond, Int((Double(width * height * max(1, framesPerSecond)) * 0.08).rounded()))
     }
 
     /// Frames between keyframes: 2 × fps.

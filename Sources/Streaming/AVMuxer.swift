@@ -44,12 +44,14 @@ enum MonotonicMicros {
 }
 
 /// One libavformat output (the owner of its `AVFormatContext` and `AVIOContext`, freed in `deinit`) with one
-/// H.264 video stream: opened on a URL or file (`flv` over `rtmp://`, `mp4` to a file), a header written from
-/// the SPS and PPS, then access units in Annex B with their timestamps, then the trailer. Blocking: use it on
+/// H.264 video stream and, when given its AudioSpecificConfig, one AAC-LC stream (48 kHz stereo): opened on a
+/// URL or file (`flv` over `rtmp://`, `mp4` to a file), a header written from the SPS and PPS (and the
+/// AudioSpecificConfig), then access units with their timestamps, then the trailer. Blocking: use it on
 /// a thread of its own. libavformat's log goes nowhere but the last error line of the thread, which errors carry.
 final class AVMuxer {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let stream: UnsafeMutablePointer<AVStream>
+    private var audioStream: UnsafeMutablePointer<AVStream>?
     private let gate: InterruptGate
     private var headerWritten = false
     private let what: String
@@ -61,7 +63,11 @@ final class AVMuxer {
     /// - Parameters:
     ///   - format: the muxer's short name (`flv`, `mp4`).
     ///   - openSeconds: how long the open may take.
-    init(url: String, display: String, format: String, gate: InterruptGate, openSeconds: Double = 10) throws(StreamingError) {
+    ///   - protocolOptions: options of the protocols under the URL (`avio_open2`'s dictionary; for RTMP they reach
+    ///     its TCP connection: `send_buffer_size`).
+    init(
+        url: String, display: String, format: String, gate: InterruptGate, openSeconds: Double = 10, protocolOptions: [String: String] = [:]
+    ) throws(StreamingError) {
         _ = Self.logOnce
         self.gate = gate
         what = display
@@ -76,9 +82,12 @@ final class AVMuxer {
         self.stream = stream
         self.packet = packet
         cavformat_set_interrupt(context, InterruptGate.callback, Unmanaged.passUnretained(gate).toOpaque())
+        var dictionary: OpaquePointer?
+        for (key, value) in protocolOptions { av_dict_set(&dictionary, key, value, 0) }
         code = gate.within(seconds: openSeconds) {
-            avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, nil)
+            avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, &dictionary)
         }
+        av_dict_free(&dictionary)
         if code < 0 {
             let timedOut = gate.isStopping ? false : code == cavcodec_averror_exit()
             throw timedOut ? .timedOut(what: "connecting to \(display)", seconds: openSeconds) : Self.error("cannot open \(display)", code)
@@ -94,23 +103,41 @@ final class AVMuxer {
         av_packet_free(&packet)
     }
 
-    /// Writes the header: the stream's size and `parameterSets` (SPS and PPS in Annex B) as extradata; for FLV
-    /// the metadata and AVC sequence header tags, for MP4 the `ftyp` and an empty `moov` (with `movflags`).
-    func writeHeader(width: Int, height: Int, parameterSets: [UInt8], options: [String: String] = [:], seconds: Double = 10) throws(StreamingError) {
+    /// Writes the header: the stream's size and codec (for H.264 the SPS and PPS as extradata), and with
+    /// `audioConfig` (an AAC AudioSpecificConfig, ISO/IEC 14496-3 §1.6.2.1) an AAC-LC 48 kHz stereo stream; for
+    /// FLV the metadata, the AVC and the AAC sequence header tags (FLV spec v10 §E.4.2.2/§E.4.3.1: AACPacketType
+    /// 0, AVCPacketType 0), for MP4 the `ftyp` and an empty `moov` with `avcC` and `esds` (with `movflags`).
+    func writeHeader(
+        width: Int, height: Int, video: VideoTrack, audioConfig: [UInt8]? = nil, options: [String: String] = [:], seconds: Double = 10
+    ) throws(StreamingError) {
         guard let context else { return }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = AV_CODEC_ID_H264
         parameters.pointee.width = Int32(width)
         parameters.pointee.height = Int32(height)
-        let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
-        guard let extradata = av_mallocz(parameterSets.count + padding)?.assumingMemoryBound(to: UInt8.self) else {
-            throw .library(what: "extradata", code: -12, message: "out of memory")
+        switch video {
+        case .h264(let parameterSets):
+            parameters.pointee.codec_id = AV_CODEC_ID_H264
+            try Self.setExtradata(parameters, parameterSets)
+        case .vp8:
+            parameters.pointee.codec_id = AV_CODEC_ID_VP8
         }
-        extradata.update(from: parameterSets, count: parameterSets.count)
-        parameters.pointee.extradata = extradata
-        parameters.pointee.extradata_size = Int32(parameterSets.count)
         stream.pointee.time_base = AVRational(num: 1, den: 1000)
+        if let audioConfig, audioStream == nil {
+            guard let audio = avformat_new_stream(context, nil) else {
+                throw .library(what: "allocating the audio stream", code: -12, message: "out of memory")
+            }
+            let p = audio.pointee.codecpar!
+            p.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+            p.pointee.codec_id = AV_CODEC_ID_AAC
+            p.pointee.profile = FF_PROFILE_AAC_LOW
+            p.pointee.sample_rate = Int32(Self.audioRate)
+            _ = cavcodec_set_channels(&p.pointee.ch_layout, 2)
+            p.pointee.frame_size = 1024
+            try Self.setExtradata(p, audioConfig)
+            audio.pointee.time_base = AVRational(num: 1, den: Int32(Self.audioRate))
+            audioStream = audio
+        }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         let code = gate.within(seconds: seconds) { avformat_write_header(context, &dictionary) }
@@ -119,18 +146,54 @@ final class AVMuxer {
         headerWritten = true
     }
 
+    /// The video stream's codec: H.264 with its SPS and PPS (Annex B), or VP8 (RFC 6386 frames; no extradata).
+    enum VideoTrack {
+        case h264(parameterSets: [UInt8])
+        case vp8
+    }
+
+    /// The audio stream's sample rate, Hz (its time base is one sample).
+    static let audioRate = 48_000
+
+    /// Whether the header declared an audio stream.
+    var hasAudio: Bool { audioStream != nil }
+
+    private static func setExtradata(_ parameters: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8]) throws(StreamingError) {
+        let padding = Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        guard let extradata = av_mallocz(bytes.count + padding)?.assumingMemoryBound(to: UInt8.self) else {
+            throw .library(what: "extradata", code: -12, message: "out of memory")
+        }
+        extradata.update(from: bytes, count: bytes.count)
+        parameters.pointee.extradata = extradata
+        parameters.pointee.extradata_size = Int32(bytes.count)
+    }
+
     /// Writes one access unit (Annex B; the muxer converts to length prefixes) at `millis` (the stream's time,
     /// ms from the session's start), within `seconds`.
     func write(_ bytes: [UInt8], millis: Int64, isKeyframe: Bool, seconds: Double) throws(StreamingError) {
+        try write(bytes, stream: stream, time: millis, unit: AVRational(num: 1, den: 1000), duration: 0, isKeyframe: isKeyframe, seconds: seconds)
+    }
+
+    /// Writes one raw AAC access unit (no ADTS header) at `ticks` (48 kHz samples from the session's start),
+    /// 1024 samples long, within `seconds`. Nothing without an audio stream.
+    func writeAudio(_ bytes: [UInt8], ticks: Int64, seconds: Double) throws(StreamingError) {
+        guard let audioStream else { return }
+        try write(bytes, stream: audioStream, time: ticks, unit: AVRational(num: 1, den: Int32(Self.audioRate)), duration: 1024, isKeyframe: true, seconds: seconds)
+    }
+
+    private func write(
+        _ bytes: [UInt8], stream: UnsafeMutablePointer<AVStream>, time: Int64, unit: AVRational, duration: Int64, isKeyframe: Bool, seconds: Double
+    ) throws(StreamingError) {
         guard let context, headerWritten else { throw .noParameterSets }
         let code: Int32 = bytes.withUnsafeBufferPointer { buffer in
             guard av_new_packet(packet, Int32(buffer.count)) >= 0 else { return cavcodec_averror(12) }
             packet.pointee.data.update(from: buffer.baseAddress!, count: buffer.count)
             let timeBase = stream.pointee.time_base
-            let ts = av_rescale_q(millis, AVRational(num: 1, den: 1000), timeBase)
+            let ts = av_rescale_q(time, unit, timeBase)
             packet.pointee.pts = ts
             packet.pointee.dts = ts
-            packet.pointee.stream_index = 0
+            packet.pointee.duration = av_rescale_q(duration, unit, timeBase)
+            packet.pointee.stream_index = stream.pointee.index
             packet.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
             defer { av_packet_unref(packet) }
             return gate.within(seconds: seconds) { av_write_frame(context, packet) }

@@ -1,10 +1,20 @@
+public import AudioSource
 import Dispatch
 import Foundation
 public import Media
 public import ScreencastSupport
 import Synchronization
 
-/// One destination of the shared H.264 encoding: an RTMP server (FLV over `rtmp://`/`rtmps://`, reconnecting on
+/// What a destination writes: a picture of the H.264 encoding, or an AAC-LC frame at its time in 48 kHz ticks
+/// from the session's start.
+enum StreamFrame: Sendable {
+    case video(EncodedFrame)
+    case audio(EncodedAudioFrame, ticks: Int64)
+
+    var isVideo: Bool { if case .video = self { true } else { false } }
+}
+
+/// One destination of the shared H.264 encoding (and of the AAC-LC encoding beside it): an RTMP server (FLV over `rtmp://`/`rtmps://`, reconnecting on
 /// a ``RetrySchedule``) or a file (fragmented MP4). Frames come in on the encoder's thread (``consume(_:)``
 /// queues and returns); a thread of its own connects, writes and reconnects, so a slow or failing destination
 /// never holds up the encoder, the viewers or the other destinations.
@@ -13,8 +23,12 @@ import Synchronization
 ///  encoder thread ─ consume ─▶ SendQueue (≤ 30 frames; drops end at a keyframe) ─▶ writer thread ─▶ AVMuxer
 ///                                                                       write error ─▶ close, wait, reconnect
 /// ```
-/// - Timestamps: capture time − the first frame's capture time, ms, strictly increasing across reconnects.
-/// - After (re)connecting: the sequence header (SPS/PPS of the first keyframe), then that keyframe first.
+/// - Timestamps: pictures at capture time − the first picture's capture time, ms, strictly increasing across
+///   reconnects; sound from its sample count (``EncodedAudioFrame/sampleTime``), anchored once on that same
+///   session start by the first sound frame's capture time, so both run on one clock and sound keeps its own.
+/// - Sound never goes ahead of the pictures (``SendQueue``), and a drop of pictures drops the sound of their time.
+/// - After (re)connecting: the sequence headers (AVC from the first keyframe's SPS/PPS; AAC from
+///   ``setAudio(config:)``), then that keyframe first.
 /// - Every attempt is logged with its delay and the reason of the failure before it; after ``Target``'s limit
 ///   of failed attempts in a row the writer stops and says so at error level.
 public final class StreamWriter: Sendable {
@@ -24,6 +38,12 @@ public final class StreamWriter: Sendable {
         case rtmp(RTMPURL, retries: Int)
         /// A fragmented MP4 file (1-s fragments and one at each keyframe; a kill loses at most the last one).
         case mp4(path: String)
+        /// A WebM file of VP8 frames as encoded (no re-encoding; cues and duration written at the end, so a
+        /// player seeks in it). Takes no sound yet (Opus, once the call has that encoding).
+        case webm(path: String)
+
+        /// A file, written whole (what waits is written at the end), rather than a live destination.
+        public var isFile: Bool { if case .rtmp = self { false } else { true } }
     }
 
     /// Where the writer is.
@@ -36,11 +56,21 @@ public final class StreamWriter: Sendable {
         public var state: State
         public var queueFrames: Int
         public var queueMillis: Int
+        /// Bits sent over the last 5 s (pictures and sound), kbit/s; the encoding's target, kbit/s.
         public var sentKbps: Int
         public var targetKbps: Int
+        /// Pictures written over the last 5 s a second; the shared encoder's frames a second.
+        public var sentFps: Double
+        public var encoderFps: Double
         public var framesSent: Int
         public var bytesSent: Int
+        /// Pictures dropped by the send queue.
         public var dropped: Int
+        /// AAC frames written, waiting, and dropped (with the pictures of their time, or before a connection's
+        /// first picture).
+        public var audioFramesSent: Int
+        public var audioQueueFrames: Int
+        public var droppedAudio: Int
         public var reconnects: Int
         /// Seconds since the current connection began publishing; 0 when not publishing.
         public var uptimeSeconds: Double
@@ -50,6 +80,8 @@ public final class StreamWriter: Sendable {
     public let name: String
     public let target: Target
     private let targetBitsPerSecond: @Sendable () -> Int
+    private let encoderFramesPerSecond: @Sendable () -> Double
+    private let limitBitrate: @Sendable (Double?) -> Void
     private let logger: Logger
     private let requestKeyframe: @Sendable () -> Void
     private let gate = InterruptGate()
@@ -59,7 +91,14 @@ public final class StreamWriter: Sendable {
     let writeTimeoutSeconds: Double
 
     private struct Shared {
-        var queue: SendQueue<EncodedFrame>
+        var queue: SendQueue<StreamFrame>
+        /// The AAC AudioSpecificConfig when the destination carries sound.
+        var audioConfig: [UInt8]?
+        /// The first sound frame's sample time and its time in 48 kHz ticks from the session's start.
+        var audioAnchor: (sample: UInt64, ticks: Int64)?
+        var audioFramesSent = 0
+        /// An RTMP connection's adaptive bitrate (fresh at each publish; nil otherwise).
+        var adapter: QueueBitrateAdapter?
         var state = State.idle
         var finishing = false
         var sessionStartMicros: UInt64?
@@ -69,7 +108,7 @@ public final class StreamWriter: Sendable {
         var publishingSinceMicros: UInt64?
         var lastReason: String?
         var failure: String?
-        var window: [(micros: UInt64, bytes: Int)] = []
+        var window: [(micros: UInt64, bytes: Int, isVideo: Bool)] = []
     }
     private let shared: Mutex<Shared>
 
@@ -77,9 +116,14 @@ public final class StreamWriter: Sendable {
     ///   - name: for logs and `/stats` (`rtmp-1`, `mp4`).
     ///   - targetBitsPerSecond: the encoding's target (shown beside what is sent).
     ///   - queueLimit: frames waiting beyond which stale ones are dropped (30 ≈ 1 s at 30 fps).
+    ///   - encoderFramesPerSecond: the shared encoder's frame rate over the last 5 s (shown beside what is sent).
+    ///   - limitBitrate: an RTMP destination's adaptive limit for the shared encoding, a fraction of its
+    ///     configured target (``QueueBitrateAdapter``); nil when it has none (not publishing).
     ///   - requestKeyframe: asks the shared encoding for a keyframe (after a connect or a drop).
     public init(
         name: String, target: Target, targetBitsPerSecond: @escaping @Sendable () -> Int, queueLimit: Int = 30, writeTimeoutSeconds: Double = 5,
+        encoderFramesPerSecond: @escaping @Sendable () -> Double = { 0 },
+        limitBitrate: @escaping @Sendable (_ fraction: Double?) -> Void = { _ in },
         logger: Logger, requestKeyframe: @escaping @Sendable () -> Void
     ) {
         self.name = name
@@ -88,6 +132,8 @@ public final class StreamWriter: Sendable {
         self.logger = logger
         self.requestKeyframe = requestKeyframe
         self.writeTimeoutSeconds = writeTimeoutSeconds
+        self.encoderFramesPerSecond = encoderFramesPerSecond
+        self.limitBitrate = limitBitrate
         shared = Mutex(Shared(queue: SendQueue(limit: queueLimit)))
     }
 
@@ -96,15 +142,46 @@ public final class StreamWriter: Sendable {
     /// Queues an encoded frame (H.264 Annex B); returns at once. Frames before the first keyframe and frames
     /// the queue's limit drops are counted in ``stats``.
     public func consume(_ frame: EncodedFrame) {
-        let outcome = shared.withLock { s -> SendQueue<EncodedFrame>.Outcome? in
+        let result = shared.withLock { s -> (SendQueue<StreamFrame>.Outcome, Double?)? in
             guard !s.finishing, s.state != .failed, s.state != .stopped else { return nil }
             if s.sessionStartMicros == nil { s.sessionStartMicros = frame.captureTimestampMicros }
-            return s.queue.push(.init(frame: frame, isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
+            let outcome = s.queue.push(.init(frame: .video(frame), isKeyframe: frame.isKeyframe, micros: frame.captureTimestampMicros))
+            let step = s.adapter?.observe(queueDelayMicros: s.queue.spanMicros, dropped: s.queue.dropped, now: frame.captureTimestampMicros)
+            return (outcome, step)
         }
-        guard let outcome else { return }
+        guard let (outcome, step) = result else { return }
+        if let step {
+            limitBitrate(step)
+            logger.info("bitrate step", ["fraction": step, "queue.ms": shared.withLock { $0.queue.spanMicros / 1000 }])
+        }
         if outcome.needsKeyframe { requestKeyframe() }
         if outcome.dropped > 0 { logger.debug("send queue over its limit: frames dropped", ["dropped": outcome.dropped]) }
         wake.signal()
+    }
+
+    /// Makes the destination carry AAC-LC beside the pictures: `config` is the AudioSpecificConfig (ISO/IEC
+    /// 14496-3 §1.6.2.1) of the encoding whose frames ``consumeAudio(_:)`` takes. Call before ``start()``.
+    public func setAudio(config: [UInt8]) { shared.withLock { $0.audioConfig = config } }
+
+    /// Queues an AAC-LC frame; returns at once. Sound before the first picture is not kept (the stream starts
+    /// with a picture); its time is the sample count from the first frame kept, anchored on its capture time.
+    public func consumeAudio(_ frame: EncodedAudioFrame) {
+        let queued = shared.withLock { s -> Bool in
+            guard !s.finishing, s.state != .failed, s.state != .stopped, s.audioConfig != nil, let start = s.sessionStartMicros else {
+                return false
+            }
+            let rate = Int64(AudioFrame.sampleRate)
+            if s.audioAnchor == nil {
+                s.audioAnchor = (frame.sampleTime, (Int64(frame.captureMicros) - Int64(start)) * rate / 1_000_000)
+            }
+            let anchor = s.audioAnchor!
+            let ticks = anchor.ticks + Int64(frame.sampleTime) - Int64(anchor.sample)
+            guard ticks >= 0 else { return false }
+            let micros = start + UInt64(ticks * 1_000_000 / rate)
+            _ = s.queue.push(.init(frame: .audio(frame, ticks: ticks), isKeyframe: true, micros: micros, isVideo: false))
+            return true
+        }
+        if queued { wake.signal() }
     }
 
     /// Starts the writer's thread (connects at once). Idempotent.
@@ -146,14 +223,17 @@ public final class StreamWriter: Sendable {
     public var stats: Stats {
         let now = MonotonicMicros.now()
         let target = targetBitsPerSecond()
+        let encoderFps = encoderFramesPerSecond()
         return shared.withLock { s in
             s.window.removeAll { $0.micros + 5_000_000 < now }
             let bytes = s.window.reduce(0) { $0 + $1.bytes }
             let span = max(1.0, min(5.0, Double(now - (s.publishingSinceMicros ?? now)) / 1_000_000))
             return Stats(
                 state: s.state, queueFrames: s.queue.count, queueMillis: Int(s.queue.spanMicros / 1000),
-                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000, framesSent: s.framesSent,
-                bytesSent: s.bytesSent, dropped: s.queue.dropped, reconnects: s.reconnects,
+                sentKbps: Int(Double(bytes) * 8 / span / 1000), targetKbps: target / 1000,
+                sentFps: Double(s.window.filter(\.isVideo).count) / span, encoderFps: encoderFps, framesSent: s.framesSent,
+                bytesSent: s.bytesSent, dropped: s.queue.dropped, audioFramesSent: s.audioFramesSent,
+                audioQueueFrames: s.queue.audioItems.count, droppedAudio: s.queue.droppedAudio, reconnects: s.reconnects,
                 uptimeSeconds: s.publishingSinceMicros.map { Double(now - $0) / 1_000_000 } ?? 0, lastReason: s.lastReason)
         }
     }
@@ -163,14 +243,28 @@ public final class StreamWriter: Sendable {
         let s = stats
         let destination: String = switch target {
         case .rtmp(let url, _): url.redacted
-        case .mp4(let path): path
+        case .mp4(let path), .webm(let path): path
         }
         return .object([
             ("destination", .string(destination)), ("state", .string(s.state.rawValue)), ("queueFrames", .int(Int64(s.queueFrames))),
             ("queueMs", .int(Int64(s.queueMillis))), ("sentKbps", .int(Int64(s.sentKbps))), ("targetKbps", .int(Int64(s.targetKbps))),
+            ("sentFps", .double((s.sentFps * 10).rounded() / 10)), ("encoderFps", .double((s.encoderFps * 10).rounded() / 10)),
             ("framesSent", .int(Int64(s.framesSent))), ("bytesSent", .int(Int64(s.bytesSent))), ("dropped", .int(Int64(s.dropped))),
-            ("reconnects", .int(Int64(s.reconnects))), ("uptimeSeconds", .double((s.uptimeSeconds * 10).rounded() / 10)),
+            ("audioFramesSent", .int(Int64(s.audioFramesSent))), ("audioQueueFrames", .int(Int64(s.audioQueueFrames))),
+            ("droppedAudio", .int(Int64(s.droppedAudio))), ("reconnects", .int(Int64(s.reconnects))), ("uptimeSeconds", .double((s.uptimeSeconds * 10).rounded() / 10)),
             ("lastReason", s.lastReason.map { .string($0) } ?? .null),
+        ])
+    }
+
+    /// The stats line (every `--stats-interval`, and at the end): state, queue in frames and ms, kbit/s sent
+    /// against the target, the encoder's and the sent frame rates, drops, reconnects, uptime.
+    public func logStats(final: Bool = false) {
+        let s = stats
+        logger.info(final ? "final" : "stats", [
+            "state": s.state.rawValue, "queue.frames": s.queueFrames, "queue.ms": s.queueMillis, "kbps": s.sentKbps,
+            "kbps.target": s.targetKbps, "fps.encoder": String(format: "%.1f", s.encoderFps), "fps.sent": String(format: "%.1f", s.sentFps),
+            "dropped": s.dropped, "dropped.audio": s.droppedAudio, "audio.sent": s.audioFramesSent, "reconnects": s.reconnects,
+            "uptime.s": Int(s.uptimeSeconds),
         ])
     }
 
@@ -181,7 +275,8 @@ public final class StreamWriter: Sendable {
     private func run() {
         switch target {
         case .rtmp(let url, let retries): runRTMP(url, retries: retries)
-        case .mp4(let path): runFile(path)
+        case .mp4(let path): runFile(path, format: "mp4")
+        case .webm(let path): runFile(path, format: "webm")
         }
         shared.withLock { s in
             if s.state != .failed { s.state = .stopped }
@@ -198,7 +293,9 @@ public final class StreamWriter: Sendable {
             setState(.connecting)
             logger.info(attempt == 1 ? "connecting" : "reconnecting", ["url": url.redacted, "attempt": attempt, "reason": reason ?? "-"])
             do throws(StreamingError) {
-                let muxer = try AVMuxer(url: url.url, display: url.redacted, format: "flv", gate: gate)
+                let buffer = Self.sendBufferBytes(targetBitsPerSecond: targetBitsPerSecond())
+                let muxer = try AVMuxer(
+                    url: url.url, display: url.redacted, format: "flv", gate: gate, protocolOptions: ["send_buffer_size": String(buffer)])
                 try publish(muxer, options: [:]) {
                     schedule.succeeded()
                     logger.info("publishing", ["url": url.redacted, "attempt": attempt])
@@ -206,7 +303,7 @@ public final class StreamWriter: Sendable {
                 try? muxer.finish(seconds: 1)
                 return  // finishing
             } catch {
-                reason = error.description
+                reason = error.explained(for: url).description
             }
             shared.withLock { s in
                 s.lastReason = reason
@@ -232,13 +329,18 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    private func runFile(_ path: String) {
+    /// MP4: fragmented (an empty moov first, then a fragment per second and at each keyframe, flushed to the
+    /// file as it is written: a kill leaves every complete fragment playable). WebM: a cluster a second,
+    /// flushed as it closes (a kill leaves the closed ones playable); cues and duration in the trailer (a clean
+    /// stop makes it seekable).
+    private func runFile(_ path: String, format: String) {
         setState(.connecting)
+        let options = format == "mp4"
+            ? ["movflags": "frag_keyframe+empty_moov+default_base_moof", "frag_duration": "1000000", "flush_packets": "1"]
+            : ["cluster_time_limit": "1000", "flush_packets": "1"]  // a cluster a second, each on disk as it closes
         do throws(StreamingError) {
-            let muxer = try AVMuxer(url: path, display: path, format: "mp4", gate: gate)
-            // Fragmented: an empty moov first, then a fragment per second and at each keyframe, flushed to the
-            // file as it is written; a kill leaves every complete fragment playable.
-            try publish(muxer, options: ["movflags": "frag_keyframe+empty_moov+default_base_moof", "frag_duration": "1000000", "flush_packets": "1"]) {
+            let muxer = try AVMuxer(url: path, display: path, format: format, gate: gate)
+            try publish(muxer, options: options) {
                 logger.info("recording", ["path": path])
             }
             try muxer.finish()
@@ -256,28 +358,62 @@ public final class StreamWriter: Sendable {
 
     private var isFinishing: Bool { shared.withLock { $0.finishing } }
 
-    /// Sequence header, then the first keyframe, then every frame as it comes, until finishing (RTMP: at once;
+    /// The connection ended: its adaptive limit goes (a destination away is no measure of a path).
+    private func withdrawLimit() {
+        if shared.withLock({ s in defer { s.adapter = nil }; return s.adapter != nil }) { limitBitrate(nil) }
+    }
+
+    /// The bounds of an RTMP connection's kernel send buffer (`SO_SNDBUF` through FFmpeg's `send_buffer_size`),
+    /// bytes: 64 KiB to 1 MiB.
+    static let sendBufferRange = 65_536...1_048_576
+
+    /// An RTMP connection's send buffer: half a second of the target bitrate, within ``sendBufferRange``. Left
+    /// to itself Linux grows it to 4 MiB, where a stalled server would hide up to 15 s of a 2 Mbit/s stream
+    /// from the send queue (its delay, its drops); half a second still fills a path of 0.5 s round trip.
+    static func sendBufferBytes(targetBitsPerSecond: Int) -> Int {
+        min(sendBufferRange.upperBound, max(sendBufferRange.lowerBound, targetBitsPerSecond / 16))
+    }
+
+    /// Sequence headers, then the first keyframe, then every frame as it comes, until finishing (RTMP: at once;
     /// a file: once the queue is empty) or an error (thrown).
     private func publish(_ muxer: AVMuxer, options: [String: String], published: () -> Void) throws(StreamingError) {
         if shared.withLock({ $0.queue.restartAtKeyframe() }) { requestKeyframe() }
-        let drains = if case .mp4 = target { true } else { false }
-        guard let first = nextFrame(drains: drains) else { return }
-        guard let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
-        try muxer.writeHeader(width: first.width, height: first.height, parameterSets: parameterSets, options: options)
-        try write(first, to: muxer)
+        let drains = target.isFile
+        var first: EncodedFrame?
+        while first == nil {
+            switch nextFrame(drains: drains) {
+            case nil: return
+            case .video(let frame)?: first = frame
+            case .audio?: shared.withLock { $0.queue.countDroppedAudio(1) }  // the stream starts with a picture
+            }
+        }
+        guard let first else { return }
+        let video: AVMuxer.VideoTrack
+        if case .webm = target {
+            video = .vp8
+        } else {
+            guard let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
+            video = .h264(parameterSets: parameterSets)
+        }
+        let audioConfig = shared.withLock { $0.audioConfig }
+        try muxer.writeHeader(width: first.width, height: first.height, video: video, audioConfig: audioConfig, options: options)
+        try write(.video(first), to: muxer)
+        let live = !target.isFile
         shared.withLock { s in
             s.state = .publishing
             s.publishingSinceMicros = MonotonicMicros.now()
+            if live { s.adapter = QueueBitrateAdapter(now: first.captureTimestampMicros) }
         }
+        defer { if live { withdrawLimit() } }
         published()
         while let frame = nextFrame(drains: drains) { try write(frame, to: muxer) }
     }
 
     /// The next frame to write, waiting for it; nil once finishing (an MP4 writer first takes what waits).
-    private func nextFrame(drains: Bool) -> EncodedFrame? {
+    private func nextFrame(drains: Bool) -> StreamFrame? {
         while true {
             let (item, finishing) = shared.withLock { s in
-                (s.finishing && !drains ? nil : s.queue.pop(), s.finishing)
+                (s.finishing && !drains ? nil : s.queue.pop(draining: s.finishing), s.finishing)
             }
             if let item { return item.frame }
             if finishing { return nil }
@@ -285,28 +421,44 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    private func write(_ frame: EncodedFrame, to muxer: AVMuxer) throws(StreamingError) {
-        let millis = shared.withLock { s -> Int64 in
-            let start = s.sessionStartMicros ?? frame.captureTimestampMicros
-            return Int64(frame.captureTimestampMicros >= start ? (frame.captureTimestampMicros - start) / 1000 : 0)
+    private func write(_ frame: StreamFrame, to muxer: AVMuxer) throws(StreamingError) {
+        let size: Int
+        switch frame {
+        case .video(let frame):
+            let millis = shared.withLock { s -> Int64 in
+                let start = s.sessionStartMicros ?? frame.captureTimestampMicros
+                return Int64(frame.captureTimestampMicros >= start ? (frame.captureTimestampMicros - start) / 1000 : 0)
+            }
+            let stamp = monotonic.withLock { last -> Int64 in
+                let value = max(millis, (last.video ?? -1) + 1)
+                last.video = value
+                return value
+            }
+            try muxer.write(frame.bytes, millis: stamp, isKeyframe: frame.isKeyframe, seconds: writeTimeoutSeconds)
+            size = frame.bytes.count
+        case .audio(let frame, let ticks):
+            // From the sample count: strictly increasing by construction; a repeat (never expected) is skipped.
+            let fresh = monotonic.withLock { last -> Bool in
+                guard ticks > (last.audio ?? -1) else { return false }
+                last.audio = ticks
+                return true
+            }
+            guard fresh, muxer.hasAudio else { return }
+            try muxer.writeAudio(frame.data, ticks: ticks, seconds: writeTimeoutSeconds)
+            size = frame.data.count
         }
-        let stamp = monotonic.withLock { last -> Int64 in
-            let value = max(millis, (last ?? -1) + 1)
-            last = value
-            return value
-        }
-        try muxer.write(frame.bytes, millis: stamp, isKeyframe: frame.isKeyframe, seconds: writeTimeoutSeconds)
         let now = MonotonicMicros.now()
         shared.withLock { s in
-            s.framesSent += 1
-            s.bytesSent += frame.bytes.count
-            s.window.append((now, frame.bytes.count))
-            if s.window.count > 600 { s.window.removeFirst(s.window.count - 600) }
+            if case .video = frame { s.framesSent += 1 } else { s.audioFramesSent += 1 }
+            s.bytesSent += size
+            s.window.append((now, size, frame.isVideo))
+            if s.window.count > 2000 { s.window.removeFirst(s.window.count - 2000) }
         }
     }
 
-    /// The last timestamp written, ms (kept across connections: the stream's time never goes back).
-    private let monotonic = Mutex<Int64?>(nil)
+    /// The last timestamps written: pictures in ms, sound in 48 kHz ticks (kept across connections: the
+    /// stream's time never goes back).
+    private let monotonic = Mutex<(video: Int64?, audio: Int64?)>((nil, nil))
 
     /// Sleeps `millis` unless finishing first; returns true when finishing.
     private func sleepUnlessFinishing(millis: UInt64) -> Bool {

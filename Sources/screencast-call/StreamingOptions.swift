@@ -21,8 +21,10 @@ enum StreamingOptions {
                                    fps x 0.08)
           --rtmp-retries N         failed attempts in a row before a destination gives up, 0-1000000
                                    (default 5; 0 = never)
-          --record FILE.mp4        record the H.264 encoding to a fragmented MP4 (a kill loses at most
-                                   the last ~2 s; the file still plays)
+          --record FILE.mp4        record the H.264 and AAC encodings to a fragmented MP4 (a kill loses at
+                                   most the last ~2 s; the file still plays)
+          --record FILE.webm       record the viewers' VP8 frames as they are to WebM (no re-encoding;
+                                   no sound yet; seekable once the call stops)
         """
 
     /// The streaming part of the call's configuration.
@@ -53,12 +55,11 @@ enum StreamingOptions {
         if let retries = try arguments.int("rtmp-retries", in: 0...1_000_000) { streaming.retries = retries }
         if let path = arguments.string("record") {
             let lower = path.lowercased()
-            if lower.hasSuffix(".webm") {
-                throw UsageError("--record FILE.webm is not there yet; use --record FILE.mp4 or --record-ivf FILE")
+            guard lower.hasSuffix(".mp4") || lower.hasSuffix(".webm") else {
+                throw UsageError("--record takes a FILE.mp4 or FILE.webm, not '\(path)'")
             }
-            guard lower.hasSuffix(".mp4") else { throw UsageError("--record takes a FILE.mp4, not '\(path)'") }
             try PathArgument.writableFile(path, option: "--record")
-            streaming.recordMP4 = path
+            if lower.hasSuffix(".webm") { streaming.recordWebM = path } else { streaming.recordMP4 = path }
         }
         return streaming
     }

@@ -21,6 +21,8 @@ final class MP4RecordingTests: XCTestCase {
 
     /// ffprobe's duration is the span recorded within 0.5 s, ffmpeg decodes it without an error, and one H.264
     /// encoding fed both the file and a destination that never answered (which failed alone, after its retries).
+    /// Beside them `--record FILE.webm`: the viewers' VP8 frames as they are, the same duration, seekable (Cues),
+    /// a picture decoded after a seek, no decode error. The last frame of each shows the pattern's bars.
     func testDurationWithinHalfASecondAndDecodesCleanly() throws {
         let path = folder.path("share.mp4")
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
@@ -28,6 +30,8 @@ final class MP4RecordingTests: XCTestCase {
         configuration.http = nil
         configuration.statsIntervalSeconds = 0
         configuration.streaming.recordMP4 = path
+        let webm = folder.path("share.webm")
+        configuration.streaming.recordWebM = webm
         configuration.streaming.rtmp = [try RTMPURL("rtmp://127.0.0.1:\(try RTMPServer.freePort())/live/nobody")]
         configuration.streaming.retries = 1
         let call = try Call(configuration: configuration, logger: Logger(component: "call", threshold: .error))
@@ -50,15 +54,29 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(stream.duration, span, accuracy: 0.5)
         XCTAssertEqual(try Probe.decodeErrors(path), "")
         XCTAssertTrue(try Probe.frames(path).first?.key ?? false)
+        Probe.assertPatternBars(try Probe.picture(path, at: stream.duration - 0.1), "the MP4's last frame")
+
+        let vp8 = try Probe.stream(webm)
+        XCTAssertEqual(vp8.codec, "vp8")
+        XCTAssertEqual(vp8.width, 320)
+        XCTAssertEqual(vp8.duration, span, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(webm), "")
+        XCTAssertTrue(try Probe.frames(webm).first?.key ?? false, "a keyframe first")
+        let bytes = [UInt8](FileManager.default.contents(atPath: webm) ?? Data())
+        let cues: [UInt8] = [0x1C, 0x53, 0xBB, 0x6B]  // Matroska's Cues element ID: the seek index
+        XCTAssertTrue(bytes.indices.dropLast(3).contains { bytes[$0] == cues[0] && Array(bytes[$0..<($0 + 4)]) == cues }, "Cues written")
+        Probe.assertPatternBars(try Probe.picture(webm, at: 2.0), "the WebM's picture after seeking 2 s in")
+        Probe.assertPatternBars(try Probe.picture(webm, at: vp8.duration - 0.1), "the WebM's last frame")
     }
 
-    /// `kill -9` of `screencast-call --record FILE.mp4` 3 s in: the file still plays, to within about 2 s of the kill.
+    /// `kill -9` of `screencast-call --record FILE.mp4 --audio-test-tone 1000` 3 s in: the file still plays, both
+    /// tracks, to within about 2 s of the kill.
     func testTheFileStillPlaysAfterKillNine() throws {
         let path = folder.path("killed.mp4")
         let pipe = Pipe()
         let process = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
             "--socket", folder.path("a.sock"), "--http", "off", "--source", "testpattern", "--pattern-size", "320x240",
-            "--pattern-fps", "30", "--record", path,
+            "--pattern-fps", "30", "--record", path, "--audio-test-tone", "1000",
         ], stderr: pipe)
         let lines = PipeLines(pipe)
         let deadline = Date().addingTimeInterval(10)
@@ -73,6 +91,7 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertEqual(stream.codec, "h264")
         XCTAssertGreaterThan(stream.duration, 1.0, "at most ~2 s lost of 3")
         XCTAssertLessThan(stream.duration, 3.5)
+        XCTAssertEqual(try Probe.streams(path).map(\.codec).sorted(), ["aac", "h264"], "both tracks")
         let frames = try Probe.frames(path)
         XCTAssertGreaterThan(frames.count, 30)
         XCTAssertEqual(try Probe.decodeErrors(path), "")
@@ -109,6 +128,36 @@ final class MP4RecordingTests: XCTestCase {
             XCTAssertTrue(try Probe.frames(path).first?.key ?? false, "a keyframe first")
             XCTAssertEqual(try Probe.decodeErrors(path), "")
         }
+    }
+
+    /// `--record FILE.mp4` on a disk that fills 3-4 s in: the recording ends with a clear message (ENOSPC's
+    /// words), is reported incomplete at the end, and what it wrote still plays (both tracks); the call went on.
+    func testAFullDiskEndsTheRecordingClearlyAndLeavesAPlayableFile() throws {
+        let disk = try SmallDisk(at: folder.path("disk"), kibibytes: 128)
+        defer { disk.unmount() }
+        let path = disk.path + "/full.mp4"
+        var configuration = CallConfiguration(source: VideoSourceConfiguration(
+            socketPath: nil, fallback: .testPattern(TestPatternSettings(width: 320, height: 240, framesPerSecond: 30)), maxFramesPerSecond: 30))
+        configuration.http = nil
+        configuration.statsIntervalSeconds = 0
+        configuration.streaming.recordMP4 = path
+        configuration.audio.idle = .tone(frequencyHz: 1000, levelDBFS: -20)
+        let lines = TimedLines()
+        let call = try Call(configuration: configuration, logger: Logger(component: "call", output: LogOutput { lines.append($0) }))
+        try call.start()
+        let mp4 = try XCTUnwrap(call.outputList.compactMap { $0.output as? StreamOutput }.first).writer
+        let deadline = Date().addingTimeInterval(12)
+        while mp4.stats.state != .failed, Date() < deadline { usleep(50_000) }
+        XCTAssertEqual(mp4.stats.state, .failed, "the disk filled")
+        let atFailure = call.statsJSON
+        usleep(500_000)
+        XCTAssertNotEqual(call.statsJSON, atFailure, "the share goes on")
+        let outcome = call.stop()
+        XCTAssertEqual(outcome.incomplete.map(\.output), ["mp4"])
+        XCTAssertTrue(outcome.incomplete.first?.reason.contains("No space left on device") ?? false, outcome.incomplete.first?.reason ?? "-")
+        XCTAssertTrue(lines.withLock { $0.map(\.line) }.contains { $0.contains("error mp4 recording failed") && $0.contains("No space left") })
+        XCTAssertEqual(try Probe.streams(path).map(\.codec).sorted(), ["aac", "h264"])
+        XCTAssertGreaterThan(try Probe.frames(path).count, 30, "what was written plays")
     }
 
     /// A bad URL is the command line's fault: exit 64 at start, with the reason.

@@ -55,6 +55,10 @@ final class RTMPServer {
         self.process = nil
     }
 
+    /// SIGSTOP: the server stops reading (its sockets' buffers fill); ``resume()`` sends SIGCONT.
+    func pause() { if let process { Glibc.kill(process.processIdentifier, SIGSTOP) } }
+    func resume() { if let process { Glibc.kill(process.processIdentifier, SIGCONT) } }
+
     /// Stops it (SIGQUIT: recordings closed) and waits.
     func stop() {
         guard let process else { return }
@@ -120,6 +124,38 @@ enum Probe {
         return (fields["codec_name"] ?? "-", Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0, Double(fields["duration"] ?? "") ?? 0)
     }
 
+    /// One stream of a file as ffprobe reads it.
+    struct StreamInfo: Equatable {
+        var type: String
+        var codec: String
+        var sampleRate: Int
+        var channels: Int
+        var startTime: Double
+    }
+
+    /// Every stream of the file, in order.
+    static func streams(_ path: String) throws -> [StreamInfo] {
+        let out = try run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name,sample_rate,channels,start_time",
+                                      "-of", "json", path]).stdout
+        let json = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+        let list = json?["streams"] as? [[String: Any]] ?? []
+        return list.map { f in
+            StreamInfo(
+                type: f["codec_type"] as? String ?? "-", codec: f["codec_name"] as? String ?? "-",
+                sampleRate: Int(f["sample_rate"] as? String ?? "") ?? 0, channels: f["channels"] as? Int ?? 0,
+                startTime: Double(f["start_time"] as? String ?? "") ?? -1)
+        }
+    }
+
+    /// The first audio stream decoded by ffmpeg: 48 kHz stereo S16 interleaved, from `from` seconds on.
+    static func audio(_ path: String, from seconds: Double = 0) throws -> [Int16] {
+        let out = folderFile()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        _ = try run("ffmpeg", ["-v", "error", "-y", "-i", path, "-ss", String(seconds), "-map", "0:a:0", "-f", "s16le", "-ac", "2", "-ar", "48000", out])
+        let data = FileManager.default.contents(atPath: out) ?? Data()
+        return data.withUnsafeBytes { raw in (0..<(data.count / 2)).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) } }
+    }
+
     /// Every video frame's (keyframe, pts seconds), in order.
     static func frames(_ path: String) throws -> [(key: Bool, pts: Double)] {
         let out = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0", path]).stdout
@@ -143,6 +179,30 @@ enum Probe {
         defer { try? FileManager.default.removeItem(atPath: out) }
         _ = try run("ffmpeg", ["-v", "error", "-y", "-ss", String(seconds), "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", out])
         return [UInt8](FileManager.default.contents(atPath: out) ?? Data())
+    }
+
+    /// The 320x240 test pattern's colour bars (below its moving box) in `picture` (I420), within 6 levels of
+    /// the pattern's own BT.601 limited-range codes.
+    static func assertPatternBars(_ picture: [UInt8], _ what: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(picture.count, 320 * 240 * 3 / 2, what, file: file, line: line)
+        guard picture.count == 320 * 240 * 3 / 2 else { return }
+        let bars: [(UInt8, UInt8, UInt8)] = [
+            (235, 128, 128), (210, 16, 146), (170, 166, 16), (145, 54, 34), (106, 202, 222), (81, 90, 240), (41, 240, 110), (16, 128, 128),
+        ]
+        for (index, bar) in bars.enumerated() {
+            let x = index * 40 + 16
+            var (y, u, v) = (0, 0, 0)
+            for row in 160..<168 { for col in x..<(x + 8) { y += Int(picture[row * 320 + col]) } }
+            for row in 80..<84 {
+                for col in (x / 2)..<(x / 2 + 4) {
+                    u += Int(picture[320 * 240 + row * 160 + col])
+                    v += Int(picture[320 * 240 + 160 * 120 + row * 160 + col])
+                }
+            }
+            XCTAssertEqual(Double(y) / 64, Double(bar.0), accuracy: 6, "\(what) bar \(index) Y", file: file, line: line)
+            XCTAssertEqual(Double(u) / 16, Double(bar.1), accuracy: 6, "\(what) bar \(index) Cb", file: file, line: line)
+            XCTAssertEqual(Double(v) / 16, Double(bar.2), accuracy: 6, "\(what) bar \(index) Cr", file: file, line: line)
+        }
     }
 
     private static func folderFile() -> String { NSTemporaryDirectory() + "probe-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).yuv" }

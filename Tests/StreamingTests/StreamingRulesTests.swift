@@ -1,5 +1,5 @@
 import H264
-import Streaming
+@testable import Streaming
 import XCTest
 
 /// The seed's rules as sans-I/O values: the default bitrate, the keyframe cadence, the reconnect schedule and its
@@ -73,6 +73,60 @@ final class StreamingRulesTests: XCTestCase {
         XCTAssertEqual(queue.dropped, 32)
     }
 
+    private func sound(_ n: Int, at micros: UInt64) -> Queue.Item { .init(frame: 1000 + n, isKeyframe: true, micros: micros, isVideo: false) }
+
+    func testSoundNeverGoesAheadOfThePicturesAndIsDroppedWithThem() {
+        var queue = Queue(limit: 30)
+        _ = queue.push(item(0, key: true))
+        _ = queue.push(sound(0, at: 10_000))
+        _ = queue.push(sound(1, at: 31_333))
+        XCTAssertEqual(queue.pop()?.frame, 0)
+        XCTAssertNil(queue.pop(), "sound at 10 ms waits: no picture at or after its time yet")
+        _ = queue.push(item(1, key: false))  // 33.3 ms
+        XCTAssertEqual(queue.pop()?.frame, 1000)
+        XCTAssertEqual(queue.pop()?.frame, 1001)
+        XCTAssertEqual(queue.pop()?.frame, 1)
+        _ = queue.push(sound(2, at: 60_000))
+        XCTAssertNil(queue.pop())
+        XCTAssertEqual(queue.pop(draining: true)?.frame, 1002, "a file's last writes take the rest")
+
+        // A drop of pictures up to keyframe 20 drops the sound before it too; the sound after it stays.
+        var full = Queue(limit: 30)
+        for n in 0..<30 {
+            _ = full.push(item(n, key: n % 20 == 0))
+            _ = full.push(sound(n, at: UInt64(n) * 33_333 + 5_000))
+        }
+        XCTAssertEqual(full.push(item(30, key: false)), .init(dropped: 20))
+        XCTAssertEqual(full.droppedAudio, 20)
+        XCTAssertEqual(full.audioItems.first?.frame, 1020)
+        XCTAssertEqual(full.pop()?.frame, 20, "the keyframe first, then sound in time order")
+        XCTAssertEqual(full.pop()?.frame, 1020)
+
+        // After a reconnect with no keyframe waiting: all sound goes, and none goes out before the keyframe.
+        var again = Queue(limit: 30)
+        _ = again.push(item(0, key: false))
+        _ = again.push(sound(0, at: 0))
+        XCTAssertTrue(again.restartAtKeyframe())
+        _ = again.push(sound(1, at: 40_000))
+        _ = again.push(item(1, key: false))
+        XCTAssertNil(again.pop(), "awaiting a keyframe: nothing")
+        _ = again.push(sound(2, at: 70_000))
+        _ = again.push(item(2, key: true))
+        XCTAssertEqual(again.pop()?.frame, 2, "the keyframe (66.7 ms) first")
+        XCTAssertNil(again.pop(), "sound at 70 ms waits for a picture at or after it")
+        _ = again.push(item(3, key: false))
+        XCTAssertEqual(again.pop()?.frame, 1002)
+        XCTAssertEqual(again.droppedAudio, 2, "the sound before the restart, and the sound older than the keyframe")
+    }
+
+    func testSoundWithoutPicturesIsBounded() {
+        var queue = Queue(limit: 30)
+        for n in 0..<(Queue.audioLimit + 7) { _ = queue.push(sound(n, at: UInt64(n) * 21_333)) }
+        XCTAssertEqual(queue.audioItems.count, Queue.audioLimit)
+        XCTAssertEqual(queue.droppedAudio, 7)
+        XCTAssertEqual(queue.audioItems.first?.frame, 1007)
+    }
+
     func testQueueRestartsAtAKeyframeAfterAReconnect() {
         var queue = Queue()
         for n in 0..<5 { _ = queue.push(item(n, key: n == 3)) }
@@ -82,6 +136,30 @@ final class StreamingRulesTests: XCTestCase {
         _ = empty.push(item(0, key: false))
         XCTAssertTrue(empty.restartAtKeyframe(), "nothing decodable waits: ask for a keyframe")
         XCTAssertEqual(empty.push(item(1, key: false)).dropped, 1)
+    }
+
+    func testBitrateStepsDownPastHalfASecondOfDelayAndUpAfterFiveQuietSeconds() {
+        var adapter = QueueBitrateAdapter(now: 0)
+        XCTAssertEqual(QueueBitrateAdapter.steps, [1.0, 0.75, 0.5, 0.35])
+        XCTAssertNil(adapter.observe(queueDelayMicros: 500_000, dropped: 0, now: 1_000_000), "500 ms is not past 500 ms")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 500_001, dropped: 0, now: 1_100_000), 0.75)
+        XCTAssertNil(adapter.observe(queueDelayMicros: 900_000, dropped: 0, now: 3_000_000), "2 s between steps down")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 900_000, dropped: 0, now: 3_100_000), 0.5)
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 0, dropped: 12, now: 5_200_000), 0.35, "a drop steps down too")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 900_000, dropped: 12, now: 7_300_000), "the lowest step")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 10_100_000), "5 s after the last drop")
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 10_200_000), 0.5, "5 s without drops: one up")
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 15_100_000))
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 15_200_000), 0.75)
+        XCTAssertEqual(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 20_200_000), 1.0)
+        XCTAssertNil(adapter.observe(queueDelayMicros: 100_000, dropped: 12, now: 40_000_000), "the top step")
+    }
+
+    func testSendBufferIsHalfASecondOfTheTargetWithinBounds() {
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 2_211_840), 138_240, "1280x720 at 30 fps: 0.5 s")
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 0), 65_536, "before the encoder has a target")
+        XCTAssertEqual(StreamWriter.sendBufferBytes(targetBitsPerSecond: 100_000_000), 1_048_576)
+        XCTAssertEqual(StreamWriter.sendBufferRange, 65_536...1_048_576)
     }
 
     func testRTMPURLs() throws {
