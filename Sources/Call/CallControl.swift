@@ -77,18 +77,9 @@ public struct CallControl: Sendable {
         var text = CallStats.text(stats)
         guard case .object(let top) = stats else { return text }
         let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
-        func object(_ value: JSONValue?) -> [String: JSONValue] {
-            if case .object(let o)? = value { Dictionary(o, uniquingKeysWith: { first, _ in first }) } else { [:] }
-        }
-        func number(_ value: JSONValue?) -> Double? {
-            switch value {
-            case .int(let n)?: Double(n)
-            case .uint(let n)?: Double(n)
-            case .double(let n)?: n
-            default: nil
-            }
-        }
-        func string(_ value: JSONValue?) -> String? { if case .string(let s)? = value { s } else { nil } }
+        func object(_ value: JSONValue?) -> [String: JSONValue] { value?.fields ?? [:] }
+        func number(_ value: JSONValue?) -> Double? { value?.numberValue }
+        func string(_ value: JSONValue?) -> String? { value?.stringValue }
         if case .array(let peers)? = object(fields["viewers"])["peers"], !peers.isEmpty {
             text += "watching (kick with: screencast-call kick ID):\n"
             for peer in peers {

@@ -142,18 +142,8 @@ enum CallMetrics {
     /// have them, frames and bytes sent and reconnects.
     static func writeOutputs(_ outputs: [(name: String, stats: JSONValue?)], to m: inout MetricsText) {
         guard !outputs.isEmpty else { return }
-        func field(_ stats: JSONValue?, _ key: String) -> JSONValue? {
-            guard case .object(let fields)? = stats else { return nil }
-            return fields.first { $0.0 == key }?.1
-        }
-        func number(_ value: JSONValue?) -> Double? {
-            switch value {
-            case .int(let n)?: Double(n)
-            case .uint(let n)?: Double(n)
-            case .double(let n)?: n
-            default: nil
-            }
-        }
+        func field(_ stats: JSONValue?, _ key: String) -> JSONValue? { stats?[key] }
+        func number(_ value: JSONValue?) -> Double? { value?.numberValue }
         m.family("screencast_output_state", .gauge, help: "1 for each output (recording, SFU leg, RTMP, MP4) in its state now.")
         for output in outputs {
             let state = if case .string(let s)? = field(output.stats, "state") { s } else { "running" }

@@ -63,18 +63,9 @@ enum CallStats {
     static func text(_ stats: JSONValue) -> String {
         guard case .object(let top) = stats else { return "no stats\n" }
         let fields = Dictionary(top, uniquingKeysWith: { first, _ in first })
-        func number(_ value: JSONValue?) -> Double? {
-            switch value {
-            case .int(let n)?: Double(n)
-            case .uint(let n)?: Double(n)
-            case .double(let n)?: n
-            default: nil
-            }
-        }
-        func string(_ value: JSONValue?) -> String? { if case .string(let s)? = value { s } else { nil } }
-        func object(_ value: JSONValue?) -> [String: JSONValue] {
-            if case .object(let o)? = value { Dictionary(o, uniquingKeysWith: { first, _ in first }) } else { [:] }
-        }
+        func number(_ value: JSONValue?) -> Double? { value?.numberValue }
+        func string(_ value: JSONValue?) -> String? { value?.stringValue }
+        func object(_ value: JSONValue?) -> [String: JSONValue] { value?.fields ?? [:] }
         func count(_ value: JSONValue?) -> Int { if case .array(let a)? = value { a.count } else { 0 } }
         var lines: [String] = []
         let uptime = Int(number(fields["uptimeSeconds"]) ?? 0)

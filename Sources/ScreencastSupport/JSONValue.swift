@@ -80,3 +80,28 @@ public indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral,
 
     public static func == (a: JSONValue, b: JSONValue) -> Bool { a.serialized == b.serialized }
 }
+
+extension JSONValue {
+    /// The number it holds (`.int`, `.uint` or `.double`), as a Double; nil for anything else.
+    public var numberValue: Double? {
+        switch self {
+        case .int(let n): Double(n)
+        case .uint(let n): Double(n)
+        case .double(let n): n
+        default: nil
+        }
+    }
+
+    /// The text it holds; nil for anything but `.string`.
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+
+    /// An object's fields by key (the first of a repeated key); empty for anything but `.object`.
+    public var fields: [String: JSONValue] {
+        if case .object(let o) = self { Dictionary(o, uniquingKeysWith: { first, _ in first }) } else { [:] }
+    }
+
+    /// An object's first field named `key`; nil for anything but an object that has one.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { o.first { $0.0 == key }?.1 } else { nil }
+    }
+}

@@ -15,7 +15,7 @@ final class AudioAnswerTests: XCTestCase {
         let (answer, video) = try VideoAnswerBuilder.answer(offer, local: local())
         let text = answer.serialized()
         let all = lines(text)
-        XCTAssertTrue(all.contains("a=group:BUNDLE 0 1"), text)
+        XCTAssertTrue(all.contains("a=group:BUNDLE 0 1 2"), "video, sound and the data channels in one BUNDLE: \(text)")
         let start = try XCTUnwrap(all.firstIndex(of: "m=audio 50000 UDP/TLS/RTP/SAVPF 111"), text)
         let end = try XCTUnwrap(all[start...].firstIndex { $0.hasPrefix("m=application") })
         XCTAssertEqual(Array(all[start..<end]), ["m=audio 50000 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 127.0.0.1"] + AnswerBuilderTests.ourTransport + [
@@ -45,7 +45,7 @@ final class AudioAnswerTests: XCTestCase {
             return (answer.media.first { $0.kind == "audio" }?.port, video.audio, answer.bundleGroup?.mids ?? [])
         }
         XCTAssertEqual(try audioPort(text, audio: false).0, 0, "we send no sound: rejected as before")
-        XCTAssertEqual(try audioPort(text, audio: false).2, ["0"])
+        XCTAssertEqual(try audioPort(text, audio: false).2, ["0", "2"], "the video and the data channels, no sound")
         let unbundled = text.replacingOccurrences(of: "a=group:BUNDLE 0 1 2", with: "a=group:BUNDLE 0 2")
         XCTAssertEqual(try audioPort(unbundled).0, 0, "audio outside the video's BUNDLE needs a transport we do not have")
         XCTAssertNil(try audioPort(unbundled).1)

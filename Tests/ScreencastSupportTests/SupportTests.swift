@@ -23,6 +23,21 @@ final class SupportTests: XCTestCase {
         XCTAssertNotEqual(JSONValue.object([("a", 1), ("b", 2)]), .object([("b", 2), ("a", 1)]), "order is part of the value")
     }
 
+    func testJSONAccessorsReadNumbersTextAndFields() {
+        let value: JSONValue = .object([("a", 1), ("b", .uint(UInt64.max)), ("c", .double(0.25)), ("s", "x"), ("a", 2)])
+        XCTAssertEqual(value["a"]?.numberValue, 1, "the first of a repeated key")
+        XCTAssertEqual(value["b"]?.numberValue, Double(UInt64.max))
+        XCTAssertEqual(value["c"]?.numberValue, 0.25)
+        XCTAssertNil(value["s"]?.numberValue)
+        XCTAssertEqual(value["s"]?.stringValue, "x")
+        XCTAssertNil(value["zz"])
+        XCTAssertEqual(value.fields.count, 4)
+        XCTAssertEqual(value.fields["a"]?.numberValue, 1)
+        XCTAssertEqual(JSONValue.array([1]).fields.count, 0)
+        XCTAssertNil(JSONValue.array([1])["a"])
+        XCTAssertNil(JSONValue.int(3).stringValue)
+    }
+
     func testTextForATerminalHasEveryControlWrittenOut() {
         XCTAssertEqual("plain text ✓".escapingNonPrintable, "plain text ✓")
         XCTAssertEqual("a\r\nb\tc".escapingNonPrintable, "a\\r\\nb\\tc")
