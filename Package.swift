@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "CAVLog", dependencies: ["CAVCodec"]),  // FFmpeg's variadic log callback, in C
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb",
-            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev"])]
+            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-damage0-dev", "libxcb-randr0-dev", "libxcb-composite0-dev"])]
         ),
 
         // MARK: Libraries, lowest first
@@ -63,6 +63,8 @@ let package = Package(
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
         // and fragmented MP4 recordings.
         .target(name: "Streaming", dependencies: ["CAVFormat", "CAVCodec", "CAVLog", "Media", "ScreencastSupport"]),
+        // The call's one shared audio source (issue 28): the agent's sound, else silence or a test tone, 10-ms frames.
+        .target(name: "AudioSource", dependencies: ["FrameWire", "ScreencastSupport"]),
         .target(name: "VideoSource", dependencies: ["FrameWire", "FrameSocket", "Media", "ScreencastSupport"]),
         .target(name: "RTP"),
         .target(name: "CongestionControl", dependencies: ["RTP"]),
@@ -88,7 +90,7 @@ let package = Package(
         // Publishing to an SFU: WHIP (RFC 9725) and the Janus VideoRoom over HTTP (libcurl), an offering peer.
         .target(
             name: "Publishing",
-            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "VideoSource", "Media", "ScreencastSupport"]
+            dependencies: ["CCurl", "PeerConnection", "ICE", "DTLS", "SDP", "RTPSession", "Media", "ScreencastSupport"]
         ),
         // The call: its tracks, their encodings and the outputs that consume them (viewers, SFU leg, recorder),
         // E2EE and key rotation, the HTTP server and /stats, composed from a configuration; tested in-process.
@@ -96,7 +98,7 @@ let package = Package(
             name: "Call",
             dependencies: [
                 "VideoSource", "Sharing", "Signaling", "Publishing", "PeerConnection", "ICE", "DTLS", "FrameCrypto", "Media", "ScreencastSupport",
-                "H264", "Streaming",
+                "H264", "Streaming", "AudioSource",
             ]
         ),
 
@@ -118,7 +120,7 @@ let package = Package(
         ),
 
         .executableTarget(
-            name: "screencast-bench", dependencies: ["FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
+            name: "screencast-bench", dependencies: ["Publishing", "FrameWire", "Media", "ScreencastSupport", "VideoSource", "ICE", "DTLS", "SRTP", "RTP", "SDP", "CXCB", "CYUV", "CongestionSimulation", "FrameCrypto"]
         ),
 
         // MARK: Tests
@@ -185,6 +187,8 @@ let package = Package(
             name: "CallTests",
             dependencies: ["Call", "FrameWire", "FrameSocket", "Media", "ScreencastSupport", "Signaling", "TestSupport", "VideoSource"]
         ),
+        .testTarget(name: "ScreencastSupportTests", dependencies: ["ScreencastSupport"]),
+        .testTarget(name: "AudioSourceTests", dependencies: ["AudioSource", "FrameWire", "ScreencastSupport"]),
         .testTarget(name: "StreamingTests", dependencies: ["Streaming", "H264", "Call", "Media", "VideoSource", "ScreencastSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

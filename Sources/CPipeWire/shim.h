@@ -112,4 +112,21 @@ static inline int cpw_buffer_damage(struct pw_buffer *buffer, int32_t *xywh, int
     return n;
 }
 
+/// The core's `error` event (pw_core_events.error, PipeWire's core.h): `id` is PW_ID_CORE and `res` -EPIPE when
+/// the connection to the daemon is gone (the daemon died or restarted).
+typedef void (*cpw_core_error_cb)(void *data, uint32_t id, int seq, int res, const char *message);
+
+/// pw_core_add_listener (a macro over the core's interface) with only the `error` event: `events` and `hook` must
+/// live as long as the listener (removed with spa_hook_remove).
+static inline void cpw_core_add_error_listener(struct pw_core *core, struct spa_hook *hook, struct pw_core_events *events,
+                                               cpw_core_error_cb on_error, void *data) {
+    spa_zero(*events);
+    events->version = PW_VERSION_CORE_EVENTS;
+    events->error = on_error;
+    pw_core_add_listener(core, hook, events, data);
+}
+
+/// PW_ID_CORE (an enum constant in a macro-heavy header), for Swift.
+static inline uint32_t cpw_id_core(void) { return PW_ID_CORE; }
+
 #endif

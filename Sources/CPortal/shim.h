@@ -73,6 +73,23 @@ static inline guint cportal_screencast_version(GDBusConnection *bus, gint timeou
     return version;
 }
 
+/// A `u` property of the ScreenCast portal (`AvailableSourceTypes`: 1 monitor, 2 window, 4 virtual;
+/// `AvailableCursorModes`: 1 hidden, 2 embedded, 4 metadata), read with org.freedesktop.DBus.Properties.Get.
+/// Returns the value, or 0 with `*error` set when it cannot be read.
+static inline guint cportal_screencast_uint_property(GDBusConnection *bus, const char *name, gint timeout_ms, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        bus, "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.DBus.Properties",
+        "Get", g_variant_new("(ss)", "org.freedesktop.portal.ScreenCast", name), G_VARIANT_TYPE("(v)"),
+        G_DBUS_CALL_FLAGS_NONE, timeout_ms, NULL, error);
+    if (reply == NULL) return 0;
+    GVariant *boxed = NULL;
+    g_variant_get(reply, "(v)", &boxed);
+    guint value = g_variant_is_of_type(boxed, G_VARIANT_TYPE_UINT32) ? g_variant_get_uint32(boxed) : 0;
+    g_variant_unref(boxed);
+    g_variant_unref(reply);
+    return value;
+}
+
 /// The first stream of a started session (xdp_session_get_streams: `a(ua{sv})`): its PipeWire node id, and its
 /// size when the portal says it (else 0). Returns FALSE when there is none.
 static inline gboolean cportal_first_stream(XdpSession *session, guint32 *node, gint32 *width, gint32 *height) {

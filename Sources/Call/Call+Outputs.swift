@@ -1,5 +1,7 @@
 public import ScreencastSupport
 public import Signaling
+import AudioSource
+import Synchronization
 import Sharing
 import VideoSource
 
@@ -19,6 +21,28 @@ extension Call {
         if selection == .videoH264 { return Self.context(h264: h264Encoding(), consumer: consumer) }
         guard selection == video.selection else { throw .unsupportedSelection(output: consumer, selection: selection.description) }
         return Self.context(video: video, hub: viewers.hub, consumer: consumer)
+    }
+
+    /// The encoder of `codec` for the call's audio (48 kHz stereo).
+    /// - Throws: ``CallError/audio(_:)``.
+    static func makeAudioEncoder(_ codec: AudioCodec) throws(CallError) -> any AudioEncoder {
+        throw .audio("no \(codec.rawValue) encoder in this build")
+    }
+
+    /// `/stats` `audio`: the source's counters and each encoding's.
+    var audioJSON: JSONValue {
+        let s = audio.stats
+        let level: JSONValue = s.lastLevelDBFS.map { $0.isFinite ? .double(($0 * 10).rounded() / 10) : .string("-inf") } ?? .null
+        let encodings = audioEncodings.all.map { ($0.codec.rawValue, $0.json) }
+        return .object([
+            ("idle", .string(configuration.audio.idle == .silence ? "silence" : "tone")),
+            ("frames", .object([
+                ("screen", .int(Int64(s.screenFrames))), ("silence", .int(Int64(s.silenceFrames))), ("tone", .int(Int64(s.toneFrames))),
+            ])),
+            ("screenMessages", .int(Int64(s.screenMessages))), ("unsupportedMessages", .int(Int64(s.unsupportedMessages))),
+            ("insertedSamples", .int(Int64(s.insertedSamples))), ("droppedSamples", .int(Int64(s.droppedSamples))),
+            ("reanchors", .int(Int64(s.reanchors))), ("levelDBFS", level), ("encodings", .object(encodings)),
+        ])
     }
 
     /// The H.264 encoding, made (and started, when the call runs) the first time it is asked for.
@@ -64,13 +88,14 @@ extension Call {
         }
         let phase = runningPhase
         guard phase != .stopped else { throw .alreadyStarted }
+        let sound = try audioEncodings.attach(output)
         let h264 = output.consumes == .videoH264 ? h264Encoding() : nil
         let attachment = h264.map { VideoEncoding.Attachment(protection: .clear, id: $0.fanOut.add(sink), codec: .h264) }
             ?? video.attach(sink, protection: output.protection)
         let id = outputs.withLock { o -> OutputID in
             let id = OutputID(value: o.next)
             o.next += 1
-            o.list.append(Entry(id: id, output: output, attachment: attachment))
+            o.list.append(Entry(id: id, output: output, attachment: attachment, audioAttachment: sound))
             return id
         }
         if phase == .running {
@@ -97,8 +122,10 @@ extension Call {
         } else {
             video.detach(entry.attachment)
         }
+        if let sound = entry.audioAttachment { audioEncodings.detach(sound) }
         entry.output.stop()
         if case .video(let sink) = entry.output.inlet { sink.finish() }
+        entry.output.audioInlet?.finish()
         logger.info("output removed", ["output": entry.output.name, "id": id])
         if let reason = entry.output.checkComplete() { return .failure(OutputIncomplete(output: entry.output.name, reason: reason)) }
         return .success(())
@@ -112,13 +139,14 @@ extension Call {
     public var statsJSON: JSONValue {
         var others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
         if let h264 = h264.withLock({ $0 }) { others.insert(("h264", h264.json), at: 0) }
+        others.insert(("audio", audioJSON), at: 0)
         return CallStats.json(source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, about: about, outputs: others)
     }
 
     /// What the viewer page shows of the sharer (`GET /source`): ``SharerState/ended`` once the call is stopping,
     /// else from the source (``sharerState(of:)``).
     public var sharerState: SharerState {
-        stopRequest.current != nil ? .ended : Self.sharerState(of: video.source.stats)
+        stopRequest.current != nil ? .ended : video.source.isPaused ? .paused : Self.sharerState(of: video.source.stats)
     }
 
     /// Live while pictures come (an agent that has sent one is connected, or the test pattern or a file plays);
@@ -129,6 +157,14 @@ extension Call {
         case .screen?: stats.screenConnected && stats.senders > 0 ? .live : .paused
         case nil: stats.sendersTotal > 0 ? .paused : .waiting
         }
+    }
+
+    /// `/metrics`: the counters in the Prometheus text format 0.0.4 (``CallMetrics``).
+    public var metricsText: String {
+        let others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.map { ($0.output.name, $0.output.stats?.value) }
+        return CallMetrics.text(
+            source: video.source.stats, viewers: viewers.hub.metrics, maxViewers: configuration.maxViewers, e2ee: video.encryption?.stats,
+            outputs: others, process: ProcessMetrics.current())
     }
 
     /// `/stats?format=text`: a few lines for people, from ``statsJSON``.

@@ -1,3 +1,4 @@
+public import AudioSource
 import Dispatch
 import Foundation
 import PeerConnection
@@ -35,11 +36,13 @@ public final class Call: Sendable {
         var reporter: StatsReporter?
     }
 
-    /// One output and where its inlet is attached.
+    /// One output and where its inlets are attached.
     struct Entry: Sendable {
         let id: OutputID
         let output: any CallOutput
         let attachment: VideoEncoding.Attachment
+        /// Its audio inlet's place in that audio encoding's fan-out (nil: pictures only).
+        let audioAttachment: (codec: AudioCodec, id: Int)?
     }
 
     /// What it was made from.
@@ -52,6 +55,11 @@ public final class Call: Sendable {
     let video: VideoEncoding
     /// The H.264 encoding, made once when the first output consuming it is made (nil before).
     let h264: Mutex<H264Encoding?>
+    /// The call's one audio source: the agent's sound while it sends some, else silence or the test tone
+    /// (``CallConfiguration/audio``); started and stopped with the video source.
+    public let audio: SharedAudioSource
+    /// The audio encodings, each made once when the first output consuming it is added.
+    let audioEncodings: AudioEncodings
     private let rotation: KeyRotation?
     let about: CallStats.About
     let stopRequest: StopRequest
@@ -92,11 +100,19 @@ public final class Call: Sendable {
         self.announce = announce
         let stopRequest = StopRequest()
         self.stopRequest = stopRequest
+        let audio: SharedAudioSource
+        do {
+            audio = try SharedAudioSource(configuration: configuration.audio, logger: logger.named("audio"), clock: { clock.nowMicros() })
+        } catch {
+            throw .audio("\(error)")
+        }
+        self.audio = audio
         let source: VideoSource
         do {
-            source = try VideoSource(configuration: configuration.source, clock: clock, logger: logger) { event in
-                if case .sourceEnded = event { stopRequest.request("source ended") }
-            }
+            source = try VideoSource(
+                configuration: configuration.source, clock: clock, logger: logger,
+                onEvent: { event in if case .sourceEnded = event { stopRequest.request("source ended") } },
+                onSound: { header, body in audio.push(header, body: body) })
         } catch {
             throw .source(error)
         }
@@ -141,15 +157,23 @@ public final class Call: Sendable {
         if let recorder { initial.append(recorder) }
         initial.append(viewers)
         if let sfu { initial.append(sfu) }
+        let audioEncodings = AudioEncodings(source: audio, logger: logger)
+        self.audioEncodings = audioEncodings
         var entries: [Entry] = []
         for (index, output) in initial.enumerated() {
             guard case .video(let sink) = output.inlet else { continue }
-            entries.append(Entry(id: OutputID(value: index + 1), output: output, attachment: video.attach(sink, protection: output.protection)))
+            let sound = try audioEncodings.attach(output)
+            entries.append(Entry(
+                id: OutputID(value: index + 1), output: output, attachment: video.attach(sink, protection: output.protection),
+                audioAttachment: sound))
         }
         if let encoding = h264 {
             for output in streams {
                 let id = OutputID(value: entries.count + 1)
-                entries.append(Entry(id: id, output: output, attachment: .init(protection: .clear, id: encoding.fanOut.add(output), codec: .h264)))
+                let sound = try audioEncodings.attach(output)
+                entries.append(Entry(
+                    id: id, output: output, attachment: .init(protection: .clear, id: encoding.fanOut.add(output), codec: .h264),
+                    audioAttachment: sound))
             }
         }
         outputs = Mutex((entries.count + 1, entries))
@@ -180,6 +204,7 @@ public final class Call: Sendable {
             running.withLock { $0.phase = .stopped }
             throw .source(error)
         }
+        audio.start()
         h264.withLock { $0 }?.start()
         let list = outputs.withLock { $0.list }
         for entry in list { entry.output.start() }
@@ -187,11 +212,13 @@ public final class Call: Sendable {
         do {
             server = try CallServer.start(
                 configuration, viewers: viewers.hub, encrypted: video.encryption != nil, about: about,
-                stats: { [weak self] in self?.statsJSON ?? .null }, sharerState: { [weak self] in self?.sharerState ?? .ended },
+                stats: { [weak self] in self?.statsJSON ?? .null }, metrics: { [weak self] in self?.metricsText ?? "" },
+                pause: { [weak self] on in (on ? self?.pause() : self?.resume()) ?? false }, sharerState: { [weak self] in self?.sharerState ?? .ended },
                 logger: logger, announce: announce)
         } catch {
             for entry in list where !(entry.output is ViewersOutput) { entry.output.stop() }
             video.source.stop()
+            audio.stop()
             h264.withLock { $0 }?.stop()
             running.withLock { $0.phase = .stopped }
             throw error
@@ -237,6 +264,7 @@ public final class Call: Sendable {
         let list = outputs.withLock { $0.list }
         for entry in list { entry.output.stop() }
         video.source.stop()
+        audio.stop()  // every audio encoding finishes, and with it every audio inlet
         h264.withLock { $0 }?.stop()  // after the source: its last picture is encoded, then every H.264 inlet finishes
         // ICE agents close off the peers' queues: let them release their sockets and TURN allocations.
         if !PeerConnection.waitForClosingAgents(until: .now() + .seconds(2)) {

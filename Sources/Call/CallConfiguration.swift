@@ -1,3 +1,4 @@
+public import AudioSource
 public import FrameCrypto
 public import ICE
 import PeerConnection
@@ -52,6 +53,8 @@ public struct CallConfiguration: Sendable {
     public var e2ee: E2EESettings?
     /// RTMP destinations and the MP4 recording: outputs of the one H.264 encoding.
     public var streaming = StreamingConfiguration()
+    /// The shared audio source: what plays while the agent sends no sound (silence, or a test tone).
+    public var audio = AudioSourceConfiguration()
 
     /// A call of `source` with the defaults of `screencast-call` for everything else.
     public init(source: VideoSourceConfiguration) {

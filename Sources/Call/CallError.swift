@@ -22,6 +22,8 @@ public enum CallError: Error, CustomStringConvertible {
     case notEncrypting
     /// `start()` on a call that has started (or stopped).
     case alreadyStarted
+    /// The audio source or an audio encoder could not be made (a test tone out of range; the codec's library).
+    case audio(String)
     /// An output added that consumes what the call has no encoding of (`track`/`codec`), or whose inlet carries
     /// another track than it says it consumes.
     case unsupportedSelection(output: String, selection: String)
@@ -29,6 +31,8 @@ public enum CallError: Error, CustomStringConvertible {
     /// (whose page must stay reachable from other machines: no loopback, no `off`); `explicit` when the address
     /// was chosen (`--http`) rather than the default.
     case httpUnavailable(endpoint: String, explicit: Bool, https: Bool, share: Bool, cause: String)
+    /// `screencast-call status` or `kick`: the running call could not be reached, or refused (why).
+    case control(String)
 
     public var description: String {
         switch self {
@@ -40,7 +44,9 @@ public enum CallError: Error, CustomStringConvertible {
         case .keyFile(let error): "\(error)"
         case .notEncrypting: "the call does not encrypt: no key to rotate"
         case .alreadyStarted: "the call has already started"
+        case .audio(let reason): "audio: \(reason)"
         case .unsupportedSelection(let output, let selection): "output \(output) consumes \(selection), which this call does not encode"
+        case .control(let reason): reason
         case .httpUnavailable(let endpoint, let explicit, let https, let share, let cause):
             httpUnavailableText(endpoint: endpoint, explicit: explicit, https: https, share: share, cause: cause)
         }

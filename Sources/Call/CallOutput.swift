@@ -1,11 +1,15 @@
+public import Media
+public import AudioSource
 public import ScreencastSupport
 public import Sharing
 public import VideoSource
 
-/// A kind of media a call carries. Video today; audio joins with the sound track.
+/// A kind of media a call carries.
 public enum TrackKind: String, Sendable, Hashable {
     /// The shared video source: the screen, the test pattern or a dump file.
     case video
+    /// The shared audio source (``SharedAudioSource``): the agent's sound, else silence or a test tone.
+    case audio
 }
 
 /// A codec an encoding of a track produces.
@@ -14,6 +18,10 @@ public enum Codec: String, Sendable, Hashable {
     case vp8
     /// H.264 (libx264, zero latency, CBR, Annex B with SPS/PPS before each keyframe): RTMP and MP4.
     case h264
+    /// Opus (libopus, RFC 6716; RTP payload RFC 7587): WebRTC viewers, SFU legs, WebM.
+    case opus
+    /// AAC-LC (ISO/IEC 14496-3): RTMP and MP4.
+    case aac
 }
 
 /// What an output consumes: one track in one codec. The call makes the encoding of each selection once,
@@ -34,6 +42,20 @@ public struct MediaSelection: Sendable, Hashable, CustomStringConvertible {
     public static let videoVP8 = MediaSelection(track: .video, codec: .vp8)
     /// The screen in H.264: what RTMP destinations and MP4 recordings consume (``H264Encoding``).
     public static let videoH264 = MediaSelection(track: .video, codec: .h264)
+
+    /// The sound in Opus: what WebRTC viewers and SFU legs consume beside the picture.
+    public static let audioOpus = MediaSelection(track: .audio, codec: .opus)
+    /// The sound in AAC-LC: what RTMP destinations and MP4 recordings consume beside the picture.
+    public static let audioAAC = MediaSelection(track: .audio, codec: .aac)
+
+    /// The audio codec of an audio selection (nil for video).
+    public var audioCodec: AudioCodec? {
+        switch codec {
+        case .opus: .opus
+        case .aac: .aac
+        case .vp8, .h264: nil
+        }
+    }
 
     /// `video/vp8`.
     public var description: String { "\(track.rawValue)/\(codec.rawValue)" }
@@ -92,6 +114,12 @@ public protocol CallOutput: AnyObject, Sendable {
     var protection: FrameProtection { get }
     /// Where its frames go; its track must be ``consumes``'s.
     var inlet: OutputInlet { get }
+    /// The sound it takes beside its picture (``MediaSelection/audioOpus``, ``MediaSelection/audioAAC``), nil for
+    /// pictures only (the default). The call makes that audio encoding once for every output that consumes it.
+    var consumesAudio: MediaSelection? { get }
+    /// Where its encoded sound goes when ``consumesAudio`` is set (nil otherwise, the default); `finish()`
+    /// follows the last frame, as for ``inlet``.
+    var audioInlet: (any EncodedAudioSink)? { get }
     /// Starts its own work (threads, connections); returns at once. Called once.
     func start()
     /// Ends its own work (closes connections, waits for its threads). Idempotent; also before ``start()``.
@@ -104,6 +132,8 @@ public protocol CallOutput: AnyObject, Sendable {
 }
 
 extension CallOutput {
+    public var consumesAudio: MediaSelection? { nil }
+    public var audioInlet: (any EncodedAudioSink)? { nil }
     public var stats: (key: String, value: JSONValue)? { nil }
     public func checkComplete() -> String? { nil }
 }

@@ -3,7 +3,7 @@ import ScreencastSupport
 import Sharing
 import Signaling
 
-/// The call's HTTP server: the viewer page, WHEP (sessions go to the viewers) and `/stats`; in share mode also
+/// The call's HTTP server: the viewer page, WHEP (sessions go to the viewers), `/stats` and `/metrics`; in share mode also
 /// the links printed for the sharer.
 enum CallServer {
     /// Starts serving on the configuration's `http` (nil with none). A bind failure is fatal, on the default
@@ -15,7 +15,8 @@ enum CallServer {
     ///   (the HTTPS identity).
     static func start(
         _ call: CallConfiguration, viewers: ViewerHub, encrypted: Bool, about: CallStats.About,
-        stats: @escaping @Sendable () -> JSONValue, sharerState: @escaping @Sendable () -> SharerState, logger: Logger,
+        stats: @escaping @Sendable () -> JSONValue, metrics: @escaping @Sendable () -> String,
+        pause: @escaping @Sendable (Bool) -> Bool, sharerState: @escaping @Sendable () -> SharerState, logger: Logger,
         announce: @Sendable (String) -> Void
     ) throws(CallError) -> SignalingServer? {
         guard let endpoint = call.http else { return nil }
@@ -40,13 +41,18 @@ enum CallServer {
         let text: @Sendable () -> String = { CallStats.text(stats()) }
         do {
             let server = try SignalingServer(
-                configuration: configuration, sessions: viewers, stats: stats, statsText: text, sharerState: sharerState,
+                configuration: configuration, sessions: viewers, stats: stats, statsText: text, metrics: metrics, sharerState: sharerState,
+                kick: { [weak viewers] id in viewers?.kick(id: id) ?? false }, pause: pause,
                 logger: logger.named("http"))
             // In share mode the page's address is the one viewers use (the first printed link), not loopback.
             let hosts = call.share ? ShareLinks.reachableHosts(boundTo: server.configuration.endpoint.host) : []
             let base = hosts.first.map { "\(server.scheme)://\($0):\(server.port)" } ?? server.baseURL
             about.viewerURL.withLock { $0 = base + "/" }
-            logger.info("viewer page", ["url": server.viewerURL(token: call.token), "whep": server.baseURL + "/whep"])
+            // Never the token: logs go to journals and files others read. The user gave it (--token), or share mode
+            // printed the links on standard output.
+            logger.info("viewer page", [
+                "url": server.viewerURL(), "whep": server.baseURL + "/whep", "token": call.token == nil ? "none" : "required (not logged)",
+            ])
             if let identity { logger.info("https certificate", ["sha256": identity.fingerprint]) }
             if call.share { announce(banner(call, server: server, hosts: hosts, identity: identity, certificateKept: certificateKept)) }
             return server

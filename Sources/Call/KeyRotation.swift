@@ -1,3 +1,4 @@
+import Media
 import Dispatch
 import FrameCrypto
 import ScreencastSupport

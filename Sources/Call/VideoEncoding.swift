@@ -1,3 +1,4 @@
+import Media
 import FrameCrypto
 import ScreencastSupport
 import Sharing

@@ -1,3 +1,4 @@
+import Media
 public import ScreencastSupport
 public import Sharing
 import Synchronization

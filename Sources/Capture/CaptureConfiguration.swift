@@ -107,6 +107,9 @@ public struct CaptureConfiguration: Sendable, Equatable {
     public var display: String?
     /// What to capture (default: the whole root window).
     public var target: CaptureTarget = .root
+    /// One X window instead of `target` (`--window`): its Composite pixmap, at its first size on the wire
+    /// (``WindowCaptureLoop``). Nil: `target`.
+    public var window: WindowSelector?
     /// Upper bound on frames per second for changing content, 0.1…240 (default 30). Fewer frames are sent
     /// when the screen changes less often.
     public var maxFramesPerSecond: Double = 30

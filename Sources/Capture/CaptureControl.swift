@@ -1,41 +1,7 @@
 import Dispatch
 import Glibc
+import ScreencastSupport
 import Synchronization
-
-/// The stop request: a flag plus a pipe whose read end the capture loop polls, so a stop wakes it at once.
-final class CaptureStopSignal: Sendable {
-    private let requested = Atomic<Bool>(false)
-    private let readEnd: Int32
-    private let writeEnd: Int32
-
-    init() throws(CaptureError) {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw .systemCall(name: "pipe", errno: errno) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-    }
-
-    deinit {
-        Glibc.close(readEnd)
-        Glibc.close(writeEnd)
-    }
-
-    /// True once ``request()`` was called.
-    var isRequested: Bool { requested.load(ordering: .acquiring) }
-
-    /// The descriptor that becomes readable on a stop request.
-    var pollDescriptor: Int32 { readEnd }
-
-    func request() {
-        guard !requested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var byte: UInt8 = 1
-        _ = Glibc.write(writeEnd, &byte, 1)
-    }
-}
 
 /// What the capture thread and its owner share: the stop signal, setup result, counters and outcome.
 /// `Sendable` through its `Mutex` and semaphores.
@@ -47,7 +13,7 @@ final class CaptureControl: Sendable {
         var stats = CaptureStats()
     }
 
-    let stop: CaptureStopSignal
+    let stop: WakeSignal
     /// False while nobody reads the frames (the agent's socket has no call): the capture thread then makes none
     /// (``ReaderHold``).
     let readerPresent = Atomic<Bool>(true)
@@ -57,7 +23,9 @@ final class CaptureControl: Sendable {
     private let started = Atomic<Bool>(false)
     private let startSignal = DispatchSemaphore(value: 0)
 
-    init() throws(CaptureError) { stop = try CaptureStopSignal() }
+    init() throws(CaptureError) {
+        do { stop = try WakeSignal() } catch { throw .systemCall(name: error.name, errno: error.errno) }
+    }
 
     func setupFinished(_ error: CaptureError?) {
         state.withLock {

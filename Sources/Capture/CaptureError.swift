@@ -25,6 +25,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedPixelFormat(depth: Int, bitsPerPixel: Int, detail: String)
     /// `--monitor` names no monitor of the display; the names that exist.
     case noSuchMonitor(String, available: [String])
+    /// `--window` names no window of the display (at start: the command line's fault), in words that say what
+    /// was looked for.
+    case noSuchWindow(String)
     /// `--region` does not overlap the screen (or no longer does after a resize).
     case regionOutsideScreen(region: CaptureRect, screenWidth: Int, screenHeight: Int)
     /// The connection to the X server broke (server killed, socket closed): display and xcb's reason.
@@ -59,6 +62,8 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
             "unsupported root pixel format (depth \(depth), \(bitsPerPixel) bits per pixel): \(detail)"
         case .noSuchMonitor(let name, let available):
             "no monitor '\(name)' (monitors: \(available.isEmpty ? "none" : available.joined(separator: ", ")))"
+        case .noSuchWindow(let what):
+            "no window \(what)"
         case .regionOutsideScreen(let region, let width, let height):
             "region \(region) lies outside the \(width)x\(height) screen"
         case .connectionLost(let display, let reason):

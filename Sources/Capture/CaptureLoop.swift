@@ -68,7 +68,7 @@ final class CaptureLoop {
     /// - Throws: ``CaptureError/connectionLost(display:reason:)`` when the X server goes away, or the
     ///   errors of a resize that leaves nothing to capture (a monitor that disappeared, a region outside).
     func run(
-        stop: CaptureStopSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
+        stop: WakeSignal, readerPresent: () -> Bool = { true }, deliver: (CapturedFrame) -> Void,
         publish: (CaptureStats) -> Void
     ) throws(CaptureError) {
         var hold = ReaderHold()
@@ -160,7 +160,7 @@ final class CaptureLoop {
                 cursor?.shapeChanged()
             case .error(let code):
                 logger.warning("X error", ["code": code])
-            case .other:
+            case .other, .windowConfigured, .windowDestroyed, .windowUnmapped, .windowMapped:
                 break
             }
         }
@@ -319,7 +319,7 @@ final class CaptureLoop {
     }
 
     /// Sleeps up to `micros` or until the X socket has data or a stop is requested.
-    private func sleep(micros: UInt64, stop: CaptureStopSignal) {
+    private func sleep(micros: UInt64, stop: WakeSignal) {
         connection.flush()
         var fds = [
             pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0),

@@ -31,8 +31,11 @@ final class PipeWireStream: @unchecked Sendable {
     enum End: Sendable, Equatable {
         /// The producer went away or unlinked (the cast stopped: the output unplugged, the backend gone).
         case unlinked(String)
-        /// PipeWire reported an error (the daemon died, a bad format).
+        /// PipeWire reported an error (a bad format, a stream error).
         case failed(String)
+        /// The connection to the PipeWire daemon broke (the core's error event with -EPIPE: the daemon died or was
+        /// restarted). The portal's session can be asked again once it is back.
+        case daemonLost(String)
     }
 
     private let logger: Logger
@@ -44,6 +47,8 @@ final class PipeWireStream: @unchecked Sendable {
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     private let hook: UnsafeMutablePointer<spa_hook>
+    private let coreEvents: UnsafeMutablePointer<pw_core_events>
+    private let coreHook: UnsafeMutablePointer<spa_hook>
     private let stopped = Atomic<Bool>(false)
     private let ended = Atomic<Bool>(false)
     /// Loop-thread state.
@@ -70,6 +75,10 @@ final class PipeWireStream: @unchecked Sendable {
         events.initialize(to: pw_stream_events())
         hook = .allocate(capacity: 1)
         hook.initialize(to: spa_hook())
+        coreEvents = .allocate(capacity: 1)
+        coreEvents.initialize(to: pw_core_events())
+        coreHook = .allocate(capacity: 1)
+        coreHook.initialize(to: spa_hook())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.pointee.state_changed = { data, _, state, error in
             Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().stateChanged(state, error.map { String(cString: $0) })
@@ -97,6 +106,9 @@ final class PipeWireStream: @unchecked Sendable {
             throw .pipeWire("cannot connect to the PipeWire daemon through the portal's remote (\(SystemErrorText.of()))")
         }
         self.core = core
+        cpw_core_add_error_listener(core, coreHook, coreEvents, { data, id, _, res, message in
+            Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().coreError(id, res, message.map { String(cString: $0) })
+        }, Unmanaged.passUnretained(self).toOpaque())
         let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
         guard let stream = pw_stream_new(core, "screencast-agent", properties) else {
             throw .pipeWire("cannot make a stream")
@@ -120,6 +132,8 @@ final class PipeWireStream: @unchecked Sendable {
         stop()
         events.deallocate()
         hook.deallocate()
+        coreEvents.deallocate()
+        coreHook.deallocate()
     }
 
     /// Disconnects and destroys the stream, the core and the context, and ends the loop's thread. Idempotent;
@@ -134,6 +148,7 @@ final class PipeWireStream: @unchecked Sendable {
             self.stream = nil
         }
         if let core {
+            spa_hook_remove(coreHook)
             pw_core_disconnect(core)
             self.core = nil
         }
@@ -165,6 +180,14 @@ final class PipeWireStream: @unchecked Sendable {
         default:
             break
         }
+    }
+
+    /// The core's error event: on the core itself with -EPIPE, the daemon is gone (it comes before the stream's
+    /// own state change, which would read as the producer unlinking us).
+    private func coreError(_ id: UInt32, _ res: Int32, _ message: String?) {
+        logger.debug("pipewire core error", ["id": id, "res": res, "message": message ?? "-"])
+        guard id == cpw_id_core(), res == -EPIPE else { return }
+        end(.daemonLost(message ?? "connection to the PipeWire daemon lost"))
     }
 
     private func end(_ reason: End) {

@@ -42,6 +42,8 @@ final class PortalSession: @unchecked Sendable {
     struct Request: Sendable {
         /// Cursor drawn into the pictures (`embedded`), or left out (`hidden`).
         var embedsCursor = true
+        /// A window instead of a monitor (SelectSources `types` = WINDOW: the chooser lists windows).
+        var window = false
         /// The token of an earlier session: no chooser when the portal accepts it.
         var restoreToken: String?
         /// How long the portal may take to create the session and select the sources (no person involved).
@@ -149,13 +151,19 @@ final class PortalSession: @unchecked Sendable {
                 return .failure(.portalMissing("the ScreenCast portal did not answer (\(reason))"))
             }
         }
-        logger.info("screen-cast portal", ["version": version])
+        let sources = cportal_screencast_uint_property(bus, "AvailableSourceTypes", 5_000, nil)
+        let cursors = cportal_screencast_uint_property(bus, "AvailableCursorModes", 5_000, nil)
+        logger.info("screen-cast portal", ["version": version, "source_types": sources, "cursor_modes": cursors])
+        if request.window, sources & Self.windowSourceType == 0 {
+            return .failure(.portalMissing("the screen-cast portal offers no window sources (AvailableSourceTypes=\(sources): \(sources == 1 ? "monitors only, as xdg-desktop-portal-wlr, which shares whole outputs" : "no windows")); share the whole screen (without --window)"))
+        }
         portal = xdp_portal_new()
         guard let portal else { return .failure(.portalFailed("libportal could not be set up")) }
 
         // CreateSession + SelectSources (libportal makes both calls).
         let cursor = request.embedsCursor ? XDP_CURSOR_MODE_EMBEDDED : XDP_CURSOR_MODE_HIDDEN
         let token = request.restoreToken
+        let outputs = request.window ? XDP_OUTPUT_WINDOW : XDP_OUTPUT_MONITOR
         let ready: GAsyncReadyCallback = { _, result, data in
             let owner = Unmanaged<PortalSession>.fromOpaque(data!).takeUnretainedValue()
             owner.pending = OpaquePointer(g_object_ref(UnsafeMutableRawPointer(result)))
@@ -163,11 +171,11 @@ final class PortalSession: @unchecked Sendable {
         let me = Unmanaged.passUnretained(self).toOpaque()
         if let token {
             token.withCString {
-                xdp_portal_create_screencast_session(portal, XDP_OUTPUT_MONITOR, XDP_SCREENCAST_FLAG_NONE, cursor,
+                xdp_portal_create_screencast_session(portal, outputs, XDP_SCREENCAST_FLAG_NONE, cursor,
                                                      XDP_PERSIST_MODE_PERSISTENT, $0, cancellable, ready, me)
             }
         } else {
-            xdp_portal_create_screencast_session(portal, XDP_OUTPUT_MONITOR, XDP_SCREENCAST_FLAG_NONE, cursor,
+            xdp_portal_create_screencast_session(portal, outputs, XDP_SCREENCAST_FLAG_NONE, cursor,
                                                  XDP_PERSIST_MODE_PERSISTENT, nil, cancellable, ready, me)
         }
         guard let created = awaitPending(seconds: request.setupSeconds, step: "CreateSession/SelectSources", cancellation: request.cancellation) else {
@@ -243,6 +251,9 @@ final class PortalSession: @unchecked Sendable {
             ? .portalFailed("stopped while waiting for the portal's \(step)")
             : .portalFailed("the portal did not answer \(step) within \(Int(seconds)) s")
     }
+
+    /// AvailableSourceTypes' bit for windows (org.freedesktop.portal.ScreenCast).
+    static let windowSourceType: guint = 2
 
     /// The portal's Session::Closed.
     private func sessionClosed() {

@@ -49,7 +49,7 @@ public final class ScreenCapture: Sendable {
         if startsAtOnce { control.go() }
         self.control = control
         let thread = Thread {
-            Self.nameCurrentThread("screen-capture")
+            BackgroundThread.nameCurrentThread("screen-capture")
             let outcome = Self.capture(configuration: configuration, logger: logger, control: control, onFrame: onFrame)
             // The loop, and with it the X connections, is gone once `capture` has returned.
             if let outcome { control.finish(outcome) }
@@ -68,6 +68,9 @@ public final class ScreenCapture: Sendable {
         configuration: CaptureConfiguration, logger: Logger, control: CaptureControl,
         onFrame: (CapturedFrame) -> Void
     ) -> Outcome? {
+        if let selector = configuration.window {
+            return captureWindow(selector, configuration: configuration, logger: logger, control: control, onFrame: onFrame)
+        }
         let loop: CaptureLoop
         do throws(CaptureError) {
             loop = try CaptureLoop(configuration: configuration, logger: logger)
@@ -88,19 +91,29 @@ public final class ScreenCapture: Sendable {
         }
     }
 
-    /// Sets the kernel's name (`comm`) of the calling thread, so it shows in `top -H`, `gdb` and /proc:
-    /// Foundation's `Thread.name` does not on Linux and `pthread_setname_np` is not in Swift's Glibc module,
-    /// so this writes `/proc/thread-self/comm`. Failure is harmless and ignored.
-    private static func nameCurrentThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    /// The same for one window (`--window`): ends `ended` when the window is closed.
+    private static func captureWindow(
+        _ selector: WindowSelector, configuration: CaptureConfiguration, logger: Logger, control: CaptureControl,
+        onFrame: (CapturedFrame) -> Void
+    ) -> Outcome? {
+        let loop: WindowCaptureLoop
+        do throws(CaptureError) {
+            loop = try WindowCaptureLoop(configuration: configuration, window: selector, logger: logger)
+        } catch {
+            control.setupFinished(error)
+            return nil
+        }
+        control.setupFinished(nil)
+        control.waitForGo()
+        do throws(CaptureError) {
+            return try loop.run(
+                stop: control.stop, readerPresent: { control.readerPresent.load(ordering: .relaxed) }, deliver: onFrame,
+                publish: { control.publish($0) })
+        } catch {
+            logger.error("capture failed", ["reason": error])
+            return .failed(error)
+        }
     }
-
-    /// The same, for the module's other threads (sound capture).
-    static func nameThread(_ name: String) { nameCurrentThread(name) }
 
     deinit {
         stop()

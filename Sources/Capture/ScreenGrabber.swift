@@ -64,13 +64,15 @@ final class ScreenGrabber {
     /// Reads `rect` (which must lie inside the root window) as BGRX.
     /// - Throws: ``CaptureError/requestFailed(request:errorCode:)`` (e.g. BadMatch for a rectangle outside
     ///   the screen) or ``CaptureError/connectionLost(display:reason:)``.
-    func grab(_ rect: CaptureRect) throws(CaptureError) -> GrabbedImage {
-        if allowSharedMemory, let image = try grabShared(rect) { return image }
-        return try grabPlain(rect)
+    /// - Parameter drawable: what to read from: the root window (nil, the default), or a pixmap or window of
+    ///   the same depth's 32-bit pixels (a window's Composite pixmap, `--window`).
+    func grab(_ rect: CaptureRect, from drawable: xcb_drawable_t? = nil) throws(CaptureError) -> GrabbedImage {
+        if allowSharedMemory, let image = try grabShared(rect, from: drawable ?? connection.root) { return image }
+        return try grabPlain(rect, from: drawable)
     }
 
     /// The MIT-SHM path; nil when a segment cannot be attached (then `GetImage` is used from now on).
-    private func grabShared(_ rect: CaptureRect) throws(CaptureError) -> GrabbedImage? {
+    private func grabShared(_ rect: CaptureRect, from drawable: xcb_drawable_t) throws(CaptureError) -> GrabbedImage? {
         let stride = rect.width * BGRXImage.bytesPerPixel
         let size = stride * rect.height
         if segment.map({ $0.size < size }) ?? true {
@@ -91,9 +93,8 @@ final class ScreenGrabber {
         }
         guard let segment else { return nil }
         let handle = connection.handle
-        let root = connection.root
         let cookie = xcb_shm_get_image(
-            handle, root, Int16(rect.x), Int16(rect.y), UInt16(rect.width), UInt16(rect.height), ~0,
+            handle, drawable, Int16(rect.x), Int16(rect.y), UInt16(rect.width), UInt16(rect.height), ~0,
             UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), segment.segment, 0)
         let reply = try connection.reply("ShmGetImage") { xcb_shm_get_image_reply(handle, cookie, $0) }
         let written = Int(reply.pointee.size)
@@ -104,7 +105,7 @@ final class ScreenGrabber {
     }
 
     /// The plain `GetImage` path: the pixels stay in xcb's reply buffer (no copy).
-    private func grabPlain(_ rect: CaptureRect) throws(CaptureError) -> GrabbedImage {
+    private func grabPlain(_ rect: CaptureRect, from drawable: xcb_drawable_t?) throws(CaptureError) -> GrabbedImage {
         if method == nil {
             method = .getImage
             logger.info("capturing with GetImage (MIT-SHM disabled)", ["display": connection.displayName])
@@ -123,9 +124,10 @@ final class ScreenGrabber {
         // other one, or changes between the read and the repair would be lost.
         let synced = try connection.sync()
         let handle = imageConnection.handle
-        let root = imageConnection.root
+        // A pixmap's id is the server's, valid on any connection.
+        let source = drawable ?? imageConnection.root
         let cookie = xcb_get_image(
-            handle, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), root,
+            handle, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), source,
             Int16(rect.x), Int16(rect.y), UInt16(rect.width), UInt16(rect.height), ~0)
         let image = try imageConnection.reply("GetImage") { xcb_get_image_reply(handle, cookie, $0) }
         reply = image

@@ -199,7 +199,7 @@ public final class SoundCapture: Sendable {
 
     /// Opens, reads fragments until stopped, reopens every second after a failure.
     private func readLoop(device: String?, label: String, _ emit: (SoundFragment) -> Void) {
-        ScreenCapture.nameThread("sound-\(label)")
+        BackgroundThread.nameCurrentThread("sound-\(label)")
         var failures = 0
         while !isStopping {
             let stream: PulseRecordStream

@@ -190,6 +190,14 @@ final class XConnection {
         case cursorChanged
         /// An X error for a request that had no reply (the code), or an event nobody asked for.
         case error(Int)
+        /// A window other than the root moved or changed size (ConfigureNotify): its geometry, x and y
+        /// relative to its parent, the border left out.
+        case windowConfigured(xcb_window_t, CaptureRect)
+        /// A window was destroyed (DestroyNotify).
+        case windowDestroyed(xcb_window_t)
+        /// A window was unmapped (UnmapNotify: hidden, minimized) or mapped again (MapNotify).
+        case windowUnmapped(xcb_window_t)
+        case windowMapped(xcb_window_t)
         case other
     }
 
@@ -213,7 +221,17 @@ final class XConnection {
         if type == xfixesFirstEvent &+ UInt8(XCB_XFIXES_CURSOR_NOTIFY) { return .cursorChanged }
         if type == UInt8(XCB_CONFIGURE_NOTIFY) {
             let event = UnsafeRawPointer(raw).load(as: xcb_configure_notify_event_t.self)
-            return event.window == root ? .screenChanged : .other
+            guard event.window != root else { return .screenChanged }
+            return .windowConfigured(event.window, CaptureRect(x: Int(event.x), y: Int(event.y), width: Int(event.width), height: Int(event.height)))
+        }
+        if type == UInt8(XCB_DESTROY_NOTIFY) {
+            return .windowDestroyed(UnsafeRawPointer(raw).load(as: xcb_destroy_notify_event_t.self).window)
+        }
+        if type == UInt8(XCB_UNMAP_NOTIFY) {
+            return .windowUnmapped(UnsafeRawPointer(raw).load(as: xcb_unmap_notify_event_t.self).window)
+        }
+        if type == UInt8(XCB_MAP_NOTIFY) {
+            return .windowMapped(UnsafeRawPointer(raw).load(as: xcb_map_notify_event_t.self).window)
         }
         return .other
     }

@@ -97,9 +97,9 @@ public final class FrameSender: Sendable {
     /// - Throws: ``FrameSocketError/systemCall(name:errno:path:)`` when the wake-up socket pair cannot
     ///   be made (out of descriptors).
     public init(path: SocketPath, backoff: Backoff = .standard, logger: Logger) throws(FrameSocketError) {
-        core = SenderCore(path: path, backoff: backoff, logger: logger, wake: try WakeSignal())
+        core = SenderCore(path: path, backoff: backoff, logger: logger, wake: try FrameSocketError.wakeSignal())
         let core = core
-        WorkerThread.start(name: "frame-sender") { core.runWriter() }
+        BackgroundThread.start(name: "frame-sender") { core.runWriter() }
     }
 
     deinit { core.close() }
@@ -194,7 +194,6 @@ final class SenderCore: @unchecked Sendable {
         self.wake = wake
     }
 
-    deinit { wake.close() }
 
     // MARK: - Caller side
 
@@ -301,7 +300,7 @@ final class SenderCore: @unchecked Sendable {
             condition.broadcast()
         }
         condition.unlock()
-        wake.signal()
+        wake.request()
         condition.lock()
         while !threadDone { condition.wait() }
         condition.unlock()

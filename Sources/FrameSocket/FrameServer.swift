@@ -99,7 +99,7 @@ public final class FrameServer: Sendable {
     /// finds the server already stopping returns without waiting.
     public func stop() {
         guard let run = running.withLock({ $0.take() }) else { return }
-        run.wake.signal()
+        run.wake.request()
         if !run.isCurrentThread { run.finished.wait() }
     }
 }
@@ -143,14 +143,14 @@ final class ServerContext: Sendable {
         let (listener, identity) = try bindListener()
         let run: ServerRun
         do throws(FrameSocketError) {
-            run = ServerRun(listener: listener, wake: try WakeSignal(), identity: identity)
+            run = ServerRun(listener: listener, wake: try FrameSocketError.wakeSignal(), identity: identity)
         } catch {
             listener.close()
             _ = unlink(path.string)
             throw error
         }
 
-        WorkerThread.start(name: "frame-server") { [self] in
+        BackgroundThread.start(name: "frame-server") { [self] in
             run.markCurrentThread()
             var loop = ServerLoop(context: self, session: run)
             loop.run()
@@ -237,5 +237,4 @@ final class ServerRun: Sendable {
         return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
-    deinit { wake.close() }
 }

@@ -118,7 +118,7 @@ struct ServerLoop {
                 logger.error("reader stopped", ["error": error])
                 return
             }
-            if fds[0].revents != 0 || session.wake.isSignalled { return }
+            if fds[0].revents != 0 || session.wake.isRequested { return }
             if fds.count > 2, fds[2].revents != 0, let connection { readOnce(connection) }
             let now = MonotonicClock.nowMicros()
             excuseStall(elapsed: now - checked, timeoutMilliseconds: timeout, now: now)

@@ -65,6 +65,11 @@ public enum FrameSocketError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// A `.systemCall` error from the current `errno`.
+    /// The wake-up socket pair every poll loop waits on (``WakeSignal``), its failure as this module's error.
+    static func wakeSignal() throws(FrameSocketError) -> WakeSignal {
+        do { return try WakeSignal() } catch { throw .systemCall(name: error.name, errno: error.errno, path: nil) }
+    }
+
     static func lastError(_ name: String, path: String? = nil) -> FrameSocketError {
         .systemCall(name: name, errno: errno, path: path)
     }

@@ -1,5 +1,6 @@
 internal import CNice
 import Glibc
+import ScreencastSupport
 import Synchronization
 
 /// The owner of one `GMainContext` and the thread of its own that runs it: libnice's timers (connectivity
@@ -109,23 +110,13 @@ final class GLibMainLoop: @unchecked Sendable {
 
     fileprivate func runLoop(name: String, afterStop: () -> Void) {
         loopThreadID.store(pthread_self(), ordering: .releasing)
-        GLibMainLoop.nameCurrentThread(name)
+        BackgroundThread.nameCurrentThread(name)
         g_main_context_push_thread_default(context)
         while !stopRequested.load(ordering: .acquiring) {
             g_main_context_iteration(context, 1)
         }
         afterStop()
         g_main_context_pop_thread_default(context)
-    }
-
-    /// Sets the kernel's name (`comm`) of the calling thread through `/proc/thread-self/comm`
-    /// (`pthread_setname_np` is not in Swift's Glibc module); failure is harmless and ignored.
-    static func nameCurrentThread(_ name: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
 

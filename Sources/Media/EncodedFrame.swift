@@ -49,3 +49,23 @@ public struct EncodedFrame: Sendable, Equatable {
         UInt32(truncatingIfNeeded: (captureMicros &* 9) / 100)
     }
 }
+
+/// A consumer of the shared source's encoded frames (IVF recorder, RTP sender of a peer, …).
+///
+/// Sinks are called on the encoder thread, in encode order, and must return quickly (hand the frame to
+/// a queue of their own if they do I/O that may block). Adding a sink never re-creates the encoder; a
+/// new consumer that needs a keyframe asks with `VideoSource.requestKeyframe()`.
+public protocol VideoSink: AnyObject, Sendable {
+    /// One encoded frame.
+    func consume(_ frame: EncodedFrame)
+    /// The source stopped; no frame follows. Flush and close here.
+    func finish()
+}
+
+/// A consumer of the shared source's pictures themselves (I420, upright, limited range, at most
+/// `maximumEncodeSize`), as the VP8 encoder takes them: another encoding of the same track (H.264). Called on
+/// the encoder thread with each new picture (unchanged pictures are not offered again); keep the frame (its
+/// planes are shared copy-on-write, no copy is made) and return at once: encode on a thread of your own.
+public protocol PictureSink: AnyObject, Sendable {
+    func consume(_ frame: VideoFrame)
+}

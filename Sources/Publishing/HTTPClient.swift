@@ -32,6 +32,10 @@ public struct HTTPClient: Sendable {
         public var responseBytes = 256 * 1024
         /// Redirects followed before giving up.
         public var redirects = 5
+        /// Whether an https server's certificate and name are checked (CURLOPT_SSL_VERIFYPEER/VERIFYHOST):
+        /// always, except for a loopback measurement against a call's self-signed certificate
+        /// (`screencast-bench viewers`).
+        public var verifyPeer = true
         public init() {}
     }
 
@@ -44,8 +48,11 @@ public struct HTTPClient: Sendable {
 
     /// - Throws: ``PublishingError/transport(url:reason:)``, ``PublishingError/responseTooLarge(url:limit:)``,
     ///   ``PublishingError/malformedResponse(url:reason:)``, ``PublishingError/badRedirect(url:reason:)``.
+    /// - Parameter trustedCertificate: a PEM file whose certificate is the only one an HTTPS server may present
+    ///   (its names unchecked): a call's kept self-signed certificate. Nil: the system's authorities.
     public func request(
-        _ method: String, _ url: String, headers: [String] = [], body: [UInt8] = [], timeoutMillis: Int? = nil
+        _ method: String, _ url: String, headers: [String] = [], body: [UInt8] = [], timeoutMillis: Int? = nil,
+        trustedCertificate: String? = nil
     ) throws(PublishingError) -> HTTPClientResponse {
         var target = url
         var headers = headers
@@ -53,7 +60,8 @@ public struct HTTPClient: Sendable {
             let easy = try CurlEasy()
             let raw = try easy.perform(
                 method: method, url: target, headers: headers, body: body, timeoutMillis: timeoutMillis ?? limits.timeoutMillis,
-                limit: limits.responseBytes, cancellation: cancellation)
+                limit: limits.responseBytes, verifyPeer: limits.verifyPeer, cancellation: cancellation,
+                trustedCertificate: trustedCertificate)
             let head: HTTPResponseHead
             do { head = try HTTPResponseHead.parse(raw.head) } catch { throw .malformedResponse(url: target, reason: Self.reason(error)) }
             guard head.status == 307 || head.status == 308 else {

@@ -5,7 +5,6 @@ public import PeerConnection
 import RTPSession
 public import ScreencastSupport
 import Synchronization
-public import VideoSource
 
 /// The SFU leg: one more consumer (``VideoSink``) of the shared source's encoded frames, publishing them
 /// through an ``SFUTransport`` (WHIP or Janus) with an offering ``PeerConnection``, and staying published

@@ -18,6 +18,8 @@ public struct SendLatency: RTPSenderFeature {
     private var samples = [UInt32](repeating: 0, count: SendLatency.capacity)
     /// Frames measured so far.
     public private(set) var frames = 0
+    /// The sum of every latency measured so far, µs (a Prometheus summary's `_sum`).
+    public private(set) var totalMicros: UInt64 = 0
 
     public init() {}
 
@@ -42,7 +44,17 @@ public struct SendLatency: RTPSenderFeature {
         let latency = sentMicros > capture ? sentMicros - capture : 0
         samples[frames % Self.capacity] = UInt32(clamping: latency)
         frames += 1
+        totalMicros &+= latency
         return (capture, latency)
+    }
+
+    /// The latencies kept at each quantile `p` (0…1, nearest rank), µs; nil before any frame.
+    public func quantilesMicros(_ quantiles: [Double]) -> [UInt64?] {
+        let kept = samples[0..<min(frames, Self.capacity)].sorted()
+        return quantiles.map { p in
+            guard !kept.isEmpty else { return nil }
+            return UInt64(kept[max(0, min(kept.count - 1, Int((Double(kept.count) * p).rounded(.up)) - 1))])
+        }
     }
 
     /// `{"frames", "p50", "p95", "p99", "max"}` in milliseconds over the kept latencies (nulls before any).

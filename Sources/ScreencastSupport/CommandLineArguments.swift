@@ -127,6 +127,14 @@ public struct CommandLineArguments {
         return value
     }
 
+    /// `--log-format text|json` (both programs); nil when absent.
+    /// - Throws: ``UsageError`` naming the option and the text for anything else.
+    public func logFormat(_ name: String = "log-format") throws(UsageError) -> LogFormat? {
+        guard let text = string(name) else { return nil }
+        guard let format = LogFormat(rawValue: text) else { throw UsageError("--\(name) must be text or json, not '\(text)'") }
+        return format
+    }
+
     /// Exactly `count` positionals, named in the error when missing or extra.
     public func positionals(exactly count: Int, names: String) throws(UsageError) -> [String] {
         guard positionals.count == count else {

@@ -46,4 +46,11 @@ public struct LogRateLimiter: Sendable {
     public mutating func level(_ level: LogLevel, now: UInt64 = MonotonicClock.nowMicros()) -> (level: LogLevel, suppressed: Int) {
         admit(now: now).map { (level, $0) } ?? (.debug, 0)
     }
+
+    /// For counted faults of one owner (a sender's decode failures, an encoder's errors): whether the `count`th
+    /// (from 1) is logged — the first `first`, then every `every`th — so a fault on every frame costs a line per
+    /// 100 frames and the count in each line says how many there were.
+    public static func isSampled(_ count: Int, first: Int = 3, every: Int = 100) -> Bool {
+        count >= 1 && (count <= first || count % max(1, every) == 0)
+    }
 }

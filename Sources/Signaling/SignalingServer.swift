@@ -29,6 +29,10 @@ public struct SignalingConfiguration: Sendable {
 ///
 ///     GET    /            viewer page (text/html); with a token, only with it (?token= or Authorization)
 ///     GET    /stats       the stats provider's JSON (application/json); ?format=text: a summary for people
+///     GET    /metrics     the counters in the Prometheus text format 0.0.4 (same access rule as /stats)
+///     POST   /control/kick/{id}  end a viewer's session (the sharer's `screencast-call kick`): from loopback
+///                         only, with the token when there is one → 200, 404 for an unknown viewer
+///     POST   /control/pause, /control/resume  the share paused (viewers keep the last picture) or resumed; same rule
 ///     GET    /healthz     200 "ok"
 ///     GET    /favicon.ico the page's icon (image/x-icon, see ``Favicon``)
 ///     POST   /whep        WHEP offer → 201 + answer          (see ``WHEPEndpoint``)
@@ -48,23 +52,32 @@ public final class SignalingServer: Sendable {
     ///   - stats: called on an HTTP thread for every `GET /stats`; must be cheap and thread-safe.
     ///   - statsText: the same for `GET /stats?format=text`, a short summary for people (text/plain); nil
     ///     answers that form with 404.
+    ///   - metrics: for every `GET /metrics`, the Prometheus text exposition (format 0.0.4, ``MetricsText``); on an
+    ///     HTTP thread, so cheap and thread-safe; nil answers 404.
+    ///   - kick: for `POST /control/kick/{id}`: ends that viewer's session, false for an unknown id; nil answers 404.
+    ///   - pause: for `POST /control/pause` (true) and `/control/resume` (false); returns whether it changed.
     ///   - sharerState: for `GET /source`, what the page shows of the sharer (``SharerState``); polled by every
     ///     page every 2 s, so it must be cheap; nil answers 404.
     /// - Throws: ``SignalingError/addressResolution(host:reason:)``, ``SignalingError/startFailed(endpoint:reason:)``.
     public init(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
+        sharerState: (@Sendable () -> SharerState)? = nil, kick: (@Sendable (String) -> Bool)? = nil,
+        pause: (@Sendable (Bool) -> Bool)? = nil, logger: Logger
     ) throws(SignalingError) {
         self.configuration = configuration
         let router = HTTPRouter(routes: Self.routes(
-            configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, sharerState: sharerState, logger: logger))
+            configuration: configuration, sessions: sessions, stats: stats, statsText: statsText, metrics: metrics, sharerState: sharerState,
+            kick: kick, pause: pause, logger: logger))
         http = try HTTPServer.start(endpoint: configuration.endpoint, router: router, options: configuration.serverOptions, logger: logger)
     }
 
     /// The routes, for in-memory use through ``HTTPRouter/respond(to:)``.
     public static func routes(
         configuration: SignalingConfiguration, sessions: any WHEPSessionProvider, stats: @escaping @Sendable () -> JSONValue,
-        statsText: (@Sendable () -> String)? = nil, sharerState: (@Sendable () -> SharerState)? = nil, logger: Logger
+        statsText: (@Sendable () -> String)? = nil, metrics: (@Sendable () -> String)? = nil,
+        sharerState: (@Sendable () -> SharerState)? = nil, kick: (@Sendable (String) -> Bool)? = nil,
+        pause: (@Sendable (Bool) -> Bool)? = nil, logger: Logger
     ) -> [HTTPRoute] {
         let page = Array(ViewerPage.html(
             sourceFramesPerSecond: configuration.sourceFramesPerSecond, sourceSendsOnlyChanges: configuration.sourceSendsOnlyChanges,
@@ -78,6 +91,12 @@ public final class SignalingServer: Sendable {
             refusal.body = Array((presented ? "wrong token: open the viewer link you were given\n"
                 : "this call needs its viewer link, with ?token=…\n").utf8)
             return refusal
+        }
+        // The sharer's controls: from this machine only (a viewer on the LAN holds the share link's token too),
+        // then the token as for /stats.
+        let controlCheck: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+            guard Self.isLoopback(request.clientAddress) else { return .text(403, "the call's controls answer on this machine only (loopback)") }
+            return needsToken(request)
         }
         return [
             HTTPRoute("GET", .exact("/"), check: needsToken) { _ in
@@ -98,6 +117,27 @@ public final class SignalingServer: Sendable {
                     status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
                     body: Array((stats().serialized + "\n").utf8))
             },
+            // Prometheus scrapes: the same rule as /stats (a scrape config carries the token as its bearer_token).
+            HTTPRoute("GET", .exact("/metrics"), check: needsToken) { _ in
+                guard let metrics else { return .text(404, "no metrics here") }
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": MetricsText.contentType, "Cache-Control": "no-store"], body: Array(metrics().utf8))
+            },
+            // The sharer's controls: from this machine only (a viewer on the LAN holds the share link's token too),
+            // then the token as for /stats.
+            HTTPRoute("POST", .parameter(prefix: "/control/kick/"), check: controlCheck) { request in
+                guard let kick else { return .text(404, "no controls here") }
+                let id = request.pathParameter ?? ""
+                return kick(id) ? .text(200, "kicked \(id)") : .text(404, "no viewer \(id.prefix(64))")
+            },
+            HTTPRoute("POST", .exact("/control/pause"), check: controlCheck) { _ in
+                guard let pause else { return .text(404, "no controls here") }
+                return .text(200, pause(true) ? "paused" : "already paused")
+            },
+            HTTPRoute("POST", .exact("/control/resume"), check: controlCheck) { _ in
+                guard let pause else { return .text(404, "no controls here") }
+                return .text(200, pause(false) ? "resumed" : "not paused")
+            },
             // What the page shows of the sharer: {"state": "waiting" | "live" | "paused" | "ended"}.
             HTTPRoute("GET", .exact("/source"), check: needsToken) { _ in
                 guard let sharerState else { return .text(404, "no sharer state here") }
@@ -110,6 +150,13 @@ public final class SignalingServer: Sendable {
                 HTTPResponse(status: 200, headers: ["Content-Type": "image/x-icon", "Cache-Control": "max-age=86400"], body: Favicon.ico)
             },
         ] + WHEPEndpoint.routes(provider: sessions, token: configuration.token, limits: configuration.whepLimits, logger: logger)
+    }
+
+    /// True for an address of this machine's loopback: 127.0.0.0/8, ::1, ::ffff:127.x (RFC 1122 §3.2.1.3, RFC 4291 §2.5.3).
+    /// nil (unknown) is not.
+    static func isLoopback(_ address: String?) -> Bool {
+        guard let address else { return false }
+        return address.hasPrefix("127.") || address == "::1" || address.lowercased().hasPrefix("::ffff:127.")
     }
 
     /// The port actually bound.

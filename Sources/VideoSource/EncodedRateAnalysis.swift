@@ -1,29 +1,29 @@
 /// What an encoder emitted against its target: the mean rate, the worst sliding window, and the bytes of
 /// each kind of frame (from `EncoderReplay.Result`). Rates in kbps (1000 bits per second).
-public struct EncodedRateAnalysis: Sendable, Equatable {
+package struct EncodedRateAnalysis: Sendable, Equatable {
     /// Mean rate over the whole run, every frame counted.
-    public var meanKbps: Double
+    package var meanKbps: Double
     /// The highest rate over any `windowMicros` window that starts at a frame, excluding the first
     /// keyframe (which fills the buffer libvpx starts with).
-    public var worstWindowKbps: Double
+    package var worstWindowKbps: Double
     /// The window, µs.
-    public var windowMicros: UInt64
+    package var windowMicros: UInt64
     /// Bytes by kind of frame.
-    public var bytesByKind: [EncoderReplay.Kind: Int]
+    package var bytesByKind: [EncoderReplay.Kind: Int]
     /// Frames by kind.
-    public var framesByKind: [EncoderReplay.Kind: Int]
+    package var framesByKind: [EncoderReplay.Kind: Int]
     /// Keyframes encoded.
-    public var keyframes: Int
+    package var keyframes: Int
     /// The largest keyframe after the first one, bytes (0 when there is none).
-    public var largestLaterKeyframeBytes: Int
+    package var largestLaterKeyframeBytes: Int
     /// The first keyframe's bytes.
-    public var firstKeyframeBytes: Int
+    package var firstKeyframeBytes: Int
     /// New frames encoded per second of replay.
-    public var newFramesPerSecond: Double
+    package var newFramesPerSecond: Double
 
     /// Analyses `result` over windows of `windowMicros` (default 2 s). Windows run from each frame's time;
     /// windows that would run past the end are left out.
-    public init(_ result: EncoderReplay.Result, windowMicros: UInt64 = 2_000_000) {
+    package init(_ result: EncoderReplay.Result, windowMicros: UInt64 = 2_000_000) {
         let records = result.records
         let seconds = Double(max(1, result.durationMicros)) / 1e6
         meanKbps = Double(records.reduce(0) { $0 + $1.bytes }) * 8 / 1000 / seconds

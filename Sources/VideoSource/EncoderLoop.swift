@@ -94,10 +94,12 @@ final class EncoderLoop: Sendable {
     }
 
     static func rateLimits(for configuration: VideoSourceConfiguration) -> ScreenRatePolicy.Limits {
-        ScreenRatePolicy.Limits(
+        var limits = ScreenRatePolicy.Limits(
             maxFramesPerSecond: configuration.maxFramesPerSecond,
             minFramesPerSecond: min(configuration.minFramesPerSecond, configuration.maxFramesPerSecond),
             minQuantizer: configuration.minQuantizer, maxQuantizer: configuration.maxQuantizer)
+        if !configuration.scaleDownWhenStarved { limits.scaleSteps = [1] }
+        return limits
     }
 
     /// One turn of the loop at the clock's now: picks up requests, then encodes at most one frame.
@@ -155,6 +157,9 @@ final class EncoderLoop: Sendable {
         var scaleLog = LogRateLimiter()
         /// The last new picture's size and what it was downscaled to (nil: not scaled), for the log.
         var lastFit: (from: PictureSize, to: PictureSize?)?
+        /// The last new picture's size within `maximumEncodeSize`, before the rate policy's scale: what the
+        /// policy weighs the target against.
+        var sourceSize: PictureSize?
         var fitLog = LogRateLimiter()
         /// Resolution changes are logged rate-limited too (sizes may alternate on every frame).
         var resolutionLog = LogRateLimiter()
@@ -264,14 +269,15 @@ final class EncoderLoop: Sendable {
             hub.stats.dropped(.encodeError)
             state.encodeErrors += 1
             // The first few, then every 100th: a broken encoder must not flood the log.
-            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
+            if LogRateLimiter.isSampled(state.encodeErrors) {
                 logger.error("encode failed", ["error": error, "count": state.encodeErrors])
             }
         }
     }
 
-    /// Downscales a picture above `maximumEncodeSize` into a pooled buffer (its own buffer goes back to the
-    /// pool). False when libyuv refused (the frame is dropped, counted as `encodeError`).
+    /// Downscales a picture above `maximumEncodeSize`, and then to the rate policy's size when the target is too
+    /// low for the full one (``ScreenRatePolicy``, `--scale-down`), into a pooled buffer (its own buffer goes
+    /// back to the pool). False when libyuv refused (the frame is dropped, counted as `encodeError`).
     private func fitForEncoding(_ frame: inout VideoFrame, _ state: inout LoopState) -> Bool {
         let limit = configuration.maximumEncodeSize
         let size = PictureSize(width: frame.width, height: frame.height)
@@ -289,17 +295,21 @@ final class EncoderLoop: Sendable {
                 }
             }
         }
-        guard let target else { return true }
-        var scaled = hub.pool.take(width: target.width, height: target.height)
+        let fitted = target ?? size
+        state.sourceSize = fitted
+        let policyScale = state.ratePolicy.current.scale
+        let encoded = policyScale < 1 ? Self.scaled(fitted, by: policyScale) : fitted
+        guard encoded != size else { return true }
+        var scaled = hub.pool.take(width: encoded.width, height: encoded.height)
         do throws(MediaError) {
-            try frame.picture.scaled(to: target, filter: .box, into: &scaled)
+            try frame.picture.scaled(to: encoded, filter: .box, into: &scaled)
         } catch {
             hub.pool.recycle(scaled)
             hub.pool.recycle(frame.picture)
             hub.stats.dropped(.encodeError)
             state.encodeErrors += 1
-            if state.encodeErrors <= 3 || state.encodeErrors % 100 == 0 {
-                logger.error("downscale failed", ["from": size, "to": target, "error": error, "count": state.encodeErrors])
+            if LogRateLimiter.isSampled(state.encodeErrors) {
+                logger.error("downscale failed", ["from": size, "to": encoded, "error": error, "count": state.encodeErrors])
             }
             return false
         }
@@ -307,6 +317,12 @@ final class EncoderLoop: Sendable {
         hub.pool.recycle(consume scaled)
         hub.stats.downscaled()
         return true
+    }
+
+    /// `size` with each side times `scale`, rounded down to even (I420 and libvpx want even sides), at least 16.
+    static func scaled(_ size: PictureSize, by scale: Double) -> PictureSize {
+        let side = { (n: Int) in max(16, Int(Double(n) * scale) & ~1) }
+        return PictureSize(width: side(size.width), height: side(size.height))
     }
 
     /// The encoder for `frame`'s size: created on first use, reconfigured (with a keyframe) on a change.
@@ -363,8 +379,9 @@ final class EncoderLoop: Sendable {
     /// scheduler (frame-rate cap) and the encoder (quantizer range, rate control for that frame rate).
     private func followRatePolicy(now: UInt64, _ state: inout LoopState) {
         guard let encoder = state.encoder else { return }
+        let source = state.sourceSize ?? PictureSize(width: encoder.settings.width, height: encoder.settings.height)
         let decision = state.ratePolicy.update(
-            targetKbps: encoder.settings.bitrateKbps, pixels: encoder.settings.width * encoder.settings.height, now: now)
+            targetKbps: encoder.settings.bitrateKbps, pixels: source.pixels, height: source.height, now: now)
         defer {
             hub.stats.rate(decision, budgetBits: state.budget.balance(at: now), bitsPerPixel: state.ratePolicy.bitsPerPixel)
             hub.stats.droppablePeriod(effectiveDroppablePeriod(state) ?? 0)
@@ -374,6 +391,11 @@ final class EncoderLoop: Sendable {
         do throws(MediaError) {
             try encoder.setQuantizerRange(min: decision.minQuantizer, max: decision.maxQuantizer)
             try encoder.setRateControl(.screen(framesPerSecond: decision.framesPerSecond))
+            if decision.scale != (state.applied?.scale ?? 1) {
+                logger.info(decision.scale < 1 ? "picture made smaller for the target" : "picture back to full size", [
+                    "kbps": encoder.settings.bitrateKbps, "size": Self.scaled(source, by: decision.scale), "source": source,
+                ])
+            }
             logger.info("rate policy", ["kbps": encoder.settings.bitrateKbps, "decision": decision.description,
                                          "from": state.applied?.description ?? "-",
                                          "bpp": (state.ratePolicy.bitsPerPixel * 1000).rounded() / 1000])

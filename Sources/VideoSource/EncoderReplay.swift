@@ -9,9 +9,9 @@ import ScreencastSupport
 /// Pictures are played in a loop at their own timestamps' pace, each submitted at the virtual time it is
 /// due, exactly as `FileCapturer` would; bitrate changes and keyframe requests arrive at their times
 /// through the same hub the call's peers use.
-public enum EncoderReplay {
+package enum EncoderReplay {
     /// Why a frame was encoded.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// A new picture.
         case newFrame = "new"
         /// An idle re-encode at a lower quantizer ceiling.
@@ -23,23 +23,23 @@ public enum EncoderReplay {
     }
 
     /// One encoded frame as delivered to the sinks.
-    public struct Record: Sendable, Equatable {
+    package struct Record: Sendable, Equatable {
         /// Virtual time of the encode, µs from the start of the replay.
-        public var atMicros: UInt64
+        package var atMicros: UInt64
         /// Size of the VP8 frame, bytes.
-        public var bytes: Int
+        package var bytes: Int
         /// Whether it is a keyframe.
-        public var isKeyframe: Bool
+        package var isKeyframe: Bool
         /// Why it was encoded.
-        public var kind: Kind
+        package var kind: Kind
         /// libvpx's quantizer for it, 0…63 (-1 unknown).
-        public var quantizer: Int
+        package var quantizer: Int
         /// Whether it is a non-reference frame (the droppable cadence; ``Media/EncodedFrame/isDroppable``).
-        public var isDroppable: Bool = false
+        package var isDroppable: Bool = false
     }
 
     /// Something a consumer does during the replay.
-    public enum Event: Sendable, Equatable {
+    package enum Event: Sendable, Equatable {
         /// `VideoSource.setBitrate(kbps:)`.
         case bitrate(Int?)
         /// `VideoSource.requestKeyframe()`.
@@ -49,22 +49,22 @@ public enum EncoderReplay {
     }
 
     /// What came out.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Every encoded frame, in order.
-        public var records: [Record]
+        package var records: [Record]
         /// The source's counters at the end (as `/stats` would show them).
-        public var stats: VideoSourceStats
+        package var stats: VideoSourceStats
         /// Length of the replay, µs.
-        public var durationMicros: UInt64
+        package var durationMicros: UInt64
         /// The encoded frames themselves, in order (only with `keepFrames`; else empty).
-        public var frames: [EncodedFrame] = []
+        package var frames: [EncodedFrame] = []
     }
 
     /// The pictures of a `.frames` dump, decoded by the call's own pipeline (`WireFramePipeline`: JPEG or
     /// I420 → upright BT.601 limited-range I420), timestamps in µs from the first frame; frames that do not
     /// decode are left out. `scaledTo` resizes each (libyuv bilinear), e.g. to replay 640×360 fixtures at 1280×720.
     /// - Throws: `VideoSourceError.unreadableDump` (unreadable file, no frame), `.emptyDump` (none decodes), `.media`.
-    public static func pictures(fromDump path: String, scaledTo size: PictureSize? = nil) throws(VideoSourceError) -> [VideoFrame] {
+    package static func pictures(fromDump path: String, scaledTo size: PictureSize? = nil) throws(VideoSourceError) -> [VideoFrame] {
         let bytes = try FileCapturer.readDump(path)
         var decoder = FrameDecoder()
         var frames: [Frame] = []
@@ -103,7 +103,7 @@ public enum EncoderReplay {
     /// - Parameters:
     ///   - events: (µs from the start, event), in any order.
     ///   - keepFrames: keep every encoded frame in ``Result/frames`` (to decode them; memory grows with the replay).
-    public static func run(
+    package static func run(
         pictures: [VideoFrame], seconds: Double, configuration: VideoSourceConfiguration,
         events: [(atMicros: UInt64, event: Event)] = [], keepFrames: Bool = false
     ) -> Result {

@@ -56,18 +56,22 @@ final class ScreenCapturer: Sendable {
     private let onConnected: @Sendable (SenderInfo) -> Void
     private let onFirstPicture: @Sendable (SenderInfo) -> Void
     private let onEnded: @Sendable (SenderInfo, SourceEndReason, _ tookOver: Bool) -> Void
+    private let onSound: SoundOutlet?
 
     /// - Parameters:
     ///   - onConnected / onEnded: called on the reader thread after the counts are updated; `onEnded`
     ///     says whether the sender had taken over (`onFirstPicture` was called for it).
     ///   - onFirstPicture: called on the reader thread with a sender's first decoded picture, before it is
     ///     submitted (make the screen active here, or the picture is dropped as `inactive`).
+    ///   - onSound: where the sender's sound messages go, on the reader thread (nil: noted once per sender in
+    ///     the log and dropped).
     init(
         hub: SourceHub, clock: any VideoClock, logger: Logger, watchdogSeconds: Double, maximumDimension: Int,
         maximumDecodePixels: Int,
         onConnected: @escaping @Sendable (SenderInfo) -> Void,
         onFirstPicture: @escaping @Sendable (SenderInfo) -> Void,
-        onEnded: @escaping @Sendable (SenderInfo, SourceEndReason, _ tookOver: Bool) -> Void
+        onEnded: @escaping @Sendable (SenderInfo, SourceEndReason, _ tookOver: Bool) -> Void,
+        onSound: SoundOutlet? = nil
     ) throws(MediaError) {
         self.hub = hub
         self.clock = clock
@@ -78,6 +82,7 @@ final class ScreenCapturer: Sendable {
         self.onConnected = onConnected
         self.onFirstPicture = onFirstPicture
         self.onEnded = onEnded
+        self.onSound = onSound
     }
 
     /// Binds the socket and starts reading.
@@ -117,15 +122,19 @@ final class ScreenCapturer: Sendable {
             }
             if first { hub.stats.senderSentFirstFrame() }
             handleFrame(frame)
-        case .sound:
-            // The call has no audio track yet (issue 28's next slice): say so once per sender, not silently.
+        case .sound(let message, _):
+            if let onSound {
+                onSound(message.header, message.body)
+                return
+            }
+            // A video source without an audio source beside it: say so once per sender, not silently.
             let first = connection.withLock { c -> Bool in
                 guard c?.soundNoted == false else { return false }
                 c?.soundNoted = true
                 return true
             }
             if first {
-                logger.warning("the agent sends sound, but this call sends viewers pictures only: its sound is not played yet", [
+                logger.warning("the agent sends sound, but this call has no audio source: its sound is dropped", [
                     "connection": connection.withLock { $0?.info.connection ?? 0 },
                 ])
             }
@@ -228,7 +237,7 @@ final class ScreenCapturer: Sendable {
             return c?.decodeFailed ?? 0
         }
         hub.stats.dropped(.decodeError)
-        guard count <= 3 || count % 100 == 0, let suppressed = decodeFailureLog.withLock({ $0.admit() }) else { return nil }
+        guard LogRateLimiter.isSampled(count), let suppressed = decodeFailureLog.withLock({ $0.admit() }) else { return nil }
         return (count, suppressed)
     }
 

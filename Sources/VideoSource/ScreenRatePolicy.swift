@@ -12,8 +12,19 @@
 /// leaving libvpx to drop frames in bursts; cheap content is not held below the configured frame rate by a
 /// model it does not need.
 ///
+/// Below that, the picture is made smaller (issue 31, the low-rate policy): when the target cannot carry even half
+/// of what the lowest frame rate needs at the full size (`scaleDownBelow`), the encoded size steps down
+/// (`scaleSteps`: ¾, then ½ of each side, never below `minimumScaledHeight` lines), so a 300 kbit/s viewer sees
+/// 640×360 text that moves instead of a 1280×720 slideshow with stalls. It steps back up only when the larger
+/// size would run at the lowest frame rate with the best quantizers (`scaleUpAbove`: a band of 2 × the pixel
+/// ratio between the two thresholds, so it does not flap), after the same hold. Chrome's sender does the
+/// opposite for screens: `contentHint = "detail"`/"text" maps to `degradationPreference` "maintain-resolution",
+/// which only lowers the frame rate (to a frame every few seconds at 300 kbit/s, each one taking seconds to
+/// arrive), and "balanced" (for camera video) scales early, at frame rates a screen does not need.
+///
 /// Falls apply at once. Rises wait until the target has allowed them for `recoveryHoldMicros`, then go
-/// one step at a time, in the same order: the frame rate first, then (another hold later) the floor.
+/// one step at a time, in the same order: the size first, then the frame rate, then (another hold later)
+/// the floor.
 struct ScreenRatePolicy: Sendable, Equatable {
     /// What the encoder is told.
     struct Decision: Sendable, Equatable, CustomStringConvertible {
@@ -23,8 +34,13 @@ struct ScreenRatePolicy: Sendable, Equatable {
         var minQuantizer: Int
         /// libvpx's worst quantizer, `minQuantizer`…63.
         var maxQuantizer: Int
+        /// The encoded picture's side as a share of the source picture's (after `--max-encode-size`): 1, or a
+        /// step of ``Limits/scaleSteps``.
+        var scale: Double = 1
 
-        var description: String { "\(Self.format(framesPerSecond)) fps, q \(minQuantizer)-\(maxQuantizer)" }
+        var description: String {
+            "\(Self.format(framesPerSecond)) fps, q \(minQuantizer)-\(maxQuantizer)" + (scale < 1 ? ", scale \(scale)" : "")
+        }
         static func format(_ fps: Double) -> String { fps == fps.rounded() ? "\(Int(fps))" : "\((fps * 10).rounded() / 10)" }
     }
 
@@ -47,6 +63,17 @@ struct ScreenRatePolicy: Sendable, Equatable {
         /// with GCC's slow rise after a step up, the sender was never application-limited, no ALR probe came,
         /// and the target took 10 s instead of 4 to find 3 Mbit/s: `ChromiumCongestionTests`.)
         var recoveryHoldMicros: UInt64 = 2_000_000
+        /// The encoded sizes it may step down to, as shares of each side, largest first (1 is always allowed).
+        var scaleSteps: [Double] = [1, 0.75, 0.5]
+        /// A smaller size is never below this many lines (a 1280×720 screen goes to 640×360 at most; text below
+        /// 360 lines is not readable at any frame rate).
+        var minimumScaledHeight = 360
+        /// Steps down when the target carries less than this share of what the lowest frame rate needs at
+        /// the current size with the best quantizers.
+        var scaleDownBelow = 0.5
+        /// Steps up when the target carries at least this share of what the lowest frame rate needs at the
+        /// next larger size (held `recoveryHoldMicros`).
+        var scaleUpAbove = 1.0
     }
 
     let limits: Limits
@@ -65,7 +92,21 @@ struct ScreenRatePolicy: Sendable, Equatable {
                            maxQuantizer: limits.maxQuantizer)
     }
 
-    /// What `targetKbps` allows for a picture of `pixels`, with no hold.
+    /// The sizes a picture of `height` lines may be encoded at, largest first (only 1 when `height` is nil).
+    func scaleSteps(height: Int?) -> [Double] {
+        guard let height else { return [1] }
+        let steps = limits.scaleSteps.filter { $0 < 1 && Int(Double(height) * $0) >= limits.minimumScaledHeight }.sorted(by: >)
+        return [1] + steps
+    }
+
+    /// The share of what the lowest frame rate needs at `scale` (best quantizers) that `targetKbps` carries.
+    func carried(targetKbps: Int, pixels: Int, scale: Double) -> Double {
+        let lowest = min(limits.minFramesPerSecond, limits.maxFramesPerSecond)
+        return Double(max(1, targetKbps)) * 1000 / (Double(max(1, pixels)) * scale * scale * bitsPerPixel * lowest)
+    }
+
+    /// What `targetKbps` allows for a picture of `pixels`, with no hold (at full size: scaling is
+    /// ``update(targetKbps:pixels:height:now:)``'s).
     func ideal(targetKbps: Int, pixels: Int) -> Decision {
         let bits = Double(max(1, targetKbps)) * 1000
         let perFrame = Double(max(1, pixels)) * bitsPerPixel
@@ -103,24 +144,46 @@ struct ScreenRatePolicy: Sendable, Equatable {
     /// A keyframe of `bytes` was made (its window, and the drops that repay it, say nothing of the content).
     mutating func keyframe(bytes: Int, now: UInt64) { content.keyframe(bytes: bytes, at: now) }
 
-    /// The decision at `now` for `targetKbps` and a picture of `pixels`.
-    mutating func update(targetKbps: Int, pixels: Int, now: UInt64) -> Decision {
+    /// The decision at `now` for `targetKbps` and a source picture of `pixels` (`height` lines; nil: never
+    /// scaled). `pixels` is the source's size, not the encoded one: the policy scales it itself.
+    mutating func update(targetKbps: Int, pixels: Int, height: Int? = nil, now: UInt64) -> Decision {
+        let steps = scaleSteps(height: height)
+        // The current size, among the steps this picture allows (a new, smaller picture may allow fewer).
+        var scale = steps.last { $0 >= current.scale } ?? steps.first ?? 1
+        let encodedPixels = { (s: Double) in max(1, Int((Double(pixels) * s * s).rounded())) }
         _ = content.evaluate(
-            now: now, targetBitsPerSecond: Double(max(1, targetKbps)) * 1000, pixels: pixels,
+            now: now, targetBitsPerSecond: Double(max(1, targetKbps)) * 1000, pixels: encodedPixels(scale),
             modelBitsPerPixel: limits.bitsPerPixel, cheapQuantizer: limits.maxQuantizer / 2)
-        let ideal = ideal(targetKbps: targetKbps, pixels: pixels)
+        // Smaller at once, to the largest step that carries enough (the smallest when none does).
+        if carried(targetKbps: targetKbps, pixels: pixels, scale: scale) < limits.scaleDownBelow {
+            scale = steps.first { $0 < scale && carried(targetKbps: targetKbps, pixels: pixels, scale: $0) >= limits.scaleDownBelow }
+                ?? steps.last ?? scale
+        }
+        let larger = steps.last { $0 > scale }
+        let canGrow = larger.map { carried(targetKbps: targetKbps, pixels: pixels, scale: $0) >= limits.scaleUpAbove } ?? false
+        let ideal = ideal(targetKbps: targetKbps, pixels: encodedPixels(scale))
         var next = current
-        next.framesPerSecond = min(next.framesPerSecond, ideal.framesPerSecond)
-        next.minQuantizer = max(next.minQuantizer, ideal.minQuantizer)
+        if scale != current.scale {
+            // A new size starts from what the target allows at that size (the floor raised for the larger one would
+            // blur the smaller picture for nothing).
+            next = ideal
+            next.scale = scale
+        } else {
+            next.framesPerSecond = min(next.framesPerSecond, ideal.framesPerSecond)
+            next.minQuantizer = max(next.minQuantizer, ideal.minQuantizer)
+        }
         if next != current {
             lastChangeAt = now
             betterSince = nil
-        } else if ideal.framesPerSecond > current.framesPerSecond || ideal.minQuantizer < current.minQuantizer {
+        } else if canGrow || ideal.framesPerSecond > current.framesPerSecond || ideal.minQuantizer < current.minQuantizer {
             let since = betterSince ?? now
             betterSince = since
             let hold = limits.recoveryHoldMicros
             if now >= since + hold, now >= (lastChangeAt ?? 0) + hold {
-                if ideal.framesPerSecond > current.framesPerSecond {
+                if canGrow, let larger {
+                    next = self.ideal(targetKbps: targetKbps, pixels: encodedPixels(larger))
+                    next.scale = larger
+                } else if ideal.framesPerSecond > current.framesPerSecond {
                     next.framesPerSecond = ideal.framesPerSecond
                 } else {
                     next.minQuantizer = ideal.minQuantizer
@@ -131,13 +194,13 @@ struct ScreenRatePolicy: Sendable, Equatable {
         } else {
             betterSince = nil
         }
-        next.maxQuantizer = maxQuantizer(fps: next.framesPerSecond, floor: next.minQuantizer)
+        next.maxQuantizer = maxQuantizer(fps: next.framesPerSecond, floor: next.minQuantizer, scale: next.scale)
         current = next
         return next
     }
 
-    /// 63 while degraded (a lower frame rate or a raised floor), else the configured worst.
-    private func maxQuantizer(fps: Double, floor: Int) -> Int {
-        fps < limits.maxFramesPerSecond || floor > limits.minQuantizer ? 63 : limits.maxQuantizer
+    /// 63 while degraded (a lower frame rate, a raised floor or a smaller size), else the configured worst.
+    private func maxQuantizer(fps: Double, floor: Int, scale: Double = 1) -> Int {
+        fps < limits.maxFramesPerSecond || floor > limits.minQuantizer || scale < 1 ? 63 : limits.maxQuantizer
     }
 }

@@ -25,6 +25,8 @@ final class SourceHub: Sendable {
         var bitrateChange: Int??
         var cadenceChange: Int??
         var stopping = false
+        /// The sharer paused the share (``setPaused(_:)``): new pictures are dropped, the last one stays.
+        var paused = false
         /// A picture another encoder handed over (its planes shared with that encoder's buffers), waiting to be
         /// scaled into one of this hub's own buffers (``SecondEncoding``). Never recycled into `pool`.
         var foreign: (frame: VideoFrame, kind: SourceKind)?
@@ -77,7 +79,7 @@ final class SourceHub: Sendable {
         var frame: VideoFrame? = frame
         var replaced: VideoFrame?
         let accepted = state.withLock { s -> Bool in
-            guard !s.stopping, s.active == kind, let incoming = frame.take() else { return false }
+            guard !s.stopping, !s.paused, s.active == kind, let incoming = frame.take() else { return false }
             replaced = s.pending.take()?.frame
             s.pending = PendingFrame(frame: incoming, generation: s.generation, kind: kind)
             return true
@@ -94,6 +96,20 @@ final class SourceHub: Sendable {
             pool.recycle(replaced.picture)
         }
     }
+
+    /// Pauses or resumes taking new pictures (the sharer's pause): while paused every submitted picture is dropped
+    /// (counted as ``DropReason/inactive``) and the encoder keeps the last one. Returns false when nothing changed.
+    @discardableResult
+    func setPaused(_ paused: Bool) -> Bool {
+        state.withLock { s -> Bool in
+            guard s.paused != paused else { return false }
+            s.paused = paused
+            return true
+        }
+    }
+
+    /// Whether the share is paused.
+    var isPaused: Bool { state.withLock { $0.paused } }
 
     /// Offers a picture whose planes another encoder still uses (``SecondEncoding``): it replaces a foreign
     /// picture still waiting (released, not recycled: the buffer is not this hub's) and wakes the encoder

@@ -1,3 +1,4 @@
+public import FrameWire
 import Dispatch
 public import FrameSocket
 import Media
@@ -63,11 +64,11 @@ public final class VideoSource: Sendable {
     private let onEvent: @Sendable (VideoSourceEvent) -> Void
 
     /// Checks the configuration and prepares the capturers (a file source reads its dump here).
-    /// Nothing runs before `start()`.
+    /// Nothing runs before `start()`. `onSound` takes the agent's sound messages (the call's audio source).
     /// - Throws: `VideoSourceError.invalidConfiguration`, `.unreadableDump`, `.emptyDump`, `.media`.
     public init(
         configuration: VideoSourceConfiguration, clock: any VideoClock = SystemVideoClock(), logger: Logger,
-        onEvent: @escaping @Sendable (VideoSourceEvent) -> Void = { _ in }
+        onEvent: @escaping @Sendable (VideoSourceEvent) -> Void = { _ in }, onSound: SoundOutlet? = nil
     ) throws(VideoSourceError) {
         try configuration.validate()
         self.configuration = configuration
@@ -102,7 +103,7 @@ public final class VideoSource: Sendable {
                     hub: hub, clock: clock, logger: logger.named("screen"), watchdogSeconds: configuration.watchdogSeconds,
                     maximumDimension: configuration.maximumDimension, maximumDecodePixels: configuration.maximumDecodePixels,
                     onConnected: { relay.connected($0) }, onFirstPicture: { relay.firstPicture($0) },
-                    onEnded: { relay.ended($0, $1, $2) })
+                    onEnded: { relay.ended($0, $1, $2) }, onSound: onSound)
             } catch {
                 throw .media(error)
             }
@@ -177,6 +178,19 @@ public final class VideoSource: Sendable {
 
     /// Removes a consumer; it gets no `finish()`.
     public func removeSink(_ token: SinkToken) { _ = sinks.remove(token) }
+
+    /// Pauses the share (the sharer's `screencast-call pause`): new pictures from every capturer are dropped
+    /// (counted as ``DropReason/inactive``) and viewers keep the last picture; ``resume()`` takes them again.
+    /// Returns false when it was paused already.
+    @discardableResult
+    public func pause() -> Bool { hub.setPaused(true) }
+
+    /// Takes new pictures again after ``pause()``; returns false when it was not paused.
+    @discardableResult
+    public func resume() -> Bool { hub.setPaused(false) }
+
+    /// Whether the share is paused.
+    public var isPaused: Bool { hub.isPaused }
 
     /// Asks for a keyframe (a new peer, a PLI/FIR). Requests are coalesced; one keyframe follows no
     /// sooner than `keyframeMinSpacingSeconds` after the previous one, also when the picture is static.
@@ -294,3 +308,7 @@ private final class SourceEndRelay: Sendable {
     func set(_ body: @escaping @Sendable () -> Void) { handler.withLock { $0 = body } }
     func fire() { handler.withLock { $0 }?() }
 }
+
+/// Where the agent's sound messages go (Protocol/frame-wire.md §2.10): the header and its PCM body (S16LE
+/// interleaved), on the socket reader's thread; return quickly.
+public typealias SoundOutlet = @Sendable (_ header: SoundHeader, _ body: [UInt8]) -> Void

@@ -132,6 +132,11 @@ public struct VideoSourceConfiguration: Sendable {
     /// even sizes (`PictureSize.downscaled(toFit:)`; the limit is orientation-free, so a portrait
     /// picture fits it turned). Each side 16…16384.
     public var maximumEncodeSize: PictureSize
+    /// `--scale-down on|off` (default on): when the target cannot carry the picture at the lowest frame rate, the
+    /// encoded size steps down (¾, ½ of each side, never below 360 lines) and back up as the target allows
+    /// (``ScreenRatePolicy``); off keeps the full size whatever the target (text at 1–5 fps, then a raised
+    /// quantizer floor).
+    public var scaleDownWhenStarved = true
 
     /// The default decode budget: 7680×4320 pixels (8K UHD).
     public static let defaultMaximumDecodePixels = 7680 * 4320

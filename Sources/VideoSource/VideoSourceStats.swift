@@ -88,6 +88,10 @@ public struct VideoSourceStats: Sendable, Equatable {
     public var encodeMillisP50 = 0.0
     /// Encode time per frame, milliseconds: 95th percentile of the last 128 encodes.
     public var encodeMillisP95 = 0.0
+    /// Encode time per frame, milliseconds: 99th percentile of the last 128 encodes.
+    public var encodeMillisP99 = 0.0
+    /// Encode time of every frame encoded so far, summed, milliseconds (`/metrics`' summary `_sum`).
+    public var encodeMillisTotal = 0.0
     /// Frames waiting for the encoder (0 or 1: latest frame wins).
     public var queueDepth = 0
     /// Width of the last encoded picture, pixels (0 before the first).
@@ -105,6 +109,8 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// The quantizer range the rate policy gives libvpx, 0…63.
     public var minQuantizer = 0
     public var maxQuantizer = 0
+    /// The rate policy's encoded size as a share of the source picture's side (1: full size).
+    public var scale = 1.0
     /// The byte budget's balance, bytes (negative: in debt; refinements and repeats wait).
     public var budgetBytes = 0
     /// Bits per pixel per new frame the rate policy assumes (its model, or the content's measured cost
@@ -126,7 +132,7 @@ public struct VideoSourceStats: Sendable, Equatable {
     /// encodeError,tooLarge},"fps","kbps","encodeMs":{"p50","p95"},"queueDepth","bytes","pool":{bytes,
     /// buffers},"screen":{connected,senders,sendersTotal,connections,watchdogDrops,sizeMismatches,"agent":null or
     /// {display,area,rect,fpsAsked},"damage":{frames,meanFraction (null before one),faults,partialConversions}},
-    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel}}`.
+    /// "keyframeRequests":{received,coalesced},"rate":{fpsCap,"q":{min,max},budgetBytes,bitsPerPixel,scale}}`.
     public var json: JSONValue {
         .object([
             ("source", source.map { .string($0.rawValue) } ?? .null),
@@ -172,6 +178,7 @@ public struct VideoSourceStats: Sendable, Equatable {
                 ("q", .object([("min", .number(minQuantizer)), ("max", .number(maxQuantizer))])),
                 ("budgetBytes", .number(budgetBytes)),
                 ("bitsPerPixel", .double((bitsPerPixel * 1000).rounded() / 1000)),
+                ("scale", .double(Self.rounded(scale))),
             ])),
         ])
     }
@@ -253,6 +260,7 @@ final class StatsRecorder: Sendable {
         state.withLock { s in
             s.stats.bitsPerPixel = bitsPerPixel
             s.stats.fpsCap = decision.framesPerSecond
+            s.stats.scale = decision.scale
             s.stats.minQuantizer = decision.minQuantizer
             s.stats.maxQuantizer = decision.maxQuantizer
             s.stats.budgetBytes = Int((budgetBits / 8).rounded())
@@ -280,6 +288,7 @@ final class StatsRecorder: Sendable {
             s.rateCount += 1
             s.encodeTimes[s.encodeCount % s.encodeTimes.count] = millis
             s.encodeCount += 1
+            s.stats.encodeMillisTotal += millis
         }
     }
 
@@ -293,6 +302,7 @@ final class StatsRecorder: Sendable {
                 let sorted = s.encodeTimes[0..<samples].sorted()
                 stats.encodeMillisP50 = sorted[(samples - 1) / 2]
                 stats.encodeMillisP95 = sorted[min(samples - 1, Int((Double(samples) * 0.95).rounded(.up)) - 1)]
+                stats.encodeMillisP99 = sorted[min(samples - 1, Int((Double(samples) * 0.99).rounded(.up)) - 1)]
             }
             let start = now > Self.rateWindowMicros ? now - Self.rateWindowMicros : 0
             var frames = 0

@@ -30,6 +30,8 @@ struct AgentOptions {
     /// Seconds between stats lines; 0 for none (default 5).
     var statsIntervalSeconds: Double = 5
     var logLevel: LogLevel = .info
+    /// `--log-format`: key=value lines (text, the default) or JSON Lines.
+    var logFormat: LogFormat = .text
     /// `--list-monitors`: print the monitors and exit.
     var listMonitors = false
     /// `--source x11|portal|auto` as resolved (auto: the portal on a Wayland session, see ``resolveSource``).
@@ -42,10 +44,10 @@ struct AgentOptions {
     var audioDevice: String?
 
     static let valueOptions: Set<String> = [
-        "socket", "output", "record", "frames", "duration", "display", "log-level", "fps", "scale", "max-size",
+        "socket", "output", "record", "frames", "duration", "display", "log-level", "log-format", "fps", "scale", "max-size",
         "quality", "subsampling", "orientation", "keepalive", "cursor", "monitor", "region", "paint-over-quality",
         "paint-over-delay", "shm", "stats-interval", "format", "audio", "audio-device",
-        "source",
+        "source", "window", "portal-reconnect",
     ]
     static let flagOptions: Set<String> = ["list-monitors", "no-paint-over", "forget-portal-choice"]
 
@@ -61,6 +63,7 @@ struct AgentOptions {
             }
             logLevel = parsed
         }
+        logFormat = try arguments.logFormat() ?? .text
         if let display = arguments.string("display") {
             guard !display.isEmpty else { throw UsageError("--display needs a display name such as :0") }
             capture.display = display
@@ -104,6 +107,11 @@ struct AgentOptions {
         if let monitor {
             guard !monitor.isEmpty else { throw UsageError("--monitor needs a name or an index") }
             capture.target = .monitor(MonitorSelector(parsing: monitor))
+        }
+        if let window = arguments.string("window") {
+            guard !window.isEmpty else { throw UsageError("--window needs a window id (0x…), a title, or pick (the portal's chooser)") }
+            if monitor != nil || region != nil { throw UsageError("--window excludes --monitor and --region") }
+            if window != Self.portalWindowChoice { capture.window = WindowSelector(parsing: window) }
         }
         if let region {
             guard let rect = CaptureRect(parsing: region) else {
@@ -179,11 +187,18 @@ struct AgentOptions {
 
         source = try Self.resolveSource(arguments, environment: environment)
         if source == .portal {
+            portal.sharesWindow = arguments.string("window") == Self.portalWindowChoice
             portal.restoreToken = PortalRestoreToken.defaultLocation(environment: environment)
             portal.forgetsChoice = arguments.has("forget-portal-choice")
+            portal.reconnectSeconds = try arguments.double("portal-reconnect", in: PortalSettings.reconnectRange)
+                ?? PortalSettings.defaultReconnectSeconds
             return
         }
         if arguments.has("forget-portal-choice") { throw UsageError("--forget-portal-choice is for --source portal") }
+        if arguments.string("portal-reconnect") != nil { throw UsageError("--portal-reconnect is for --source portal") }
+        if arguments.string("window") == Self.portalWindowChoice {
+            throw UsageError("--window pick asks the portal's chooser for a window (--source portal); on X11 name the window: --window ID|TITLE")
+        }
 
         // No display at all is the command line's to fix (exit 64), unlike a display that does not answer.
         // Checked last, so any other fault of the command line is named first.
@@ -192,18 +207,25 @@ struct AgentOptions {
         }
     }
 
-    /// The options only the X11 capture knows.
+    /// The options only the X11 capture knows (and `--window` with an id or a title).
     static let x11Options = ["display", "monitor", "region", "shm"]
+
+    /// `--window pick`: the portal's chooser picks the window.
+    static let portalWindowChoice = "pick"
 
     /// `--source`: x11 or portal as given; auto (the default) picks the portal on a Wayland session
     /// (`XDG_SESSION_TYPE=wayland`, or `WAYLAND_DISPLAY` set and `DISPLAY` not) unless an X11-only option
     /// (`--display`, `--monitor`, `--region`, `--shm`, `--list-monitors`) was given.
     static func resolveSource(_ arguments: CommandLineArguments, environment: [String: String]) throws(UsageError) -> AgentSource {
+        let namedWindow = arguments.string("window").map { $0 != portalWindowChoice } ?? false
         let x11Given = x11Options.first { arguments.string($0) != nil } ?? (arguments.has("list-monitors") ? "list-monitors" : nil)
+            ?? (namedWindow ? "window ID|TITLE" : nil)
         switch arguments.string("source") ?? "auto" {
         case "x11": return .x11
         case "portal":
-            if let x11Given { throw UsageError("--\(x11Given) is for X11; --source portal captures the monitor chosen in the portal") }
+            if let x11Given {
+                throw UsageError("--\(x11Given) is for X11; --source portal captures the monitor chosen in the portal (a window: --window pick)")
+            }
             return .portal
         case "auto":
             guard x11Given == nil else { return .x11 }

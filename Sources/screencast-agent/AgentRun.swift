@@ -172,6 +172,8 @@ extension AgentRun {
             throw AgentUsageFault(reason: "--region \(region) lies wholly outside the \(width)x\(height) screen")
         } catch .noSuchMonitor(let name, let available) {
             throw AgentUsageFault(reason: CaptureError.noSuchMonitor(name, available: available).description)
+        } catch .noSuchWindow(let what) {
+            throw AgentUsageFault(reason: "--window: " + CaptureError.noSuchWindow(what).description)
         }
     }
 }
@@ -201,13 +203,14 @@ extension AgentRun {
     /// What the `Capture-*` fields say of this run (Protocol/frame-wire.md §2.7): the display, what is
     /// captured, the frame rate asked for; the rectangle is added per frame.
     static func captureDescription(_ options: AgentOptions) -> CaptureDescription {
-        let area = switch options.capture.target {
+        let screenArea = switch options.capture.target {
         case .root: "screen"
         case .monitor(let selector): "monitor \(selector)"
         case .region: "region"
         }
+        let area = options.capture.window.map { "window \($0)" } ?? screenArea
         if options.source == .portal {
-            return CaptureDescription(display: "wayland (portal)", area: "portal monitor",
+            return CaptureDescription(display: "wayland (portal)", area: options.portal.sharesWindow ? "portal window" : "portal monitor",
                                       framesPerSecond: String(format: "%g", options.capture.maxFramesPerSecond))
         }
         return CaptureDescription(

@@ -33,8 +33,21 @@ let agentUsage = """
                              memory), with the compositor's damage as Buffer-Damage. The desktop's
                              "stop sharing" (the portal closing the session, or its stream going
                              away) ends the run with exit 0; no portal, no ScreenCast backend or a
-                             refused chooser is exit 1 with what is missing.
+                             refused chooser is exit 1 with what is missing. PipeWire restarting is
+                             followed: the portal is asked again (the kept choice) for up to
+                             --portal-reconnect seconds, then exit 1. A resized monitor is followed.
       --forget-portal-choice drop the kept choice first: the portal's chooser asks again
+      --portal-reconnect S   after the PipeWire daemon went away, ask the portal for a new stream for up
+                             to S seconds, 0-3600 (default 60; 0: exit 1 at once)
+      --window ID|TITLE|pick one window instead of the screen. X11: by id (0x1a00003 or decimal, as
+                             xwininfo and xdotool print it) or exact title (WM_NAME/_NET_WM_NAME);
+                             read through XComposite (whole also where covered), followed as it
+                             moves; the size on the wire stays its first one: a resized window is
+                             scaled into it, aspect kept, between black bars; hidden: the last frame
+                             repeats; closed: the run ends with exit 0 ("... was closed",
+                             stop=source-ended); no such window is exit 64. pick: the portal's chooser
+                             lists windows (--source portal); a portal that offers none (sway's
+                             xdg-desktop-portal-wlr) is exit 1, saying so.
 
     What to capture (X11):
       --display NAME         X display (default $DISPLAY)
@@ -92,6 +105,13 @@ let agentUsage = """
     Other:
       --stats-interval S     seconds between stats lines, 0.1 to 86400, or 0 for none (default 5)
       --log-level LEVEL      debug, info, warn or error (default info); logs go to stderr
+      --log-format text|json log lines as 'level component message key=value…' (text, default) or
+                             one JSON object a line: time, level, logger, message, fields
+      --config FILE          settings as 'option = value' lines (TOML: "text", 12, true, ["a", "b"]
+                             for a repeated option; default $XDG_CONFIG_HOME/screencast/agent.toml,
+                             else ~/.config/screencast/agent.toml, when it exists); the command line
+                             overrides them
+      --print-config         print the settings in effect (file and command line) and exit
       -h, --help             this text
       --version              print the version
 

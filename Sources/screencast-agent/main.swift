@@ -16,13 +16,25 @@ enum Agent {
             return ExitCode.success
         }
         let options: AgentOptions
+        let settings: ProgramSettings
         do {
-            options = try AgentOptions(words, environment: ProcessInfo.processInfo.environment)
+            // The config file (agent.toml, --config) under the command line; its keys are the options' names.
+            settings = try ProgramSettings.load(words, program: "agent", options: AgentOptions.valueOptions, flags: AgentOptions.flagOptions)
         } catch {
             fail("\(error.reason)\nTry 'screencast-agent --help'.")
             return ExitCode.usage
         }
-        let logger = Logger(component: "agent", threshold: options.logLevel)
+        do {
+            options = try AgentOptions(settings.words, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            fail("\(settings.attributed(error).reason)\nTry 'screencast-agent --help'.")
+            return ExitCode.usage
+        }
+        if settings.printConfig {
+            print(settings.toml(program: "screencast-agent"), terminator: "")
+            return ExitCode.success
+        }
+        let logger = Logger(component: "agent", threshold: options.logLevel, format: options.logFormat)
         do {
             if options.listMonitors {
                 for monitor in try ScreenCapture.listMonitors(display: options.capture.display) { print(monitor) }

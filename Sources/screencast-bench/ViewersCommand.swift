@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ScreencastSupport
 import DTLS
+import Publishing
 import ICE
 import SDP
 
@@ -9,14 +10,16 @@ import SDP
 /// object `{"viewers": [...], "connected": N}` on stdout. Progress goes to stderr.
 enum ViewersCommand {
     static let usage = """
-        Usage: screencast-bench viewers --url URL [--count N] [--seconds S]
+        Usage: screencast-bench viewers --url URL [--token T] [--count N] [--seconds S]
 
         Light WHEP viewers for fan-out measurements: each completes ICE and DTLS with the call, then counts
         and drops the SRTP it receives (no decryption, no decoding; an empty RTCP receiver report a second,
         which keeps its consent with the call). Loopback only (127.0.0.1):
         its ICE candidates are on 127.0.0.1, so the call needs `--ice-address 127.0.0.1` too.
 
-          --url URL      the call's WHEP endpoint, http://127.0.0.1:PORT/whep
+          --url URL      the call's WHEP endpoint, http://127.0.0.1:PORT/whep or https://… (a call with
+                         --https or --share: its self-signed certificate is not checked, on loopback)
+          --token T      the call's token (--token, or the one --share printed)
           --count N      viewers, 1-256 (default 1)
           --seconds S    how long to stay after joining (default 10)
 
@@ -25,13 +28,13 @@ enum ViewersCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let arguments = try CommandLineArguments(words, options: ["url", "count", "seconds"], flags: ["help"])
+        let arguments = try CommandLineArguments(words, options: ["url", "token", "count", "seconds"], flags: ["help"])
         if arguments.has("help") { print(usage); return 0 }
         guard let url = arguments.string("url") else { throw UsageError("viewers needs --url") }
         let count = try arguments.int("count", in: 1...256) ?? 1
         let seconds = try arguments.double("seconds", in: 0...86_400) ?? 10
         let client: WHEPClient
-        do { client = try WHEPClient(url: url) } catch let error as BenchError { throw UsageError("--url: \(error)") }
+        do { client = try WHEPClient(url: url, token: arguments.string("token")) } catch let error as BenchError { throw UsageError("--url: \(error)") }
         guard client.host == "127.0.0.1" else { throw UsageError("viewers connect to 127.0.0.1 only") }
         let certificate = try DTLSCertificate.shared()
         let viewers = (0..<count).map { LightViewer(index: $0) }

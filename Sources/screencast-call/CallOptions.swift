@@ -17,6 +17,8 @@ struct CallOptions {
     var statsIntervalSeconds: Double
     var statsFile: String?
     var logLevel: LogLevel
+    /// `--log-format`: key=value lines (text, the default) or JSON Lines.
+    var logFormat: LogFormat = .text
     /// `--http`: where the viewer page and WHEP listen; nil with `--http off`.
     var http: HTTPEndpoint?
     /// True when `--http` was given (a bind failure is then fatal; on the default it is a warning).
@@ -50,6 +52,7 @@ struct CallOptions {
 
     static let usage = """
         Usage: screencast-call [options]
+               screencast-call status | kick ID | pause | resume [--share] [--http HOST:PORT] [--token T]
 
         Receives the agent's frames on a Unix socket, keeps the call's one shared video source and encodes
         it as VP8 (libvpx, real time). When no agent is connected, --source decides what feeds the source;
@@ -96,6 +99,13 @@ struct CallOptions {
           --exit-when-source-ends  exit 0 once the first agent's stream has ended (with --source file: once
                                    the file has played once) and everything is flushed
           --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr
+          --log-format text|json   log lines as 'level component message key=value…' (text, default) or
+                                   one JSON object a line: time, level, logger, message, fields
+          --config FILE            settings as 'option = value' lines (TOML: "text", 12, true, ["a", "b"]
+                                   for a repeated option; default $XDG_CONFIG_HOME/screencast/call.toml,
+                                   else ~/.config/screencast/call.toml, when it exists); the command
+                                   line overrides them
+          --print-config           print the settings in effect (file and command line) and exit
           -h, --help               this text
           --version                print the version
 
@@ -137,6 +147,10 @@ struct CallOptions {
                                    non-reference, whatever the viewers' estimates (for measurements; by
                                    default this cadence is on only while a transport-cc viewer is far
                                    below the others, whose frames it lets the sender thin without keyframes)
+          --scale-down on|off      when the target cannot carry the picture at --min-fps, encode it smaller
+                                   (3/4, then 1/2 of each side, never below 360 lines) and back to full
+                                   size when the target allows (default on; off keeps the size and raises
+                                   the quantizer instead)
           --second-encoding on|off a transport-cc viewer far below the others (under half the highest
                                    estimate for 2 s) gets a second, lower-rate VP8 encoding of the same
                                    screen (half size when its rate is far below what full size needs),
@@ -164,17 +178,18 @@ struct CallOptions {
         not decode, the IVF file not written completely, ….
         """
 
-    init(_ words: [String]) throws(UsageError) {
-        let arguments = try CommandLineArguments(
-            words,
-            options: Set([
+    /// The options that take a value, and the switches (also the keys of the config file, ``ProgramSettings``).
+    static let valueOptions: Set<String> = Set([
                 "socket", "source", "bitrate", "max-fps", "min-fps", "keyframe-spacing", "keyframe-interval", "cpu-used", "min-q", "max-q",
                 "encoder-threads", "pattern-size", "pattern-fps", "record-ivf", "stats-interval", "stats-file",
-                "watchdog", "log-level", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
-                "droppable-period", "second-encoding",
+                "watchdog", "log-level", "log-format", "max-encode-size", "max-decode-pixels", "http", "token", "ice-address", "remote-candidates", "ice-ports", "ice-tcp", "stun", "turn", "max-viewers", "consent-timeout", "min-bitrate",
+                "droppable-period", "second-encoding", "scale-down",
                 "e2ee-key-file", "e2ee-salt", "e2ee-key-index",
-            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions),
-            flags: Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions))
+            ]).union(SFUOptions.valueOptions).union(StreamingOptions.valueOptions)
+    static let flagOptions: Set<String> = Set(["exit-when-source-ends", "https", "share", "new-token"]).union(SFUOptions.flagOptions)
+
+    init(_ words: [String]) throws(UsageError) {
+        let arguments = try CommandLineArguments(words, options: Self.valueOptions, flags: Self.flagOptions)
         _ = try arguments.positionals(exactly: 0, names: "")
 
         let socket: SocketPath
@@ -254,6 +269,11 @@ struct CallOptions {
                 : try arguments.int("encoder-threads", in: 1...16) ?? EncoderThreads.automaticForThisMachine(),
             watchdogSeconds: try arguments.double("watchdog", in: 0.1...3600) ?? 5,
             endWhenSourceEnds: exitWhenEnds, maximumDecodePixels: maxDecodePixels, maximumEncodeSize: maxEncodeSize)
+        switch arguments.string("scale-down") {
+        case nil, "on": source.scaleDownWhenStarved = true
+        case "off": source.scaleDownWhenStarved = false
+        case let other?: throw UsageError("--scale-down must be on or off, not '\(other)'")
+        }
         recordIVF = arguments.string("record-ivf")
         if let path = recordIVF { try PathArgument.writableFile(path, option: "--record-ivf") }
         if let path = recordIVF, path.isEmpty { throw UsageError("--record-ivf needs a file name") }
@@ -265,6 +285,7 @@ struct CallOptions {
             throw UsageError("--log-level must be debug, info, warn or error, not '\(levelName)'")
         }
         logLevel = level
+        logFormat = try arguments.logFormat() ?? .text
 
         share = arguments.has("share")
         https = share || arguments.has("https")

@@ -11,16 +11,33 @@ enum CallTool {
             print("screencast-call \(ScreencastVersion.string)")
             return ExitCode.success
         }
+        if let command = words.first, ControlCommand.commands.contains(command) {
+            return ControlCommand.run(command, Array(words.dropFirst()))
+        }
         if words.contains("--help") || words.contains("-h") {
             print(CallOptions.usage)
             return ExitCode.success
         }
-        let options: CallOptions
-        do {
-            options = try CallOptions(words)
-        } catch {
+        func usage(_ error: UsageError) -> Int32 {
             FileHandle.standardError.write(Data("screencast-call: \(error.reason)\nTry 'screencast-call --help'.\n".utf8))
             return ExitCode.usage
+        }
+        // The config file (call.toml, --config) under the command line; its keys are the options' names.
+        let settings: ProgramSettings
+        do {
+            settings = try ProgramSettings.load(words, program: "call", options: CallOptions.valueOptions, flags: CallOptions.flagOptions)
+        } catch {
+            return usage(error)
+        }
+        let options: CallOptions
+        do {
+            options = try CallOptions(settings.words)
+        } catch {
+            return usage(settings.attributed(error))  // "call.toml:3: --bitrate must be …" when the file set it
+        }
+        if settings.printConfig {
+            print(settings.toml(program: "screencast-call"), terminator: "")
+            return ExitCode.success
         }
         // The passphrase, before anything starts: a refused key file is the invocation's fault (64).
         var passphrase: String?
@@ -34,7 +51,7 @@ enum CallTool {
                 return usage ? ExitCode.usage : ExitCode.failure
             }
         }
-        let logger = Logger(component: "call", threshold: options.logLevel)
+        let logger = Logger(component: "call", threshold: options.logLevel, format: options.logFormat)
         // Descriptors: viewers, HTTP and ICE-TCP connections each hold one (OpenFileLimit says why the hard limit).
         if let (before, after) = OpenFileLimit.raiseToHard(), after != before {
             logger.debug("open file limit raised", ["from": before, "to": after])
@@ -58,8 +75,14 @@ enum CallTool {
             call.requestStop(reason: number == SIGINT ? "SIGINT" : number == SIGHUP ? "SIGHUP" : "SIGTERM")
         }
         defer { withExtendedLifetime(signals) {} }
+        // Under systemd (Type=notify): READY=1 once the socket and the page listen, WATCHDOG=1 while it works.
+        let notifier = ServiceNotifier()
         try call.start()
-        _ = call.waitForStopRequest()
+        notifier?.ready(status: call.viewerURL.map { "viewer page " + $0 } ?? "running")
+        notifier?.startWatchdog { call.isResponsive }
+        if let notifier { logger.debug("service manager told ready", ["watchdog_us": notifier.watchdogMicros ?? 0]) }
+        let reason = call.waitForStopRequest()
+        notifier?.stopping(reason: reason)
         // A recording that lost frames (a full disk) is a failed run, even though the call went on.
         return call.stop().isComplete ? ExitCode.success : ExitCode.failure
     }

@@ -5,9 +5,14 @@ import ScreencastSupport
 /// `extract FILE --out DIR [--force]`: writes each body as DIR/000000.jpg, DIR/000001.jpg, … in stream order;
 /// a raw I420 body (`Buffer-Format: I420`) as DIR/NNNNNN.yuv, its bytes as sent.
 /// Sound messages (Protocol/frame-wire.md §2.10) go into DIR/sound.wav, one PCM WAV of all of them in stream
-/// order (a change of rate or channel count starts DIR/sound-2.wav, …).
+/// order; messages in another rate or channel count go into a WAV of that format (DIR/sound-16000hz-1ch.wav),
+/// one per format however often the formats alternate, at most ``maxSoundFormats`` (messages in more formats
+/// are counted and skipped, with a warning).
 /// A folder that already holds files is refused unless `--force`, so two runs never mix.
 struct ExtractCommand {
+    /// The most WAV files one extraction writes (distinct rate and channel-count pairs).
+    static let maxSoundFormats = 8
+
     let path: String
     let outputDirectory: String
     let force: Bool
@@ -33,9 +38,9 @@ struct ExtractCommand {
         }
         var written = 0
         var failure: Error?
-        var wav: WAVWriter?
-        var wavFiles = 0
+        var wavs: [SoundFormat: WAVWriter] = [:]
         var soundMessages = 0
+        var skippedSound = 0
         var end = FrameStreamEnd.eof
         let bytesRead = try DumpFile.read(path: path) { event in
             switch event {
@@ -51,15 +56,17 @@ struct ExtractCommand {
             case .sound(let sound):
                 guard failure == nil else { return }
                 do {
-                    let header = sound.header
-                    if wav == nil || wav?.rate != header.rate || wav?.channels != header.channels {
-                        try wav?.finish()
-                        wavFiles += 1
-                        let name = wavFiles == 1 ? "sound.wav" : "sound-\(wavFiles).wav"
-                        wav = try WAVWriter(path: (outputDirectory as NSString).appendingPathComponent(name),
-                                            rate: header.rate, channels: header.channels)
+                    let format = SoundFormat(rate: sound.header.rate, channels: sound.header.channels)
+                    if wavs[format] == nil {
+                        guard wavs.count < Self.maxSoundFormats else {
+                            skippedSound += 1
+                            return
+                        }
+                        let name = wavs.isEmpty ? "sound.wav" : "sound-\(format.rate)hz-\(format.channels)ch.wav"
+                        wavs[format] = try WAVWriter(path: (outputDirectory as NSString).appendingPathComponent(name),
+                                                     rate: format.rate, channels: format.channels)
                     }
-                    try wav?.append(sound.body)
+                    try wavs[format]?.append(sound.body)
                     soundMessages += 1
                 } catch {
                     failure = error
@@ -69,16 +76,27 @@ struct ExtractCommand {
             }
         }
         if failure == nil {
-            do { try wav?.finish() } catch { failure = error }
+            for wav in wavs.values where failure == nil {
+                do { try wav.finish() } catch { failure = error }
+            }
         }
         if let failure { throw failure }
         if soundMessages > 0 {
-            Console.error("wrote \(soundMessages) sound message\(soundMessages == 1 ? "" : "s") to \(wavFiles) WAV file\(wavFiles == 1 ? "" : "s") (sound.wav)")
+            Console.error("wrote \(soundMessages) sound message\(soundMessages == 1 ? "" : "s") to \(wavs.count) WAV file\(wavs.count == 1 ? "" : "s") (sound.wav)")
+        }
+        if skippedSound > 0 {
+            Console.error("warning: skipped \(skippedSound) sound message\(skippedSound == 1 ? "" : "s") in more than \(Self.maxSoundFormats) formats")
         }
         let ending = StreamEnding(end: end, bytesRead: bytesRead)
         Console.error("wrote \(written) bod\(written == 1 ? "y" : "ies") to \(outputDirectory); stream end: \(ending.text)")
         return end == .eof ? ExitCode.success : ExitCode.failure
     }
+}
+
+/// A sound message's sample format as a WAV file keeps it.
+struct SoundFormat: Hashable {
+    let rate: Int
+    let channels: Int
 }
 
 /// A PCM WAV file (RIFF, `fmt ` PCM 16-bit, `data`) written as the sound arrives; the sizes are filled in by

@@ -200,9 +200,9 @@ enum HelpText {
         I420 of Buffer-Width x Buffer-Height in the range its Buffer-Color-Range says (limited from
         screencast-agent: view it with e.g. ffmpeg -f rawvideo -pix_fmt yuv420p -s WxH -i 000000.yuv
         000000.png; full, or no Buffer-Color-Range: -pix_fmt yuvj420p). Sound messages (screencast-agent
-        --audio) go into DIR/sound.wav (16-bit PCM at their rate and channels; a new file when those
-        change). DIR is made in a folder that exists (a missing parent is refused: a typo leaves no tree
-        of folders).
+        --audio) go into DIR/sound.wav (16-bit PCM at their rate and channels; messages in another
+        format into one file per format, DIR/sound-16000hz-1ch.wav, at most 8). DIR is made in a folder
+        that exists (a missing parent is refused: a typo leaves no tree of folders).
         The summary on stderr says "wrote N bodies" and how the stream ended.
 
         --force   write into a folder that already holds files (same-named files are replaced, others are

@@ -20,6 +20,8 @@ final class AgentSourceOptionTests: XCTestCase {
             (["--source", "portal", "--display", ":0"], "--display is for X11"),
             (["--source", "portal", "--list-monitors"], "--list-monitors is for X11"),
             (["--source", "x11", "--display", ":0", "--forget-portal-choice"], "--forget-portal-choice is for --source portal"),
+            (["--source", "x11", "--display", ":0", "--portal-reconnect", "5"], "--portal-reconnect is for --source portal"),
+            (["--source", "portal", "--portal-reconnect", "3601"], "--portal-reconnect"),
         ]
         for (arguments, message) in cases {
             let result = try run(arguments + ["--output", "/tmp/x.frames"], environment: ["PATH": "/usr/bin:/bin"])

@@ -51,12 +51,12 @@ final class PortalCaptureTests: XCTestCase {
         return frames
     }
 
-    private static func rgb(_ image: BGRXImage, _ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+    static func rgb(_ image: BGRXImage, _ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
         let i = y * image.stride + x * 4
         return (Int(image.bytes[i + 2]), Int(image.bytes[i + 1]), Int(image.bytes[i]))
     }
 
-    private static func near(_ pixel: (r: Int, g: Int, b: Int), _ r: Int, _ g: Int, _ b: Int) -> Bool {
+    static func near(_ pixel: (r: Int, g: Int, b: Int), _ r: Int, _ g: Int, _ b: Int) -> Bool {
         abs(pixel.r - r) <= 4 && abs(pixel.g - g) <= 4 && abs(pixel.b - b) <= 4
     }
 
@@ -167,23 +167,29 @@ final class PortalMissingTests: XCTestCase {
 
     override func tearDown() { folder?.remove() }
 
-    /// No portal on the bus (a private bus with no services at all), or no bus: exit 1 at once with what is
-    /// missing, never a hang.
-    func testMissingPortalIsAClearFailureNotAHang() throws {
-        let config = folder.path("bus.conf")
+    /// A private session bus with no services at all (stopped by the caller): its address.
+    private func privateBus(_ name: String) throws -> (bus: ChildProcess, address: String) {
+        let config = folder.path(name + ".conf")
         try """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig><type>session</type><listen>unix:path=\(folder.path("bus"))</listen>
+            <busconfig><type>session</type><listen>unix:path=\(folder.path(name))</listen>
             <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
             </busconfig>
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let bus = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--nofork", "--nopidfile"])
-        defer { bus.send(SIGTERM); _ = bus.waitForExit(timeout: 5) }
         let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: folder.path("bus")), Date() < deadline { usleep(10_000) }
+        while !FileManager.default.fileExists(atPath: folder.path(name)), Date() < deadline { usleep(10_000) }
+        return (bus, "unix:path=\(folder.path(name))")
+    }
 
-        for (bus, expected) in [("unix:path=\(folder.path("bus"))", "xdg-desktop-portal is not on the session bus"),
+    /// No portal on the bus (a private bus with no services at all), or no bus: exit 1 at once with what is
+    /// missing, never a hang.
+    func testMissingPortalIsAClearFailureNotAHang() throws {
+        let (bus, address) = try privateBus("bus")
+        defer { bus.send(SIGTERM); _ = bus.waitForExit(timeout: 5) }
+
+        for (bus, expected) in [(address, "xdg-desktop-portal is not on the session bus"),
                                 ("unix:path=\(folder.path("none"))", "no D-Bus session bus")] {
             let started = Date()
             let run = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), [
@@ -194,5 +200,34 @@ final class PortalMissingTests: XCTestCase {
             XCTAssertTrue(run.stderr.contains(expected), run.stderr)
             XCTAssertLessThan(Date().timeIntervalSince(started), 8, "took \(Date().timeIntervalSince(started)) s")
         }
+    }
+
+    /// The portal refuses (the person cancels its dialog: Start's Response is 1; here a relay portal that
+    /// denies, `Peers/relay_portal.py --deny`): exit 1 at once, saying the request was cancelled.
+    func testRefusedChooserIsAClearFailure() throws {
+        let (bus, address) = try privateBus("deny-bus")
+        defer { bus.send(SIGTERM); _ = bus.waitForExit(timeout: 5) }
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/EndToEndTests/Peers/relay_portal.py").path
+        let relay = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-u", script, "--serve", address, "--deny"])
+        defer { relay.send(SIGTERM); _ = relay.waitForExit(timeout: 5) }
+        var owned = false
+        let deadline = Date().addingTimeInterval(10)
+        while !owned, Date() < deadline {
+            let check = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/dbus-send"), [
+                "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.portal.Desktop",
+            ], timeout: 5)
+            owned = check.stdout.contains("true")
+            if !owned { usleep(20_000) }
+        }
+        XCTAssertTrue(owned, "the relay portal did not come up: \(relay.stderr)")
+        let started = Date()
+        let run = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), [
+            "-i", "PATH=/usr/bin:/bin", "HOME=\(folder.path("home"))", "XDG_STATE_HOME=\(folder.path("state"))",
+            "DBUS_SESSION_BUS_ADDRESS=\(address)", agent.path, "--source", "portal", "--output", folder.path("x.frames"),
+        ], timeout: 20)
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("the screen-cast portal refused: starting the screen cast: the request was cancelled"), run.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
     }
 }

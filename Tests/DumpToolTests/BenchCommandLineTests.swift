@@ -27,7 +27,7 @@ final class BenchCommandLineTests: XCTestCase {
             (["--content", "foo=" + TestPaths.packageRoot.appendingPathComponent("Tests").path, "--stage", "vp8"], "--content foo="),
             (["--stage", "nope"], "unknown stage 'nope'"),
             (["--repeat", "0"], "--repeat"),
-            (["viewers", "--url", "notaurl"], "--url: WHEP URL must be http://HOST:PORT/PATH, got notaurl"),
+            (["viewers", "--url", "notaurl"], "--url: WHEP URL must be http(s)://127.0.0.1:PORT/PATH, got notaurl"),
             (["viewers"], "viewers needs --url"),
         ]
         for (words, reason) in cases {

@@ -15,6 +15,9 @@ final class BadInputTests: XCTestCase {
         let token = "s3cret-token"
         let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "640x360"], token: token)
         defer { call.stop() }
+        let pageLine = try XCTUnwrap(call.waitForLine("viewer page", timeout: 5))
+        XCTAssertTrue(pageLine.contains("token=\"required (not logged)\""), pageLine)
+        XCTAssertFalse(call.log.contains(token), "the token is never in the log (journals and files others read)")
         let seconds = 12.0
         let good = try PythonPeer(EndToEnd.venvPython, "whep_viewer.py", ["--url", call.whepURL, "--token=" + token, "--seconds", String(seconds)])
 
@@ -69,6 +72,7 @@ final class BadInputTests: XCTestCase {
         let counters = ["datagramsReceived", "ignoredDatagrams", "srtpErrors", "rtcpReceived"].map { name in
             "\(name) \(connected[name] ?? "?") → \(afterGarbage?[name] ?? "?")"
         }
+        XCTAssertFalse(call.log.contains(token), "nor after requests that carried it")
         print("e2e: sent \(sent) garbage datagrams to the ICE port \(icePort); the peer's counters: \(counters)")
         XCTAssertEqual(afterGarbage?["state"] as? String, "connected", "garbage does not end the peer")
 

@@ -37,9 +37,9 @@ final class SharerStateTests: XCTestCase {
         XCTAssertEqual(try wait(for: "paused", call), "paused", "the sender has gone; its last picture stays")
     }
 
-    /// An agent that sends sound (`--audio`) to a call that has no audio track yet: the call says so once, and
-    /// the pictures go on (the sound is not silently dropped without a word).
-    func testSoundTheCallCannotPlayYetIsSaidOnce() throws {
+    /// An agent that sends sound (`--audio`): the call's shared audio source takes every message (the fixture's
+    /// three, 1 kHz at -9 dBFS), says once that the agent's sound plays, and goes back to silence after it.
+    func testTheAgentsSoundFeedsTheCallsAudioSource() throws {
         let call = try CallUnderTest([])
         defer { call.stop() }
         let replay = try ProcessRunner.start(
@@ -47,8 +47,15 @@ final class SharerStateTests: XCTestCase {
             ["replay", TestPaths.packageRoot.appendingPathComponent("Tests/Fixtures/sound/agent-sound.frames").path,
              "--socket", call.folder.path("agent.sock"), "--wait", "0.1"])
         XCTAssertFalse(ProcessRunner.wait(for: replay, timeout: 30), "the replay ends by itself")
-        XCTAssertNotNil(call.waitForLine("its sound is not played yet", timeout: 5), call.log)
-        XCTAssertEqual(call.log.components(separatedBy: "its sound is not played yet").count - 1, 1, "once per sender")
+        XCTAssertNotNil(call.waitForLine("the agent's sound plays", timeout: 5), call.log)
+        XCTAssertNotNil(call.waitForLine("no sound from the agent", timeout: 5), call.log)
+        let audio = try XCTUnwrap(try call.stats()["audio"] as? [String: Any], "/stats has audio")
+        XCTAssertEqual(audio["screenMessages"] as? Int, 3, "every sound message of the dump")
+        XCTAssertEqual(audio["unsupportedMessages"] as? Int, 0)
+        let frames = try XCTUnwrap(audio["frames"] as? [String: Any])
+        XCTAssertEqual(frames["screen"] as? Int, 3, "480 samples each: three frames of the agent's sound")
+        XCTAssertGreaterThan(frames["silence"] as? Int ?? 0, 0, "silence before and after")
+        XCTAssertEqual(call.log.components(separatedBy: "the agent's sound plays").count - 1, 1, "said once")
     }
 
     func testTheTestPatternIsLiveFromTheStart() throws {

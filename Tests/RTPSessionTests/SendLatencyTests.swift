@@ -30,6 +30,18 @@ final class SendLatencyTests: XCTestCase {
         XCTAssertEqual(latency.frames, 1)
     }
 
+    /// `/metrics`' summary: the sum of every latency (µs) and the kept ones at a quantile (nearest rank).
+    func testSumAndQuantilesForMetrics() {
+        var latency = SendLatency()
+        XCTAssertEqual(latency.quantilesMicros([0.5]), [nil])
+        for (index, micros) in [3_000, 1_000, 2_000, 10_000].enumerated() {
+            latency.queued(lastPacket: packet(timestamp: UInt32(index), marker: true), captureMicros: 100)
+            _ = latency.sent(packet(timestamp: UInt32(index), marker: true), sentMicros: 100 + UInt64(micros))
+        }
+        XCTAssertEqual(latency.totalMicros, 16_000)
+        XCTAssertEqual(latency.quantilesMicros([0.5, 0.99, 0]), [2_000, 10_000, 1_000])
+    }
+
     func testEmptySummaryHasNulls() {
         guard case .object(let fields) = SendLatency().json else { return XCTFail("not an object") }
         XCTAssertEqual(fields.first { $0.0 == "frames" }?.1, .int(0))

@@ -1,4 +1,5 @@
 @testable import VideoSource
+import Media
 import XCTest
 
 /// The screen rate policy's decisions on target sequences, with virtual time.
@@ -63,6 +64,86 @@ final class ScreenRatePolicyTests: XCTestCase {
         var p = ScreenRatePolicy(limits: .init(maxFramesPerSecond: 4, minFramesPerSecond: 5, minQuantizer: 20, maxQuantizer: 50))
         XCTAssertEqual(p.update(targetKbps: 5000, pixels: pixels, now: 0), .init(framesPerSecond: 4, minQuantizer: 20, maxQuantizer: 50))
         XCTAssertEqual(p.update(targetKbps: 100, pixels: pixels, now: 1).framesPerSecond, 4)
+    }
+}
+
+/// The low-rate policy (issue 31): below half of what 5 fps needs at full size, the picture steps down (¾, ½,
+/// never below 360 lines), and back up only when the larger size carries the lowest frame rate, after a hold.
+final class ScreenScalePolicyTests: XCTestCase {
+    private let pixels = 1280 * 720
+    private func policy(_ steps: [Double] = [1, 0.75, 0.5]) -> ScreenRatePolicy {
+        var limits = ScreenRatePolicy.Limits(maxFramesPerSecond: 30, minQuantizer: 12, maxQuantizer: 56)
+        limits.scaleSteps = steps
+        return ScreenRatePolicy(limits: limits)
+    }
+
+    func testWithoutAHeightOrWithScalingOffThePictureKeepsItsSize() {
+        var p = policy()
+        XCTAssertEqual(p.update(targetKbps: 20, pixels: pixels, now: 0).scale, 1, "no height given: never scaled")
+        var off = policy([1])
+        let decision = off.update(targetKbps: 20, pixels: pixels, height: 720, now: 0)
+        XCTAssertEqual(decision.scale, 1)
+        XCTAssertEqual(decision.minQuantizer, 38, "the floor rises instead")
+    }
+
+    func testAFallingTargetLowersTheFrameRateThenTheFloorHalfWayThenTheSize() {
+        var p = policy()
+        var now: UInt64 = 0
+        var decisions: [ScreenRatePolicy.Decision] = []
+        // 5 fps at 1280x720 and 0.05 bits per pixel needs 230 kbit/s: below 115 the size steps down.
+        for kbps in [1000, 300, 230, 150, 116, 114, 80, 60, 30] {
+            decisions.append(p.update(targetKbps: kbps, pixels: pixels, height: 720, now: now))
+            now += 500_000
+        }
+        XCTAssertEqual(decisions.map(\.scale), [1, 1, 1, 1, 1, 0.75, 0.75, 0.5, 0.5])
+        XCTAssertEqual(decisions.map(\.framesPerSecond), [21, 6, 5, 5, 5, 5, 5, 5, 5])
+        // At ¾ (129 kbit/s for 5 fps) 114 kbit/s needs a floor of 15 (at full size it had risen to 26); at ½
+        // (57.6 kbit/s) 60 needs none; 30 at ½ raises it to 25.
+        XCTAssertEqual(decisions.map(\.minQuantizer), [12, 12, 12, 22, 26, 15, 23, 12, 25], "a new size starts from its own ideal")
+        XCTAssertTrue(decisions.allSatisfy { $0.scale == 1 || $0.maxQuantizer == 63 })
+        XCTAssertEqual(decisions[5].description, "5 fps, q 15-63, scale 0.75")
+    }
+
+    func testADeepCutGoesStraightToTheSizeThatCarriesIt() {
+        var p = policy()
+        XCTAssertEqual(p.update(targetKbps: 60, pixels: pixels, height: 720, now: 0).scale, 0.5)
+        XCTAssertEqual(p.update(targetKbps: 10, pixels: pixels, height: 720, now: 1).scale, 0.5, "never below ½ (360 lines)")
+    }
+
+    func testRecoveryStepsTheSizeUpFirstOneStepPerHold() {
+        var p = policy()
+        _ = p.update(targetKbps: 60, pixels: pixels, height: 720, now: 0)
+        XCTAssertEqual(p.update(targetKbps: 3000, pixels: pixels, height: 720, now: 100_000).scale, 0.5, "the hold starts")
+        XCTAssertEqual(p.update(targetKbps: 3000, pixels: pixels, height: 720, now: 2_000_000).scale, 0.5, "held 2 s")
+        let threeQuarters = p.update(targetKbps: 3000, pixels: pixels, height: 720, now: 2_100_000)
+        XCTAssertEqual(threeQuarters.scale, 0.75)
+        XCTAssertEqual(threeQuarters.framesPerSecond, 30, "3 Mbit/s carries 960x540 at 30 fps")
+        XCTAssertEqual(p.update(targetKbps: 3000, pixels: pixels, height: 720, now: 4_000_000).scale, 0.75, "another hold")
+        let full = p.update(targetKbps: 3000, pixels: pixels, height: 720, now: 4_100_000)
+        XCTAssertEqual(full, .init(framesPerSecond: 30, minQuantizer: 12, maxQuantizer: 56, scale: 1), "undegraded")
+    }
+
+    func testATargetWanderingAroundTheThresholdDoesNotFlap() {
+        var p = policy()
+        var scales: [Double] = []
+        var now: UInt64 = 0
+        for step in 0..<40 {
+            let kbps = step.isMultiple(of: 2) ? 110 : 130  // around the 115 kbit/s step-down point
+            scales.append(p.update(targetKbps: kbps, pixels: pixels, height: 720, now: now).scale)
+            now += 1_000_000
+        }
+        XCTAssertEqual(Set(scales.dropFirst()), [0.75], "down once, then held: the next size up needs 230 kbit/s")
+    }
+
+    func testASmallPictureIsNeverScaledBelow360Lines() {
+        var p = policy()
+        XCTAssertEqual(p.scaleSteps(height: 480), [1, 0.75])
+        XCTAssertEqual(p.scaleSteps(height: 360), [1])
+        XCTAssertEqual(p.scaleSteps(height: 1080), [1, 0.75, 0.5])
+        XCTAssertEqual(p.update(targetKbps: 10, pixels: 640 * 480, height: 480, now: 0).scale, 0.75)
+        XCTAssertEqual(EncoderLoop.scaled(PictureSize(width: 1280, height: 720), by: 0.75), PictureSize(width: 960, height: 540))
+        XCTAssertEqual(EncoderLoop.scaled(PictureSize(width: 1366, height: 768), by: 0.75), PictureSize(width: 1024, height: 576))
+        XCTAssertEqual(EncoderLoop.scaled(PictureSize(width: 1366, height: 768), by: 0.5), PictureSize(width: 682, height: 384), "even sides")
     }
 }
 

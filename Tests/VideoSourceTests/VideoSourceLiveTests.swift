@@ -30,6 +30,36 @@ final class VideoSourceLiveTests: VideoSourceTestCase {
         XCTAssertEqual(EncoderLoop.rateLimits(for: VideoSourceConfiguration(socketPath: nil, maxFramesPerSecond: 2)).minFramesPerSecond, 2)
     }
 
+    /// The low-rate policy live (issue 31): 1280x720 at 60 kbit/s cannot carry 5 fps (230 kbit/s would), so after
+    /// the first keyframe the pictures are encoded at 640x360 (a keyframe at the new size first), and decode; with
+    /// `--scale-down off` they stay 1280x720.
+    func testAStarvedTargetEncodesThePictureSmallerUnlessScalingIsOff() throws {
+        for scaling in [true, false] {
+            var configuration = VideoSourceConfiguration(socketPath: nil, fallback: pattern(1280, 720, fps: 10), bitrateKbps: 60)
+            configuration.scaleDownWhenStarved = scaling
+            let source = try VideoSource(configuration: configuration, logger: logger())
+            let sink = CollectingSink()
+            source.addSink(sink)
+            try source.start()
+            XCTAssertTrue(waitUntil(timeout: 10) { sink.frames.count >= 4 }, "scaling \(scaling): \(sink.frames.count) frames")
+            source.stop()
+            let sizes = sink.frames.map { "\($0.width)x\($0.height)" }
+            if scaling {
+                XCTAssertEqual(sizes.first, "1280x720", "the first picture before the policy has weighed the target")
+                XCTAssertEqual(Array(sizes.dropFirst()), Array(repeating: "640x360", count: sizes.count - 1))
+                XCTAssertEqual(sink.frames.dropFirst().first?.isKeyframe, true, "a keyframe at the new size")
+                XCTAssertEqual(source.stats.scale, 0.5)
+            } else {
+                XCTAssertEqual(Set(sizes), ["1280x720"])
+                XCTAssertEqual(source.stats.scale, 1)
+            }
+            let decoder = try VP8Decoder()
+            var picture = I420Buffer()
+            for frame in sink.frames { try decoder.decode(frame.bytes, into: &picture) }
+            XCTAssertEqual(picture.width, scaling ? 640 : 1280)
+        }
+    }
+
     func testTheTestPatternFeedsEverySinkStartingWithAKeyframe() throws {
         let source = try VideoSource(configuration: VideoSourceConfiguration(socketPath: nil, fallback: pattern()), logger: logger())
         let (a, b) = (CollectingSink(), CollectingSink())

@@ -743,7 +743,7 @@ def phase_network(results):
 # MARK: - Main
 
 def phase_portal(results):
-    """Portal (Wayland, PipeWire) capture against X11 MIT-SHM capture at 1280x720, 30 fps (tools/bench.d/portal.py:
+    """Portal (Wayland, PipeWire) capture against X11 MIT-SHM capture at 1920x1080, 30 fps (tools/bench.d/portal.py:
     agent CPU, capture -> received on the socket, screen change -> wire)."""
     import subprocess
     out = WORK.path("portal.json")

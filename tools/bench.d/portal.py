@@ -1,22 +1,26 @@
 #!/usr/bin/python3
 """Portal (Wayland, PipeWire) capture against X11 (MIT-SHM) capture, same agent, same scene size, same wire.
 
-For each source: a 1280x720 desktop with the test scene (background #1e90ff, a 320x180 terminal printing a
-line every 33 ms: ~30 changes a second), the agent (release build, --fps 30, JPEG) sending to a stand-in call
-that reads the socket and stamps each frame on arrival. Measured:
+For each source: a desktop of --size (default 1920x1080, 1080p) with the test scene (background #1e90ff, a
+320x180 terminal at 960,540 printing a line every 33 ms: ~30 changes a second), the agent (release build, --fps
+30, JPEG) sending to a stand-in call that reads the socket and stamps each frame on arrival. Measured:
   - agent CPU (utime+stime from /proc) per screen-second and per frame, over a steady window;
   - capture -> received on the socket, p50/p95 (Buffer-Timestamp is CLOCK_MONOTONIC; so is the reader's clock).
     The capture time differs: X11 = after the grab; portal = when PipeWire delivered the buffer;
   - screen change -> on the wire: the background toggled (swaymsg / xsetroot) N times, from the command's start
     to the first frame whose pixel at (800,400) shows the new colour (command and JPEG decode included).
+  - with the release call and bench built (else skipped, said in the JSON): capture -> RTP sent, p50/p99, from the
+    call's /stats (`captureToSentMs` of one `screencast-bench viewers` peer on loopback), agent -> real call.
 Wayland desktop: ../shared/wayland (setup.sh, up.sh, down.sh, own W). X11: Xvfb -displayfd + xterm.
-Usage: tools/bench.d/portal.py [--seconds S] [--toggles N] [--json FILE]   (root; after a release build)
+Usage: tools/bench.d/portal.py [--seconds S] [--toggles N] [--size WxH] [--json FILE]   (root; after a release build)
 """
 import argparse, io, json, os, random, select, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "wayland")
 AGENT = os.path.join(REPO, ".build", "release", "screencast-agent")
+CALL = os.path.join(REPO, ".build", "release", "screencast-call")
+BENCH = os.path.join(REPO, ".build", "release", "screencast-bench")
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -132,7 +136,46 @@ def measure(name, agent_env, agent_args, toggle, seconds, toggles, work):
             agent.kill()
 
 
-def wayland(seconds, toggles, work):
+def through_call(name, agent_env, agent_args, seconds, work):
+    """agent -> the real call -> one light WHEP viewer on loopback; the call's capture -> RTP-sent p50/p99."""
+    if not (os.path.exists(CALL) and os.path.exists(BENCH)):
+        return {"skipped": "no release screencast-call / screencast-bench (swift build -c release)"}
+    sock = os.path.join(work, name + "-call.sock")
+    log = os.path.join(work, name + "-call.log")
+    call = subprocess.Popen([CALL, "--http", "127.0.0.1:0", "--ice-address", "127.0.0.1", "--socket", sock,
+                             "--stats-interval", "0"], stderr=open(log, "w"), stdout=subprocess.DEVNULL,
+                            env=dict(os.environ, XDG_STATE_HOME=os.path.join(work, name + "-call-state")))
+    agent = viewer = None
+    try:
+        port = None
+        deadline = time.monotonic() + 20
+        while port is None and time.monotonic() < deadline:
+            for word in open(log).read().split():
+                if word.startswith("whep=http://127.0.0.1:"):
+                    port = int(word.split(":")[2].split("/")[0])
+            time.sleep(0.05)
+        if port is None:
+            raise RuntimeError("%s: the call did not start: %s" % (name, open(log).read()[-1500:]))
+        agent = subprocess.Popen([AGENT, "--socket", sock, "--fps", "30", "--stats-interval", "0"] + agent_args,
+                                 env=agent_env, stderr=open(os.path.join(work, name + "-agent2.log"), "w"))
+        viewer = subprocess.Popen([BENCH, "viewers", "--url", "http://127.0.0.1:%d/whep" % port, "--count", "1",
+                                   "--seconds", str(int(seconds + 10))], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2 + seconds)
+        import urllib.request
+        stats = json.load(urllib.request.urlopen("http://127.0.0.1:%d/stats" % port, timeout=5))
+        peers = stats.get("viewers", {}).get("peers") or [{}]
+        return {"captureToSentMs": peers[0].get("captureToSentMs"), "viewers": len(peers)}
+    finally:
+        for p in (viewer, agent, call):
+            if p and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+
+
+def wayland(seconds, toggles, work, size):
     W = os.path.join(work, "wl")
     env = dict(os.environ, W=W, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["bash", os.path.join(SHARED, "setup.sh")], env=env, check=True, stdout=subprocess.DEVNULL)
@@ -144,20 +187,23 @@ def wayland(seconds, toggles, work):
                 k, _, v = word.partition("=")
                 client[k] = v
         sway = lambda *a: subprocess.run(["swaymsg"] + list(a), env=client, check=True, stdout=subprocess.DEVNULL)
+        sway("output", "HEADLESS-1", "resolution", size)
         sway("exec", "foot --app-id=anim sh -c 'while :; do date +%s.%N; sleep 0.033; done'")
         time.sleep(1)
         # A first run to get the restore token (no chooser here anyway), then the measured one.
         subprocess.run([AGENT, "--source", "portal", "--output", os.path.join(work, "first.frames"), "--frames", "1"],
                        env=client, check=True, stderr=subprocess.DEVNULL)
-        return measure("portal", client, ["--source", "portal"],
-                       lambda colour: sway("output", "HEADLESS-1", "bg", colour, "solid_color"), seconds, toggles, work)
+        result = measure("portal", client, ["--source", "portal"],
+                         lambda colour: sway("output", "HEADLESS-1", "bg", colour, "solid_color"), seconds, toggles, work)
+        result["call"] = through_call("portal", client, ["--source", "portal"], seconds, work)
+        return result
     finally:
         subprocess.run(["bash", os.path.join(SHARED, "down.sh")], env=env, stdout=subprocess.DEVNULL)
 
 
-def x11(seconds, toggles, work):
+def x11(seconds, toggles, work, size):
     read_end, write_end = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", size + "x24", "-nolisten", "tcp"],
                             pass_fds=[write_end], stderr=subprocess.DEVNULL)
     os.close(write_end)
     display = ":" + os.read(read_end, 16).decode().strip()
@@ -168,8 +214,12 @@ def x11(seconds, toggles, work):
         term = subprocess.Popen(["xterm", "-geometry", "53x13+960+540", "-bg", "black", "-fg", "white", "-e",
                                  "sh", "-c", "while :; do date +%s.%N; sleep 0.033; done"], env=env)
         time.sleep(1)
-        return measure("x11", env, ["--source", "x11", "--display", display, "--cursor", "off"],
-                       lambda colour: subprocess.run(["xsetroot", "-solid", colour], env=env, check=True), seconds, toggles, work)
+        args = ["--source", "x11", "--display", display, "--cursor", "off"]
+        result = measure("x11", env, args,
+                         lambda colour: subprocess.run(["xsetroot", "-solid", colour], env=env, check=True), seconds, toggles, work)
+        subprocess.run(["xsetroot", "-solid", "#1e90ff"], env=env, check=True)
+        result["call"] = through_call("x11", env, args, seconds, work)
+        return result
     finally:
         for p in (term, xvfb):
             if p:
@@ -181,6 +231,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--toggles", type=int, default=10)
+    parser.add_argument("--size", default="1920x1080", help="the screen of both desktops, WxH (default 1920x1080)")
     parser.add_argument("--json")
     args = parser.parse_args()
     if not os.path.exists(AGENT):
@@ -188,8 +239,8 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-portal-")
     os.chmod(work, 0o755)  # the compositor runs as another user and must reach W inside
     try:
-        results = {"load": os.getloadavg(), "x11": x11(args.seconds, args.toggles, work),
-                   "portal": wayland(args.seconds, args.toggles, work)}
+        results = {"load": os.getloadavg(), "size": args.size, "x11": x11(args.seconds, args.toggles, work, args.size),
+                   "portal": wayland(args.seconds, args.toggles, work, args.size)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results["loadAfter"] = os.getloadavg()
@@ -198,9 +249,11 @@ def main():
         json.dump(results, open(args.json, "w"), indent=1)
     for name in ("x11", "portal"):
         s, c = results[name]["steady"], results[name]["changeToWireMs"]
+        sent = (results[name].get("call") or {}).get("captureToSentMs") or {}
         print("%-7s cpu %5.1f %% (%5.2f ms/frame at %4.1f fps)  capture->received p50 %5s ms p95 %5s  change->wire p50 %5s ms p95 %5s"
+              "  capture->RTP sent p50 %s ms p99 %s"
               % (name, s["cpuPercent"], s["cpuMsPerFrame"], s["fps"], s["captureToReceivedMs"]["p50"], s["captureToReceivedMs"]["p95"],
-                 c["p50"], c["p95"]), file=sys.stderr)
+                 c["p50"], c["p95"], sent.get("p50"), sent.get("p99")), file=sys.stderr)
 
 
 if __name__ == "__main__":

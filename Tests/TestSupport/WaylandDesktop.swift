@@ -1,7 +1,5 @@
 import Foundation
 import Glibc
-import TestSupport
-import XCTest
 
 /// A real headless Wayland desktop for one test, from `../shared/wayland` beside the checkout (README there):
 /// sway 1.7 (pixman, one 1280x720 output HEADLESS-1, background #1e90ff, a 320x180 red window at 0,0), a
@@ -9,16 +7,16 @@ import XCTest
 /// xdg-desktop-portal. Its own `W` folder per test: `setup.sh` (idempotent: installs the Debian packages and
 /// the `wltest` user on a fresh machine, writes the configs into `W`), `up.sh`, and `down.sh` + removal in
 /// ``down()``. Missing scripts or a stack that does not come up fail the test: nothing is skipped.
-final class WaylandDesktop {
-    static var scripts: URL { TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/wayland") }
+public final class WaylandDesktop {
+    public static var scripts: URL { TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/wayland") }
 
     /// The stack's folder (`W`).
-    let folder: String
+    public let folder: String
     /// What a client of the desktop needs (env.sh): WAYLAND_DISPLAY, DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, …
-    private(set) var environment: [String: String] = [:]
+    public private(set) var environment: [String: String] = [:]
     private var isUp = false
 
-    init() throws {
+    public init() throws {
         folder = "/tmp/scwl-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let setup = Self.scripts.appendingPathComponent("setup.sh").path
         guard FileManager.default.fileExists(atPath: setup) else {
@@ -46,7 +44,7 @@ final class WaylandDesktop {
     deinit { down() }
 
     /// Stops exactly the stack's processes (down.sh) and removes `W`. Idempotent.
-    func down() {
+    public func down() {
         if isUp {
             isUp = false
             _ = try? Self.bash("down.sh", folder: folder, timeout: 30)
@@ -56,7 +54,7 @@ final class WaylandDesktop {
 
     /// Runs `swaymsg` on this desktop; returns its stdout.
     @discardableResult
-    func swaymsg(_ arguments: [String]) throws -> String {
+    public func swaymsg(_ arguments: [String]) throws -> String {
         let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"),
                                            ["SWAYSOCK=\(environment["SWAYSOCK"] ?? "")", "swaymsg"] + arguments, timeout: 10)
         guard result.status == 0 else { throw WaylandDesktopError(message: "swaymsg \(arguments) failed: \(result.stderr)") }
@@ -64,7 +62,7 @@ final class WaylandDesktop {
     }
 
     /// The PID up.sh recorded for `name` (sway, dbus, pipewire, wireplumber, xdpw, xdp).
-    func pid(_ name: String) -> pid_t? {
+    public func pid(_ name: String) -> pid_t? {
         let lines = (try? String(contentsOfFile: folder + "/pids", encoding: .utf8)) ?? ""
         return lines.split(separator: "\n").compactMap { line -> pid_t? in
             let parts = line.split(separator: " ")
@@ -73,10 +71,10 @@ final class WaylandDesktop {
     }
 
     /// xdg-desktop-portal-wlr's log so far.
-    var portalBackendLog: String { (try? String(contentsOfFile: folder + "/logs/xdpw.log", encoding: .utf8)) ?? "" }
+    public var portalBackendLog: String { (try? String(contentsOfFile: folder + "/logs/xdpw.log", encoding: .utf8)) ?? "" }
 
     /// `arguments` prefixed so that `/usr/bin/env` runs `executable` with this desktop's environment plus `extra`.
-    func command(_ executable: URL, _ arguments: [String], extra: [String: String] = [:]) -> [String] {
+    public func command(_ executable: URL, _ arguments: [String], extra: [String: String] = [:]) -> [String] {
         let variables = environment.merging(extra) { $1 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return ["-i", "PATH=/usr/local/bin:/usr/bin:/bin"] + variables + [executable.path] + arguments
     }
@@ -89,7 +87,7 @@ final class WaylandDesktop {
 }
 
 /// The test desktop could not be prepared or brought up.
-struct WaylandDesktopError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+public struct WaylandDesktopError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }

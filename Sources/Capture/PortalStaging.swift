@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The newest picture from PipeWire, copied out of its buffer on the `pw-data-loop` thread (only the changed
+/// rectangles when the producer says which), the changes since the capture thread last took it, and the wake-up
+/// pipe of the capture thread. `Sendable` through its `Mutex`; the pipe's ends are immutable descriptors.
+final class PortalStaging: Sendable {
+    struct Picture {
+        var bytes: [UInt8] = []
+        var width = 0
+        var height = 0
+        /// When PipeWire delivered the newest picture, µs.
+        var receivedMicros: UInt64 = 0
+        /// Rectangles changed since the last ``take(into:)``; nil: the whole picture.
+        var changed: [CaptureRect]? = nil
+        var fresh = false
+        var pictures = 0
+        var end: ScreenCapture.Outcome?
+        /// The PipeWire daemon went away (why): the share can be asked for again.
+        var lost: String?
+    }
+
+    private let state = Mutex(Picture())
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws(CaptureError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw .systemCall(name: "pipe", errno: errno) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+
+    deinit {
+        Glibc.close(readEnd)
+        Glibc.close(writeEnd)
+    }
+
+    var pollDescriptor: Int32 { readEnd }
+
+    var hasPicture: Bool { state.withLock { $0.pictures > 0 } }
+
+    /// A new picture (the pw-data-loop thread): the changed rows copied, the change recorded, the loop woken.
+    func put(_ picture: PipeWirePicture) {
+        let source = picture.pixels
+        state.withLock { staged in
+            let row = source.width * 4
+            var rects = picture.damage
+            if staged.width != source.width || staged.height != source.height {
+                staged.bytes = [UInt8](repeating: 0, count: row * source.height)
+                staged.width = source.width
+                staged.height = source.height
+                rects = nil
+            }
+            let copy = rects ?? [CaptureRect(x: 0, y: 0, width: source.width, height: source.height)]
+            staged.bytes.withUnsafeMutableBytes { target in
+                for r in copy {
+                    for y in r.y..<(r.y + r.height) {
+                        (target.baseAddress! + y * row + r.x * 4)
+                            .copyMemory(from: source.base.baseAddress! + y * source.stride + r.x * 4, byteCount: r.width * 4)
+                    }
+                }
+            }
+            if let rects, staged.changed != nil {
+                staged.changed! += rects
+            } else {
+                staged.changed = nil
+            }
+            staged.receivedMicros = picture.receivedMicros
+            staged.fresh = true
+            staged.pictures += 1
+        }
+        wake()
+    }
+
+    /// The capture ends (the portal or the stream said so).
+    func end(_ outcome: ScreenCapture.Outcome) {
+        state.withLock { if $0.end == nil { $0.end = outcome } }
+        wake()
+    }
+
+    /// The PipeWire daemon went away (the pw-data-loop thread): the capture thread asks the portal again.
+    func lose(_ reason: String) {
+        state.withLock { if $0.end == nil, $0.lost == nil { $0.lost = reason } }
+        wake()
+    }
+
+    /// A new share replaces the lost one: the loss is forgotten and the next picture counts as whole.
+    func reset() {
+        state.withLock {
+            $0.lost = nil
+            $0.changed = nil
+        }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = Glibc.write(writeEnd, &byte, 1)
+    }
+
+    /// Empties the wake-up pipe; returns whether a new picture came, the end, if any, and why the PipeWire
+    /// daemon was lost, if it was.
+    func poll() -> (fresh: Bool, end: ScreenCapture.Outcome?, lost: String?) {
+        var sink = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(readEnd, &sink, sink.count) > 0 {}
+        return state.withLock { staged in
+            defer { staged.fresh = false }
+            return (staged.fresh, staged.end, staged.lost)
+        }
+    }
+
+    /// Copies what changed since the last take into `work` (made the picture's size first: then all of it) and
+    /// returns those rectangles (nil: the whole picture), the picture's size and its delivery time.
+    func take(into work: inout [UInt8]) -> (changed: [CaptureRect]?, width: Int, height: Int, receivedMicros: UInt64) {
+        state.withLock { staged in
+            var changed = staged.changed
+            if work.count != staged.bytes.count {
+                work = staged.bytes
+                changed = nil
+            } else if let rects = changed {
+                let row = staged.width * 4
+                staged.bytes.withUnsafeBytes { source in
+                    work.withUnsafeMutableBytes { target in
+                        for r in rects {
+                            for y in r.y..<(r.y + r.height) {
+                                (target.baseAddress! + y * row + r.x * 4)
+                                    .copyMemory(from: source.baseAddress! + y * row + r.x * 4, byteCount: r.width * 4)
+                            }
+                        }
+                    }
+                }
+            } else {
+                work.withUnsafeMutableBytes { target in
+                    staged.bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+                }
+            }
+            staged.changed = []
+            return (changed, staged.width, staged.height, staged.receivedMicros)
+        }
+    }
+}
+
