@@ -65,7 +65,15 @@ func fuzzOne(_ bytes: [UInt8]) {
     }
     check(accepted.iceUfrag == local.iceUfrag && accepted.icePwd == local.icePwd, "answer lacks our ICE credentials")
     check(accepted.fingerprints == [local.fingerprint], "answer's fingerprints are \(accepted.fingerprints)")
-    for (index, section) in answer.media.enumerated() where index != video.mediaIndex && index != video.audio?.mediaIndex {
+    // Besides the video, only the data channels' section (RFC 8841) may be accepted: bundled with the video.
+    if let channel = video.dataChannel {
+        let section = answer.media[channel.mediaIndex]
+        check(section.kind == "application" && section.formats == ["webrtc-datachannel"] && section.mid == channel.mid,
+              "the accepted data channel section is \(section.sdpLines.first ?? "-") mid \(String(describing: section.mid))")
+        check(answer.bundleGroup?.mids.contains(channel.mid) == true && video.mid.map { answer.bundleGroup?.mids.contains($0) } == true,
+              "the data channel \(channel.mid) is not bundled with the video: \(String(describing: answer.bundleGroup))")
+    }
+    for (index, section) in answer.media.enumerated() where index != video.mediaIndex && index != video.dataChannel?.mediaIndex && index != video.audio?.mediaIndex {
         check(section.port == 0, "m-line \(index) not accepted but has port \(section.port)")
     }
     if let audio = video.audio {

@@ -8,7 +8,8 @@ POSTs the offer to /whep, and on "echo" sends a string, bytes, 65536 characters 
 a=max-message-size) and waits for the four echoes; then asks Chromium to send 262145 bytes on "big"
 (Chromium must refuse: the call's limit reached it through the answer). Prints one JSON object:
   {"echoes": ["s:LEN" | "b:LEN", ...], "refused": the error's name or null, "maxMessageSize": pc.sctp's,
-   "framesDecoded": the video's, "error": TEXT or null}
+   "framesDecoded": the video's, "rttMedianMs", "rttMaxMs": 20 echo round trips of a short string,
+   "error": TEXT or null}
 
 Options: --url BASE (http://127.0.0.1:PORT), --profile DIR, --timeout S (default 30).
 """
@@ -46,13 +47,24 @@ const waitFor = async (predicate, ms) => {
   echo.send("x".repeat(65536));
   echo.send(new Uint8Array(262144));
   await waitFor(() => echoes.length >= 4, 10000);
+  // 20 round trips of a short string, one at a time (reported, not judged: figures belong in tools/bench).
+  const rtts = [];
+  for (let i = 0; i < 20; i++) {
+    const sent = performance.now();
+    const back = new Promise(resolve => echo.addEventListener("message", resolve, { once: true }));
+    echo.send("ping " + i);
+    await back;  // the event itself, not a poll (a 10-ms poll would be all the test measured)
+    rtts.push(performance.now() - sent);
+  }
+  rtts.sort((a, b) => a - b);
+  echoes.length = 4;
   let refused = null;
   try { big.send(new Uint8Array(262145)); } catch (e) { refused = e.name; }
   let framesDecoded = 0;
   (await pc.getStats()).forEach(s => { if (s.type === "inbound-rtp" && s.kind === "video") framesDecoded = s.framesDecoded || 0; });
   const maxMessageSize = pc.sctp ? pc.sctp.maxMessageSize : null;
   pc.close();
-  done({ echoes, refused, maxMessageSize, framesDecoded, error: null });
+  done({ echoes, refused, maxMessageSize, framesDecoded, rttMedianMs: rtts[10], rttMaxMs: rtts[19], error: null });
 })().catch(e => done({ error: String(e) }));
 """
 
