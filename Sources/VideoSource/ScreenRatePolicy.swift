@@ -74,6 +74,9 @@ struct ScreenRatePolicy: Sendable, Equatable {
         /// Steps up when the target carries at least this share of what the lowest frame rate needs at the
         /// next larger size (held `recoveryHoldMicros`).
         var scaleUpAbove = 1.0
+        /// The size decision weighs the content's cost at most this many times the model's `bitsPerPixel` (0.2
+        /// bits per pixel: busy text at 1280×720 then steps down below 230 kbit/s, and up above 920).
+        var scaleCostCap = 4.0
     }
 
     let limits: Limits
@@ -99,10 +102,14 @@ struct ScreenRatePolicy: Sendable, Equatable {
         return [1] + steps
     }
 
-    /// The share of what the lowest frame rate needs at `scale` (best quantizers) that `targetKbps` carries.
+    /// The share of what the lowest frame rate needs at `scale` (best quantizers) that `targetKbps` carries, at
+    /// the content's cost but at most ``Limits/scaleCostCap`` × the model's: a cost learnt from a few frames
+    /// (a burst of change, refinements of a still screen) must not shrink the picture of a link that carries it
+    /// (a loopback share at 550 kbit/s measured 0.8 bits per pixel and went to 640×360 without the cap).
     func carried(targetKbps: Int, pixels: Int, scale: Double) -> Double {
         let lowest = min(limits.minFramesPerSecond, limits.maxFramesPerSecond)
-        return Double(max(1, targetKbps)) * 1000 / (Double(max(1, pixels)) * scale * scale * bitsPerPixel * lowest)
+        let cost = min(bitsPerPixel, limits.bitsPerPixel * limits.scaleCostCap)
+        return Double(max(1, targetKbps)) * 1000 / (Double(max(1, pixels)) * scale * scale * cost * lowest)
     }
 
     /// What `targetKbps` allows for a picture of `pixels`, with no hold (at full size: scaling is

@@ -48,6 +48,24 @@ final class ContentCostTests: XCTestCase {
         XCTAssertEqual(p.bitsPerPixel, 146_000.0 * 8 / Double(pixels1080), accuracy: 1e-9)
     }
 
+    /// The size step weighs the content's cost at most 4 × the model's (0.2 bit per pixel): 720p content measured
+    /// at 0.85 bit per pixel (91.8 KB frames, as a loopback demo's refinement-heavy start showed) keeps its full
+    /// size at 553 kbit/s (0.6 of what 5 fps needs at the capped cost) but goes to half size at 150 kbit/s.
+    func testAnExpensiveContentCostIsCappedInTheSizeDecision() {
+        for (kbps, scale) in [(553, 1.0), (150, 0.5)] {
+            var p = policy()
+            var now: UInt64 = 0
+            var decision = p.update(targetKbps: kbps, pixels: pixels720, height: 720, now: now)
+            for _ in 0..<3 {
+                for i in 0..<10 { p.encoded(bytes: 98_000, quantizer: 56, now: now + UInt64(i) * 100_000) }
+                now += 1_000_000
+                decision = p.update(targetKbps: kbps, pixels: pixels720, height: 720, now: now)
+            }
+            XCTAssertGreaterThan(p.bitsPerPixel, 0.8, "the content was learnt as expensive")
+            XCTAssertEqual(decision.scale, scale, "\(kbps) kbit/s")
+        }
+    }
+
     /// Frames within the budget, libvpx still dropping a third: the budget spread over the frames offered
     /// (133.3 kbit × 30 ÷ 20 = 200 kbit a frame at 720p) gives 4000 kbps ÷ 200 kbit = 20 fps.
     func testDropsAloneRaiseTheCost() {
