@@ -2,6 +2,7 @@
 import CPipeWire
 import Media
 import PipeWireCursor
+import ScreencastSupport
 import XCTest
 
 /// The portal's cursor mode METADATA: SPA_META_Cursor regions laid out with SPA's own structs (`spa_meta_cursor`,
@@ -240,5 +241,58 @@ final class PointerMetadataTests: XCTestCase {
         XCTAssertEqual(work, picture, "the pointer's old place is clean again")
         _ = staging.take(into: &work, restoring: CaptureRect(x: 14, y: 10, width: 4, height: 4))
         XCTAssertEqual(work, picture, "a restore past the edge is clipped")
+    }
+
+    /// The portal's capture loop over a staged picture: the first frame shows the pointer; a move alone (no new
+    /// picture) makes a frame whose damage covers where it was and is, with the old place clean again.
+    func testThePortalLoopDrawsThePointerAndRestoresItsOldPlace() throws {
+        let (width, height) = (64, 48)
+        let staging = try PortalStaging()
+        let gray = [UInt8](repeating: 0x40, count: width * height * 4)
+        gray.withUnsafeBytes { raw in
+            staging.put(PipeWirePicture(pixels: BGRXPixels(base: raw, width: width, height: height, stride: width * 4),
+                                        damage: nil, receivedMicros: 1))
+        }
+        // A 16×16 arrow (x ≤ y opaque red), hotspot at its tip.
+        func arrow(at position: (Int32, Int32)) throws -> PointerState {
+            var state = PointerState()
+            XCTAssertTrue(try apply(&state, region(position: position, width: 16, height: 16) { x, y in x <= y ? [255, 0, 0, 255] : [0, 0, 0, 0] }))
+            return state
+        }
+        staging.putPointer(try arrow(at: (5, 3)))
+        let loop = try PortalCaptureLoop(configuration: CaptureConfiguration(), staging: staging,
+                                         logger: Logger(component: "capture", threshold: .warning))
+        let stop = try WakeSignal()
+        var frames: [CapturedFrame] = []
+        let moved = try arrow(at: (30, 20))
+        let exit = loop.run(stop: stop, deliver: { frame in
+            frames.append(frame)
+            if frames.count == 1 { staging.putPointer(moved) } else { stop.request() }
+        }, publish: { _ in })
+        XCTAssertEqual(exit, .outcome(.stopped))
+        XCTAssertEqual(frames.count, 2)
+        XCTAssertNil(frames[0].damage, "the first frame is whole")
+        let damage = try XCTUnwrap(frames[1].damage)
+        for spot in [CaptureRect(x: 5, y: 3, width: 16, height: 16), CaptureRect(x: 30, y: 20, width: 16, height: 16)] {
+            for y in spot.y..<min(spot.y + spot.height, height) {
+                for x in spot.x..<min(spot.x + spot.width, width) {
+                    XCTAssertTrue(damage.contains { x >= $0.x && x < $0.x + $0.width && y >= $0.y && y < $0.y + $0.height },
+                                  "damage \(damage) misses \(x),\(y)")
+                }
+            }
+        }
+        func rgb(_ image: BGRXImage, _ x: Int, _ y: Int) -> [Int] {
+            let at = y * image.stride + x * 4
+            return [Int(image.bytes[at + 2]), Int(image.bytes[at + 1]), Int(image.bytes[at])]
+        }
+        func near(_ pixel: [Int], _ expected: [Int]) -> Bool { zip(pixel, expected).allSatisfy { abs($0 - $1) <= 12 } }
+        let first = try TestImages.decode(frames[0].body)
+        let second = try TestImages.decode(frames[1].body)
+        // Points well inside the arrows (x ≤ y − 3) and well outside (x ≥ y + 4), away from JPEG's edge ringing.
+        XCTAssertTrue(near(rgb(first, 5 + 2, 3 + 10), [255, 0, 0]), "the pointer in frame 1: \(rgb(first, 7, 13))")
+        XCTAssertTrue(near(rgb(first, 5 + 12, 3 + 2), [0x40, 0x40, 0x40]), "its transparent part: \(rgb(first, 17, 5))")
+        XCTAssertTrue(near(rgb(second, 5 + 2, 3 + 10), [0x40, 0x40, 0x40]), "the old place clean: \(rgb(second, 7, 13))")
+        XCTAssertTrue(near(rgb(second, 30 + 2, 20 + 10), [255, 0, 0]), "the pointer moved: \(rgb(second, 32, 30))")
+        XCTAssertTrue(near(rgb(second, 60, 2), [0x40, 0x40, 0x40]))
     }
 }
