@@ -59,7 +59,9 @@ let package = Package(
         .target(name: "FrameWire"),
         .target(name: "Media", dependencies: ["CTurboJPEG", "CYUV", "CVPX"]),
         .target(name: "FrameSocket", dependencies: ["FrameWire", "ScreencastSupport"]),
-        .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CPulse", "CYUV", "FrameWire", "Media", "ScreencastSupport"]),
+        // The pointer in a PipeWire buffer's SPA_META_Cursor (the portal's cursor mode METADATA): a bounds-checked parser.
+        .target(name: "PipeWireCursor", dependencies: ["CPipeWire"]),
+        .target(name: "Capture", dependencies: ["CXCB", "CPortal", "CPipeWire", "CPulse", "CYUV", "FrameWire", "Media", "PipeWireCursor", "ScreencastSupport"]),
         // H.264 (libx264): the encoder and its rules (bitrate, keyframe cadence); the RTMP and MP4 outputs' codec.
         .target(name: "H264", dependencies: ["CX264", "Media"]),
         // Streams of the H.264 encoding through libavformat: RTMP destinations (FLV, reconnects, send queue)
@@ -146,6 +148,7 @@ let package = Package(
             name: "CaptureTests",
             dependencies: [
                 "Capture", "Media", "ScreencastSupport", "TestSupport", "XTestSupport", "CXCB", "CTurboJPEG", "CYUV", "FrameWire", "FrameSocket",
+                "PipeWireCursor", "CPipeWire",
             ]
         ),
         .testTarget(

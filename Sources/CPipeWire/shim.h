@@ -33,9 +33,19 @@ static inline int cpw_build_format_params(uint8_t *buffer, uint32_t size, const 
     return params[0] != NULL ? 1 : 0;
 }
 
-/// Fills `params` (room for 3) for a negotiated format: buffers in shared memory only (MemFd or MemPtr, never
-/// DmaBuf), the header meta (flags, pts) and up to CPW_MAX_DAMAGE damage rectangles. Returns the count.
-static inline int cpw_build_buffer_params(uint8_t *buffer, uint32_t size, const struct spa_pod **params) {
+/// The largest cursor bitmap asked for with SPA_META_Cursor, pixels per side (4 bytes a pixel).
+#define CPW_MAX_CURSOR_SIDE 256
+
+/// The size of the SPA_META_Cursor region asked for: a spa_meta_cursor, then its spa_meta_bitmap, then the pixels
+/// of a bitmap of up to CPW_MAX_CURSOR_SIDE² pixels at 4 bytes each (the layout producers write: GNOME's Mutter,
+/// KDE's KWin).
+#define CPW_CURSOR_META_SIZE(side) (sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + (side) * (side) * 4)
+
+/// Fills `params` (room for 4) for a negotiated format: buffers in shared memory only (MemFd or MemPtr, never
+/// DmaBuf), the header meta (flags, pts), up to CPW_MAX_DAMAGE damage rectangles and, when `with_cursor`, the
+/// cursor meta (SPA_META_Cursor, CPW_CURSOR_META_SIZE(CPW_MAX_CURSOR_SIDE) bytes at most: the portal's cursor mode
+/// METADATA). Returns the count.
+static inline int cpw_build_buffer_params(uint8_t *buffer, uint32_t size, const struct spa_pod **params, int with_cursor) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
     int n = 0;
     params[n] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
@@ -51,6 +61,13 @@ static inline int cpw_build_buffer_params(uint8_t *buffer, uint32_t size, const 
                                                       sizeof(struct spa_meta_region) * 1,
                                                       sizeof(struct spa_meta_region) * CPW_MAX_DAMAGE));
     if (params[n] != NULL) n++;
+    if (with_cursor) {
+        params[n] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+            SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Cursor),
+            SPA_PARAM_META_size, SPA_POD_CHOICE_RANGE_Int((int)CPW_CURSOR_META_SIZE(64), (int)CPW_CURSOR_META_SIZE(1),
+                                                          (int)CPW_CURSOR_META_SIZE(CPW_MAX_CURSOR_SIDE)));
+        if (params[n] != NULL) n++;
+    }
     return n;
 }
 
@@ -110,6 +127,17 @@ static inline int cpw_buffer_damage(struct pw_buffer *buffer, int32_t *xywh, int
         n++;
     }
     return n;
+}
+
+/// The cursor meta region of a buffer (SPA_META_Cursor: a spa_meta_cursor, maybe followed by a spa_meta_bitmap
+/// and its pixels), as the producer wrote it: its start and size in bytes (spa_buffer_find_meta_data with the
+/// size of a spa_meta_cursor). Returns -1 when the buffer has none (or one too small for a spa_meta_cursor).
+static inline int cpw_buffer_cursor(struct pw_buffer *buffer, const uint8_t **data, uint32_t *size) {
+    struct spa_meta *meta = spa_buffer_find_meta(buffer->buffer, SPA_META_Cursor);
+    if (meta == NULL || spa_buffer_find_meta_data(buffer->buffer, SPA_META_Cursor, sizeof(struct spa_meta_cursor)) == NULL) return -1;
+    *data = (const uint8_t *)meta->data;
+    *size = meta->size;
+    return 0;
 }
 
 /// The core's `error` event (pw_core_events.error, PipeWire's core.h): `id` is PW_ID_CORE and `res` -EPIPE when

@@ -51,20 +51,34 @@ final class CursorOverlay {
     /// Blends the cursor picture over `image`, which shows the screen area `area`.
     func draw(into image: GrabbedImage, showing area: CaptureRect) {
         guard let bounds else { return }
+        pixels.withUnsafeBufferPointer { cursor in
+            Self.blend(cursor, width: width, at: bounds, into: image.pixels.baseAddress!, width: image.width,
+                       height: image.height, stride: image.stride, showing: area)
+        }
+    }
+
+    /// Blends a cursor picture over a frame, clipped to the frame: the one compositor of the pointer, for X11
+    /// (XFIXES) and the portal's cursor metadata (``PortalCaptureLoop``).
+    /// - Parameters:
+    ///   - cursor: premultiplied ARGB words (bytes B, G, R, A), `width` a row, `bounds.height` rows.
+    ///   - bounds: where the picture is on screen (its top-left corner: the pointer minus the hotspot).
+    ///   - frame: BGRx pixels (4 bytes each), `stride` bytes a row, showing the screen area `area`
+    ///     (`width × height` pixels of it); changed in place.
+    static func blend(
+        _ cursor: UnsafeBufferPointer<UInt32>, width cursorWidth: Int, at bounds: CaptureRect, into frame: UnsafeMutableRawPointer,
+        width: Int, height: Int, stride: Int, showing area: CaptureRect
+    ) {
         let visible = bounds.intersection(area)
-        guard !visible.isEmpty else { return }
+        guard !visible.isEmpty, cursor.count >= cursorWidth * bounds.height else { return }
         let source = (x: visible.x - bounds.x, y: visible.y - bounds.y)
         let target = (x: visible.x - area.x, y: visible.y - area.y)
-        guard target.x + visible.width <= image.width, target.y + visible.height <= image.height else { return }
-        pixels.withUnsafeBufferPointer { cursor in
-            let cursorBytes = UnsafeRawPointer(cursor.baseAddress!).assumingMemoryBound(to: UInt8.self)
-            let from = cursorBytes + (source.y * width + source.x) * 4
-            let frame = image.pixels.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let to = frame + target.y * image.stride + target.x * 4
-            // ARGBBlend: premultiplied source over destination, row by row; in place on the frame.
-            _ = ARGBBlend(from, Int32(width * 4), to, Int32(image.stride), to, Int32(image.stride),
-                          Int32(visible.width), Int32(visible.height))
-        }
+        guard target.x + visible.width <= width, target.y + visible.height <= height else { return }
+        let cursorBytes = UnsafeRawPointer(cursor.baseAddress!).assumingMemoryBound(to: UInt8.self)
+        let from = cursorBytes + (source.y * cursorWidth + source.x) * 4
+        let to = frame.assumingMemoryBound(to: UInt8.self) + target.y * stride + target.x * 4
+        // ARGBBlend: premultiplied source over destination, row by row; in place on the frame.
+        _ = ARGBBlend(from, Int32(cursorWidth * 4), to, Int32(stride), to, Int32(stride),
+                      Int32(visible.width), Int32(visible.height))
     }
 
     private func fetchShape() throws(CaptureError) {

@@ -2,6 +2,7 @@ internal import CPipeWire
 import Foundation
 import Glibc
 import Media
+import PipeWireCursor
 import ScreencastSupport
 import Synchronization
 
@@ -24,6 +25,11 @@ struct PipeWirePicture {
 /// (`PW_STREAM_FLAG_MAP_BUFFERS`); `onPicture` runs on the loop's thread with the newest one (older queued
 /// ones are given back unread) and must copy what it needs.
 ///
+/// With `cursorMetadata` (the portal's cursor mode METADATA) the buffers also carry SPA_META_Cursor: every buffer's
+/// is read, in order, into a ``PointerState`` (a new picture comes only in some of them), and `onCursor` gets it
+/// when the drawn pointer changed, also from buffers without pixels (Mutter sends those for a pointer move). A
+/// refused cursor meta is logged (each distinct refusal once, up to 8) and leaves the pointer as it was.
+///
 /// `@unchecked Sendable`: the PipeWire objects are created and destroyed with the thread loop locked and
 /// otherwise used only from its callbacks (which run with it locked); the rest is immutable or in a `Mutex`.
 final class PipeWireStream: @unchecked Sendable {
@@ -40,6 +46,8 @@ final class PipeWireStream: @unchecked Sendable {
 
     private let logger: Logger
     private let onPicture: (PipeWirePicture) -> Void
+    private let onCursor: (PointerState) -> Void
+    private let cursorMetadata: Bool
     private let onEnd: @Sendable (End) -> Void
     private let loop: OpaquePointer
     private var context: OpaquePointer?
@@ -55,16 +63,22 @@ final class PipeWireStream: @unchecked Sendable {
     private var format: (name: String, width: Int, height: Int)?
     private var streaming = false
     private var damageScratch = [Int32](repeating: 0, count: Int(CPW_MAX_DAMAGE) * 4)
+    private var pointer = PointerState()
+    private var cursorRefusals: Set<String> = []
 
-    /// Connects to the PipeWire daemon over `fileDescriptor` (taken: closed by PipeWire) and asks for `node`.
+    /// Connects to the PipeWire daemon over `fileDescriptor` (taken: closed by PipeWire) and asks for `node`;
+    /// with `cursorMetadata`, for SPA_META_Cursor too (`onCursor`, on the loop's thread).
     /// - Throws: ``CaptureError/pipeWire(_:)``.
     init(
-        fileDescriptor: Int32, node: UInt32, maxFramesPerSecond: Double, logger: Logger,
-        onPicture: @escaping (PipeWirePicture) -> Void, onEnd: @escaping @Sendable (End) -> Void
+        fileDescriptor: Int32, node: UInt32, maxFramesPerSecond: Double, cursorMetadata: Bool = false, logger: Logger,
+        onPicture: @escaping (PipeWirePicture) -> Void, onCursor: @escaping (PointerState) -> Void = { _ in },
+        onEnd: @escaping @Sendable (End) -> Void
     ) throws(CaptureError) {
         pw_init(nil, nil)
         self.logger = logger
         self.onPicture = onPicture
+        self.onCursor = onCursor
+        self.cursorMetadata = cursorMetadata
         self.onEnd = onEnd
         guard let loop = pw_thread_loop_new("pw-data-loop", nil) else {
             close(fileDescriptor)
@@ -212,8 +226,8 @@ final class PipeWireStream: @unchecked Sendable {
         format = (name, Int(width), Int(height))
         logger.info("pipewire format", ["format": name, "size": "\(width)x\(height)"])
         var buffer = [UInt8](repeating: 0, count: 1024)
-        var params: [UnsafePointer<spa_pod>?] = [nil, nil, nil]
-        let count = cpw_build_buffer_params(&buffer, UInt32(buffer.count), &params)
+        var params: [UnsafePointer<spa_pod>?] = [nil, nil, nil, nil]
+        let count = cpw_build_buffer_params(&buffer, UInt32(buffer.count), &params, cursorMetadata ? 1 : 0)
         _ = params.withUnsafeMutableBufferPointer { pw_stream_update_params(stream, $0.baseAddress, UInt32(count)) }
     }
 
@@ -223,7 +237,9 @@ final class PipeWireStream: @unchecked Sendable {
         // picture, but their damage is not: then the newest counts as whole).
         var newest: UnsafeMutablePointer<pw_buffer>?
         var skipped = false
+        var cursorMoved = false
         while let next = pw_stream_dequeue_buffer(stream) {
+            if cursorMetadata, readCursor(next) { cursorMoved = true }
             if let older = newest {
                 pw_stream_queue_buffer(stream, older)
                 skipped = true
@@ -232,6 +248,7 @@ final class PipeWireStream: @unchecked Sendable {
         }
         guard let buffer = newest else { return }
         defer { pw_stream_queue_buffer(stream, buffer) }
+        if cursorMoved { onCursor(pointer) }
         guard let format else { return }
         var data: UnsafePointer<UInt8>?
         var size: UInt32 = 0
@@ -257,5 +274,20 @@ final class PipeWireStream: @unchecked Sendable {
         let pixels = BGRXPixels(base: UnsafeRawBufferPointer(start: data, count: Int(size)), width: format.width,
                                 height: format.height, stride: pitch)
         onPicture(PipeWirePicture(pixels: pixels, damage: damage, receivedMicros: MonotonicClock.nowMicros()))
+    }
+
+    /// Applies a buffer's SPA_META_Cursor to ``pointer``; true when the drawn pointer changed.
+    private func readCursor(_ buffer: UnsafeMutablePointer<pw_buffer>) -> Bool {
+        var data: UnsafePointer<UInt8>?
+        var size: UInt32 = 0
+        guard cpw_buffer_cursor(buffer, &data, &size) == 0, let data else { return false }
+        do throws(PipeWireCursorError) {
+            return try pointer.apply(UnsafeRawBufferPointer(start: data, count: Int(size)))
+        } catch {
+            if cursorRefusals.count < 8, cursorRefusals.insert(error.description).inserted {
+                logger.warning("cursor metadata refused", ["reason": error.description])
+            }
+            return false
+        }
     }
 }

@@ -70,7 +70,9 @@ extension ScreenCapture: FrameCapturer {}
 /// - `init` asks the portal (the chooser shows unless the saved restore token is accepted) and connects the
 ///   stream; setup problems are thrown (``CaptureError/portalMissing(_:)``, ``CaptureError/portalDenied(_:)``, …).
 /// - `Buffer-Damage` comes from PipeWire's SPA_META_VideoDamage when the compositor provides it, else the
-///   whole frame. The cursor is drawn by the compositor (cursor mode `embedded`) unless `drawsCursor` is off.
+///   whole frame. The cursor (unless `drawsCursor` is off) comes as the stream's metadata when the portal offers
+///   cursor mode METADATA (GNOME, KDE), drawn into each frame by ``CursorOverlay``'s blend; else the compositor
+///   draws it (`embedded`: xdg-desktop-portal-wlr).
 /// - The portal closing the session (Session::Closed: the desktop's "stop sharing") or the stream ending
 ///   (the output gone, the backend gone) ends the capture with ``ScreenCapture/Outcome/ended(_:)``; PipeWire
 ///   failing ends it with ``ScreenCapture/Outcome/failed(_:)``.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Media
+import PipeWireCursor
 import ScreencastSupport
 
 /// The `portal-capture` thread's work: the scheduler (rate limit, paint-over, keepalive) over the staged
@@ -18,6 +19,8 @@ final class PortalCaptureLoop {
     private var lastFrame: CapturedFrame?
     private var nextIndex: UInt64 = 0
     private var havePicture = false
+    /// Where the pointer (cursor mode METADATA) was drawn into `work`, to be restored from the clean picture.
+    private var drawnPointer: CaptureRect?
     private var stats = CaptureStats()
 
     init(configuration: CaptureConfiguration, staging: PortalStaging, logger: Logger) throws(CaptureError) {
@@ -95,7 +98,7 @@ final class PortalCaptureLoop {
 
     private func produce(_ kind: CapturedFrame.Kind) throws(CaptureError) -> CapturedFrame {
         let started = MonotonicClock.nowMicros()
-        let taken = staging.take(into: &work)
+        let taken = staging.take(into: &work, restoring: drawnPointer)
         let picture = CaptureRect(x: 0, y: 0, width: taken.width, height: taken.height)
         if picture != area {
             let first = area.isEmpty
@@ -112,6 +115,22 @@ final class PortalCaptureLoop {
             for rect in rects { changes.add(rect, area: area) }
         } else {
             changes.invalidate()
+        }
+        drawnPointer = nil
+        if let pointer = taken.pointer, let b = pointer.bounds {
+            let bounds = CaptureRect(x: b.x, y: b.y, width: b.width, height: b.height)
+            let (width, height) = (area.width, area.height)
+            work.withUnsafeMutableBytes { frame in
+                pointer.pixels.withUnsafeBufferPointer { cursor in
+                    CursorOverlay.blend(cursor, width: b.width, at: bounds, into: frame.baseAddress!, width: width,
+                                        height: height, stride: width * 4, showing: area)
+                }
+            }
+            let drawn = bounds.intersection(area)
+            if !drawn.isEmpty {
+                drawnPointer = drawn
+                changes.add(drawn, area: area)
+            }
         }
         var damage = changes.take(area: area, frameWidth: frameSize.width, frameHeight: frameSize.height)
         if kind == .paintOver { damage = nil }

@@ -36,11 +36,15 @@ final class PortalSession: @unchecked Sendable {
         var height: Int
         /// The token that restores this choice next time (persist_mode 2), when the portal gave one.
         var restoreToken: String?
+        /// The cursor comes as metadata of the stream (cursor mode METADATA), to be drawn by us.
+        var cursorMetadata = false
     }
 
     /// What the session is asked for.
     struct Request: Sendable {
-        /// Cursor drawn into the pictures (`embedded`), or left out (`hidden`).
+        /// The cursor shown: as metadata of the stream when the portal offers that mode (AvailableCursorModes
+        /// has METADATA, 4: GNOME, KDE), drawn by us; else drawn into the pictures by the compositor
+        /// (`embedded`, 2: xdg-desktop-portal-wlr). False: left out (`hidden`).
         var embedsCursor = true
         /// A window instead of a monitor (SelectSources `types` = WINDOW: the chooser lists windows).
         var window = false
@@ -161,7 +165,9 @@ final class PortalSession: @unchecked Sendable {
         guard let portal else { return .failure(.portalFailed("libportal could not be set up")) }
 
         // CreateSession + SelectSources (libportal makes both calls).
-        let cursor = request.embedsCursor ? XDP_CURSOR_MODE_EMBEDDED : XDP_CURSOR_MODE_HIDDEN
+        let metadata = request.embedsCursor && cursors & XDP_CURSOR_MODE_METADATA.rawValue != 0
+        let cursor = metadata ? XDP_CURSOR_MODE_METADATA : request.embedsCursor ? XDP_CURSOR_MODE_EMBEDDED : XDP_CURSOR_MODE_HIDDEN
+        logger.info("cursor mode", ["mode": metadata ? "metadata (drawn by the agent)" : request.embedsCursor ? "embedded (drawn by the compositor)" : "hidden"])
         let token = request.restoreToken
         let outputs = request.window ? XDP_OUTPUT_WINDOW : XDP_OUTPUT_MONITOR
         let ready: GAsyncReadyCallback = { _, result, data in
@@ -215,7 +221,8 @@ final class PortalSession: @unchecked Sendable {
         logger.info("portal session started", [
             "node": node, "size": "\(width)x\(height)", "restore_token": restore == nil ? "none" : "new",
         ])
-        return .success(Started(node: node, fileDescriptor: fd, width: Int(width), height: Int(height), restoreToken: restore))
+        return .success(Started(node: node, fileDescriptor: fd, width: Int(width), height: Int(height), restoreToken: restore,
+                                cursorMetadata: metadata))
     }
 
     /// Iterates the main context until the asynchronous call answered (its result, referenced), a stop, or

@@ -38,7 +38,8 @@ final class PortalShare: @unchecked Sendable {
         do throws(CaptureError) {
             stream = try PipeWireStream(
                 fileDescriptor: started.fileDescriptor, node: started.node, maxFramesPerSecond: configuration.maxFramesPerSecond,
-                logger: logger.named("pipewire"), onPicture: { staging.put($0) },
+                cursorMetadata: started.cursorMetadata, logger: logger.named("pipewire"), onPicture: { staging.put($0) },
+                onCursor: { staging.putPointer($0) },
                 onEnd: { end in
                     switch end {
                     case .unlinked(let why): staging.end(.ended("the screen-cast stream ended: \(why)"))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PipeWireCursor
 import Synchronization
 
 /// The newest picture from PipeWire, copied out of its buffer on the `pw-data-loop` thread (only the changed
@@ -19,6 +20,8 @@ final class PortalStaging: Sendable {
         var end: ScreenCapture.Outcome?
         /// The PipeWire daemon went away (why): the share can be asked for again.
         var lost: String?
+        /// The pointer from the cursor metadata (cursor mode METADATA); nil in the other modes.
+        var pointer: PointerState?
     }
 
     private let state = Mutex(Picture())
@@ -78,6 +81,17 @@ final class PortalStaging: Sendable {
         wake()
     }
 
+    /// The pointer moved or changed (the pw-data-loop thread, cursor mode METADATA): kept, and the loop woken once
+    /// there is a picture to draw it on.
+    func putPointer(_ pointer: PointerState) {
+        let wakes = state.withLock { staged in
+            staged.pointer = pointer
+            if staged.pictures > 0 { staged.fresh = true }
+            return staged.pictures > 0
+        }
+        if wakes { wake() }
+    }
+
     /// The capture ends (the portal or the stream said so).
     func end(_ outcome: ScreenCapture.Outcome) {
         state.withLock { if $0.end == nil { $0.end = outcome } }
@@ -114,11 +128,18 @@ final class PortalStaging: Sendable {
         }
     }
 
-    /// Copies what changed since the last take into `work` (made the picture's size first: then all of it) and
-    /// returns those rectangles (nil: the whole picture), the picture's size and its delivery time.
-    func take(into work: inout [UInt8]) -> (changed: [CaptureRect]?, width: Int, height: Int, receivedMicros: UInt64) {
+    /// Copies what changed since the last take into `work` (made the picture's size first: then all of it), and
+    /// `restoring` (where the pointer was drawn into `work`, clipped to the picture) back from the clean picture;
+    /// returns those rectangles (nil: the whole picture), the picture's size, its delivery time and the pointer.
+    func take(into work: inout [UInt8], restoring: CaptureRect? = nil)
+        -> (changed: [CaptureRect]?, width: Int, height: Int, receivedMicros: UInt64, pointer: PointerState?)
+    {
         state.withLock { staged in
             var changed = staged.changed
+            if let restoring, changed != nil {
+                let clipped = restoring.intersection(CaptureRect(x: 0, y: 0, width: staged.width, height: staged.height))
+                if !clipped.isEmpty { changed!.append(clipped) }
+            }
             if work.count != staged.bytes.count {
                 work = staged.bytes
                 changed = nil
@@ -140,7 +161,7 @@ final class PortalStaging: Sendable {
                 }
             }
             staged.changed = []
-            return (changed, staged.width, staged.height, staged.receivedMicros)
+            return (changed, staged.width, staged.height, staged.receivedMicros, staged.pointer)
         }
     }
 }

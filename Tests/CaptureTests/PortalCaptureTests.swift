@@ -96,6 +96,9 @@ final class PortalCaptureTests: XCTestCase {
         agent.send(SIGTERM)
         XCTAssertEqual(agent.waitForExit(timeout: 10), 0, agent.stderr)
         XCTAssertTrue(agent.stderr.contains("method=portal"), agent.stderr)
+        // xdg-desktop-portal-wlr offers hidden and embedded only (3): no metadata mode, the compositor draws it.
+        XCTAssertTrue(agent.stderr.contains("cursor_modes=3"), agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("cursor mode mode=\"embedded (drawn by the compositor)\""), agent.stderr)
         _ = call.waitForExit(timeout: 5)
     }
 
