@@ -96,7 +96,7 @@ public struct StreamingConfiguration: Sendable {
     public var bitsPerSecond: Int?
     /// A fragmented MP4 file of the H.264 encoding; nil: none.
     public var recordMP4: String?
-    /// A WebM file of the VP8 encoding as the viewers get it (no re-encoding; pictures only for now); nil: none.
+    /// A WebM file of the VP8 and Opus encodings as the viewers get them (no re-encoding); nil: none.
     public var recordWebM: String?
 
     /// No destination, no recording; the defaults above.

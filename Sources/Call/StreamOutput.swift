@@ -6,7 +6,7 @@ public import Media
 
 /// An output of the H.264 encoding and the AAC-LC encoding beside it, through libavformat (``StreamWriter``):
 /// an RTMP destination (`rtmp-N`, FLV video and audio tags, reconnecting) or a fragmented MP4 recording (`mp4`,
-/// a video and an audio track). Frames are queued on the encoder's thread and written
+/// a video and an audio track); or of the VP8 and Opus encodings the viewers get: a WebM recording (`webm`). Frames are queued on the encoder's thread and written
 /// on the writer's own; a destination that fails or stalls never holds up the encoder, the viewers or the
 /// other outputs. Takes the frames in the clear (end-to-end encryption is for WebRTC viewers).
 public final class StreamOutput: CallOutput, VideoSink {
@@ -19,7 +19,7 @@ public final class StreamOutput: CallOutput, VideoSink {
 
     /// - Parameters:
     ///   - name: `rtmp-1`, `mp4`, ….
-    ///   - target: RTMP or MP4 (H.264 and AAC-LC), or WebM (the VP8 encoding's frames as they are, pictures only).
+    ///   - target: RTMP or MP4 (H.264 and AAC-LC), or WebM (the VP8 and Opus encodings' frames as they are).
     ///   - context: from ``Call/context(for:consumer:)`` with ``MediaSelection/videoH264`` (keyframes), or with
     ///     ``MediaSelection/videoVP8`` for WebM.
     ///   - targetBitsPerSecond: the encoding's target now (for `/stats`).
@@ -32,8 +32,8 @@ public final class StreamOutput: CallOutput, VideoSink {
     ) {
         self.name = name
         if case .webm = target {
-            consumes = .videoVP8  // the viewers' VP8 frames as encoded; no sound until the call has Opus
-            consumesAudio = nil
+            consumes = .videoVP8  // the viewers' VP8 and Opus frames as encoded
+            consumesAudio = .audioOpus
         } else {
             consumes = .videoH264
             consumesAudio = .audioAAC
@@ -54,9 +54,10 @@ public final class StreamOutput: CallOutput, VideoSink {
 
     public let audioInlet: (any EncodedAudioSink)?
 
-    /// The AAC encoding's AudioSpecificConfig: the FLV AAC sequence header and the MP4 `esds` carry it.
+    /// The sound encoding's configuration: AAC's AudioSpecificConfig (the FLV AAC sequence header, the MP4
+    /// `esds`) or Opus's `OpusHead` (the WebM track's CodecPrivate).
     public func audioEncodingReady(codec: AudioCodec, extradata: [UInt8]) {
-        if codec == .aac { writer.setAudio(config: extradata) }
+        if codec == consumesAudio?.audioCodec { writer.setAudio(codec: codec, extradata: extradata) }
     }
 
     public func start() { writer.start() }
@@ -73,7 +74,7 @@ public final class StreamOutput: CallOutput, VideoSink {
     public func checkComplete() -> String? { writer.failure }
 }
 
-/// The sound of a ``StreamOutput``: AAC frames to its writer's queue. Its end is the writer's (the picture's).
+/// The sound of a ``StreamOutput``: AAC or Opus frames to its writer's queue. Its end is the writer's (the picture's).
 private final class AudioInlet: EncodedAudioSink {
     let writer: StreamWriter
     init(writer: StreamWriter) { self.writer = writer }

@@ -44,9 +44,9 @@ enum MonotonicMicros {
 }
 
 /// One libavformat output (the owner of its `AVFormatContext` and `AVIOContext`, freed in `deinit`) with one
-/// H.264 video stream and, when given its AudioSpecificConfig, one AAC-LC stream (48 kHz stereo): opened on a
-/// URL or file (`flv` over `rtmp://`, `mp4` to a file), a header written from the SPS and PPS (and the
-/// AudioSpecificConfig), then access units with their timestamps, then the trailer. Blocking: use it on
+/// video stream (H.264, or VP8 for WebM) and, when given its configuration, one sound stream (48 kHz stereo:
+/// AAC-LC, or Opus for WebM): opened on a URL or file (`flv` over `rtmp://`, `mp4` or `webm` to a file), a
+/// header written from the SPS and PPS (and the AudioSpecificConfig or OpusHead), then access units with their timestamps, then the trailer. Blocking: use it on
 /// a thread of its own. libavformat's log goes nowhere but the last error line of the thread, which errors carry.
 final class AVMuxer {
     private var context: UnsafeMutablePointer<AVFormatContext>?
@@ -54,6 +54,8 @@ final class AVMuxer {
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private let gate: InterruptGate
     private var headerWritten = false
+    /// Packets go through libavformat's interleaving queue (`av_interleaved_write_frame`) rather than straight out.
+    private var interleaves = false
     private let what: String
     private let packet: UnsafeMutablePointer<AVPacket>
 
@@ -103,14 +105,24 @@ final class AVMuxer {
         av_packet_free(&packet)
     }
 
-    /// Writes the header: the stream's size and codec (for H.264 the SPS and PPS as extradata), and with
-    /// `audioConfig` (an AAC AudioSpecificConfig, ISO/IEC 14496-3 §1.6.2.1) an AAC-LC 48 kHz stereo stream; for
-    /// FLV the metadata, the AVC and the AAC sequence header tags (FLV spec v10 §E.4.2.2/§E.4.3.1: AACPacketType
-    /// 0, AVCPacketType 0), for MP4 the `ftyp` and an empty `moov` with `avcC` and `esds` (with `movflags`).
+    /// Writes the header: the stream's size and codec (for H.264 the SPS and PPS as extradata), and with `audio`
+    /// a 48 kHz stereo sound stream: AAC-LC with its AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1), or Opus
+    /// with its `OpusHead` (RFC 7845 §5.1) as the Matroska CodecPrivate (Matroska codec mapping `A_OPUS`; the
+    /// head's pre-skip becomes the track's CodecDelay through `initial_padding`). For FLV the metadata, the AVC
+    /// and the AAC sequence header tags (FLV spec v10 §E.4.2.2/§E.4.3.1: AACPacketType 0, AVCPacketType 0), for
+    /// MP4 the `ftyp` and an empty `moov` with `avcC` and `esds` (with `movflags`), for WebM the EBML header and
+    /// the Tracks.
+    /// `interleaved`: every packet after it goes through libavformat's interleaving (`av_interleaved_write_frame`:
+    /// held until the other stream has one as late, at most `max_interleave_delta`, 10 s), so the file's blocks
+    /// are in time order across the streams (sound arrives up to a packet, 20 ms, behind the picture of its
+    /// time); otherwise each packet goes out as it is written (`av_write_frame`: a live destination's latency).
+    /// - Throws: ``StreamingError/library(what:code:message:)`` (libavformat refused), ``StreamingError/timedOut(what:seconds:)``.
     func writeHeader(
-        width: Int, height: Int, video: VideoTrack, audioConfig: [UInt8]? = nil, options: [String: String] = [:], seconds: Double = 10
+        width: Int, height: Int, video: VideoTrack, audio: AudioTrack? = nil, interleaved: Bool = false, options: [String: String] = [:],
+        seconds: Double = 10
     ) throws(StreamingError) {
         guard let context else { return }
+        interleaves = interleaved
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         parameters.pointee.width = Int32(width)
@@ -123,20 +135,27 @@ final class AVMuxer {
             parameters.pointee.codec_id = AV_CODEC_ID_VP8
         }
         stream.pointee.time_base = AVRational(num: 1, den: 1000)
-        if let audioConfig, audioStream == nil {
-            guard let audio = avformat_new_stream(context, nil) else {
+        if let audio, audioStream == nil {
+            guard let made = avformat_new_stream(context, nil) else {
                 throw .library(what: "allocating the audio stream", code: -12, message: "out of memory")
             }
-            let p = audio.pointee.codecpar!
+            let p = made.pointee.codecpar!
             p.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-            p.pointee.codec_id = AV_CODEC_ID_AAC
-            p.pointee.profile = FF_PROFILE_AAC_LOW
             p.pointee.sample_rate = Int32(Self.audioRate)
             _ = cavcodec_set_channels(&p.pointee.ch_layout, 2)
-            p.pointee.frame_size = 1024
-            try Self.setExtradata(p, audioConfig)
-            audio.pointee.time_base = AVRational(num: 1, den: Int32(Self.audioRate))
-            audioStream = audio
+            switch audio {
+            case .aac(let config):
+                p.pointee.codec_id = AV_CODEC_ID_AAC
+                p.pointee.profile = FF_PROFILE_AAC_LOW
+                p.pointee.frame_size = 1024
+                try Self.setExtradata(p, config)
+            case .opus(let head):
+                p.pointee.codec_id = AV_CODEC_ID_OPUS
+                p.pointee.initial_padding = Int32(AudioTrack.opusPreSkip(head))
+                try Self.setExtradata(p, head)
+            }
+            made.pointee.time_base = AVRational(num: 1, den: Int32(Self.audioRate))
+            audioStream = made
         }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
@@ -150,6 +169,21 @@ final class AVMuxer {
     enum VideoTrack {
         case h264(parameterSets: [UInt8])
         case vp8
+    }
+
+    /// The audio stream's codec and its configuration for the container.
+    enum AudioTrack: Equatable {
+        /// AAC-LC: the AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1).
+        case aac(config: [UInt8])
+        /// Opus: the `OpusHead` (RFC 7845 §5.1, 19 bytes for channel mapping family 0).
+        case opus(head: [UInt8])
+
+        /// The pre-skip of an `OpusHead` (RFC 7845 §5.1: bytes 10–11, little-endian, 48 kHz samples); 0 when
+        /// the head is too short to hold it.
+        static func opusPreSkip(_ head: [UInt8]) -> Int {
+            guard head.count >= 12 else { return 0 }
+            return Int(head[10]) | Int(head[11]) << 8
+        }
     }
 
     /// The audio stream's sample rate, Hz (its time base is one sample).
@@ -174,11 +208,15 @@ final class AVMuxer {
         try write(bytes, stream: stream, time: millis, unit: AVRational(num: 1, den: 1000), duration: 0, isKeyframe: isKeyframe, seconds: seconds)
     }
 
-    /// Writes one raw AAC access unit (no ADTS header) at `ticks` (48 kHz samples from the session's start),
-    /// 1024 samples long, within `seconds`. Nothing without an audio stream.
-    func writeAudio(_ bytes: [UInt8], ticks: Int64, seconds: Double) throws(StreamingError) {
+    /// Writes one sound frame at `ticks` (48 kHz samples from the session's start), `durationSamples` long
+    /// (1024 for AAC-LC, 960 for 20 ms of Opus), within `seconds`: a raw AAC access unit (no ADTS header) or an
+    /// Opus packet (RFC 6716 §3; a 1–2-byte DTX packet too: it keeps the track's time). Nothing without an
+    /// audio stream.
+    func writeAudio(_ bytes: [UInt8], ticks: Int64, durationSamples: Int, seconds: Double) throws(StreamingError) {
         guard let audioStream else { return }
-        try write(bytes, stream: audioStream, time: ticks, unit: AVRational(num: 1, den: Int32(Self.audioRate)), duration: 1024, isKeyframe: true, seconds: seconds)
+        try write(
+            bytes, stream: audioStream, time: ticks, unit: AVRational(num: 1, den: Int32(Self.audioRate)), duration: Int64(durationSamples),
+            isKeyframe: true, seconds: seconds)
     }
 
     private func write(
@@ -196,7 +234,8 @@ final class AVMuxer {
             packet.pointee.stream_index = stream.pointee.index
             packet.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
             defer { av_packet_unref(packet) }
-            return gate.within(seconds: seconds) { av_write_frame(context, packet) }
+            // av_interleaved_write_frame takes the packet's reference (leaves it blank): the unref is then a no-op.
+            return gate.within(seconds: seconds) { interleaves ? av_interleaved_write_frame(context, packet) : av_write_frame(context, packet) }
         }
         guard code >= 0 else { throw error("writing to \(what)", code, seconds: seconds) }
     }

@@ -5,8 +5,8 @@ public import Media
 public import ScreencastSupport
 import Synchronization
 
-/// What a destination writes: a picture of the H.264 encoding, or an AAC-LC frame at its time in 48 kHz ticks
-/// from the session's start.
+/// What a destination writes: a picture of the H.264 (or VP8) encoding, or a sound frame (AAC-LC, or Opus for
+/// WebM) at its time in 48 kHz ticks from the session's start.
 enum StreamFrame: Sendable {
     case video(EncodedFrame)
     case audio(EncodedAudioFrame, ticks: Int64)
@@ -27,8 +27,8 @@ enum StreamFrame: Sendable {
 ///   reconnects; sound from its sample count (``EncodedAudioFrame/sampleTime``), anchored once on that same
 ///   session start by the first sound frame's capture time, so both run on one clock and sound keeps its own.
 /// - Sound never goes ahead of the pictures (``SendQueue``), and a drop of pictures drops the sound of their time.
-/// - After (re)connecting: the sequence headers (AVC from the first keyframe's SPS/PPS; AAC from
-///   ``setAudio(config:)``), then that keyframe first.
+/// - After (re)connecting: the sequence headers (AVC from the first keyframe's SPS/PPS; AAC or Opus from
+///   ``setAudio(codec:extradata:)``), then that keyframe first.
 /// - Every attempt is logged with its delay and the reason of the failure before it; after ``Target``'s limit
 ///   of failed attempts in a row the writer stops and says so at error level.
 public final class StreamWriter: Sendable {
@@ -38,8 +38,8 @@ public final class StreamWriter: Sendable {
         case rtmp(RTMPURL, retries: Int)
         /// A fragmented MP4 file (1-s fragments and one at each keyframe; a kill loses at most the last one).
         case mp4(path: String)
-        /// A WebM file of VP8 frames as encoded (no re-encoding; cues and duration written at the end, so a
-        /// player seeks in it). Takes no sound yet (Opus, once the call has that encoding).
+        /// A WebM file of VP8 frames as encoded and, given ``setAudio(codec:extradata:)`` with Opus, the Opus
+        /// packets as encoded (no re-encoding; cues and duration written at the end, so a player seeks in it).
         case webm(path: String)
 
         /// A file, written whole (what waits is written at the end), rather than a live destination.
@@ -67,8 +67,8 @@ public final class StreamWriter: Sendable {
 
     struct Shared {
         var queue: SendQueue<StreamFrame>
-        /// The AAC AudioSpecificConfig when the destination carries sound.
-        var audioConfig: [UInt8]?
+        /// The sound's codec and its configuration when the destination carries sound.
+        var audio: AVMuxer.AudioTrack?
         /// The first sound frame's sample time and its time in 48 kHz ticks from the session's start.
         var audioAnchor: (sample: UInt64, ticks: Int64)?
         var audioFramesSent = 0
@@ -134,15 +134,22 @@ public final class StreamWriter: Sendable {
         wake.signal()
     }
 
-    /// Makes the destination carry AAC-LC beside the pictures: `config` is the AudioSpecificConfig (ISO/IEC
-    /// 14496-3 §1.6.2.1) of the encoding whose frames ``consumeAudio(_:)`` takes. Call before ``start()``.
-    public func setAudio(config: [UInt8]) { shared.withLock { $0.audioConfig = config } }
+    /// Makes the destination carry sound beside the pictures, 48 kHz stereo: AAC-LC with `extradata` the
+    /// AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1; RTMP, MP4), or Opus with `extradata` the `OpusHead` (RFC
+    /// 7845 §5.1; WebM) of the encoding whose frames ``consumeAudio(_:)`` takes. Call before ``start()``.
+    public func setAudio(codec: AudioCodec, extradata: [UInt8]) {
+        let track: AVMuxer.AudioTrack = switch codec {
+        case .aac: .aac(config: extradata)
+        case .opus: .opus(head: extradata)
+        }
+        shared.withLock { $0.audio = track }
+    }
 
-    /// Queues an AAC-LC frame; returns at once. Sound before the first picture is not kept (the stream starts
+    /// Queues a sound frame (an AAC-LC access unit, an Opus packet, DTX ones too); returns at once. Sound before the first picture is not kept (the stream starts
     /// with a picture); its time is the sample count from the first frame kept, anchored on its capture time.
     public func consumeAudio(_ frame: EncodedAudioFrame) {
         let queued = shared.withLock { s -> Bool in
-            guard !s.finishing, s.state != .failed, s.state != .stopped, s.audioConfig != nil, let start = s.sessionStartMicros else {
+            guard !s.finishing, s.state != .failed, s.state != .stopped, s.audio != nil, let start = s.sessionStartMicros else {
                 return false
             }
             let rate = Int64(AudioFrame.sampleRate)
@@ -322,8 +329,10 @@ public final class StreamWriter: Sendable {
             guard let parameterSets = AnnexB.parameterSets(first.bytes) else { throw .noParameterSets }
             video = .h264(parameterSets: parameterSets)
         }
-        let audioConfig = shared.withLock { $0.audioConfig }
-        try muxer.writeHeader(width: first.width, height: first.height, video: video, audioConfig: audioConfig, options: options)
+        let audio = shared.withLock { $0.audio }
+        // WebM: blocks in time order across the tracks (the MP4 and RTMP paths write as they come).
+        let interleaved = if case .webm = target { true } else { false }
+        try muxer.writeHeader(width: first.width, height: first.height, video: video, audio: audio, interleaved: interleaved, options: options)
         try write(.video(first), to: muxer)
         let live = !target.isFile
         shared.withLock { s in
@@ -371,7 +380,7 @@ public final class StreamWriter: Sendable {
                 return true
             }
             guard fresh, muxer.hasAudio else { return }
-            try muxer.writeAudio(frame.data, ticks: ticks, seconds: writeTimeoutSeconds)
+            try muxer.writeAudio(frame.data, ticks: ticks, durationSamples: frame.durationSamples, seconds: writeTimeoutSeconds)
             size = frame.data.count
         }
         let now = MonotonicMicros.now()

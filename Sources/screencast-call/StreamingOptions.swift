@@ -23,8 +23,8 @@ enum StreamingOptions {
                                    (default 5; 0 = never)
           --record FILE.mp4        record the H.264 and AAC encodings to a fragmented MP4 (a kill loses at
                                    most the last ~2 s; the file still plays)
-          --record FILE.webm       record the viewers' VP8 frames as they are to WebM (no re-encoding;
-                                   no sound yet; seekable once the call stops)
+          --record FILE.webm       record the viewers' VP8 and Opus frames as they are to WebM (no
+                                   re-encoding; seekable once the call stops)
         """
 
     /// The streaming part of the call's configuration.

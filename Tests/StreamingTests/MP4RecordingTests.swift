@@ -22,7 +22,9 @@ final class MP4RecordingTests: XCTestCase {
     /// ffprobe's duration is the span recorded within 0.5 s, ffmpeg decodes it without an error, and one H.264
     /// encoding fed both the file and a destination that never answered (which failed alone, after its retries).
     /// Beside them `--record FILE.webm`: the viewers' VP8 frames as they are, the same duration, seekable (Cues),
-    /// a picture decoded after a seek, no decode error. The last frame of each shows the pattern's bars.
+    /// a picture decoded after a seek, no decode error. The last frame of each shows the pattern's bars. The
+    /// call plays silence: the WebM's Opus track holds the encoder's DTX packets (1–2 bytes), written, so the
+    /// sound still lasts as long as the pictures.
     func testDurationWithinHalfASecondAndDecodesCleanly() throws {
         let path = folder.path("share.mp4")
         var configuration = CallConfiguration(source: VideoSourceConfiguration(
@@ -67,6 +69,52 @@ final class MP4RecordingTests: XCTestCase {
         XCTAssertTrue(bytes.indices.dropLast(3).contains { bytes[$0] == cues[0] && Array(bytes[$0..<($0 + 4)]) == cues }, "Cues written")
         Probe.assertPatternBars(try Probe.picture(webm, at: 2.0), "the WebM's picture after seeking 2 s in")
         Probe.assertPatternBars(try Probe.picture(webm, at: vp8.duration - 0.1), "the WebM's last frame")
+        let opus = try XCTUnwrap(try Probe.streams(webm).first { $0.type == "audio" })
+        XCTAssertEqual(opus.codec, "opus")
+        let sizes = try Probe.audioPacketSizes(webm)
+        XCTAssertGreaterThan(sizes.filter { $0 <= 2 }.count, sizes.count / 2, "silence: mostly DTX packets, written: \(sizes.prefix(40))")
+        XCTAssertEqual(Double(sizes.count) * 0.02, vp8.duration, accuracy: 0.3, "a 20-ms packet for all of the time, DTX or not")
+        let silence = try Probe.audio(webm)
+        XCTAssertEqual(Double(silence.count) / 2 / 48_000, vp8.duration, accuracy: 0.3, "the decoded sound lasts as long as the pictures")
+        XCTAssertLessThan(SoundMeasure.rmsDBFS(silence), -60, "silence")
+    }
+
+    /// `screencast-call --audio-test-tone 1000 --record FILE.webm` for 3 s, stopped by SIGTERM: a VP8 and an Opus
+    /// track (48 kHz, 2 channels, the OpusHead as CodecPrivate: ffmpeg decodes it), the duration within 0.5 s of
+    /// the run, both decoded without an error, the blocks interleaved by time, the sound the tone: 1000 ± 5 Hz at
+    /// −20 ± 1 dBFS for as long as the recording.
+    func testTheWebMCarriesTheOpusSound() throws {
+        let path = folder.path("tone.webm")
+        let pipe = Pipe()
+        let process = try ProcessRunner.start(TestPaths.executable("screencast-call"), [
+            "--socket", folder.path("t.sock"), "--http", "off", "--source", "testpattern", "--pattern-size", "320x240",
+            "--pattern-fps", "30", "--record", path, "--audio-test-tone", "1000",
+        ], stderr: pipe)
+        let lines = PipeLines(pipe)
+        let deadline = Date().addingTimeInterval(10)
+        while !lines.all.contains(where: { $0.contains("webm recording") }), Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(lines.all.contains { $0.contains("webm recording") }, lines.all.joined(separator: "\n"))
+        let started = Date()
+        usleep(3_000_000)
+        XCTAssertFalse(ProcessRunner.terminate(process), "it stops on SIGTERM")
+        let span = Date().timeIntervalSince(started)
+        lines.waitUntilClosed()
+
+        let streams = try Probe.streams(path)
+        XCTAssertEqual(streams.map(\.codec).sorted(), ["opus", "vp8"], "\(streams)")
+        let audio = try XCTUnwrap(streams.first { $0.type == "audio" })
+        XCTAssertEqual(audio.sampleRate, 48_000)
+        XCTAssertEqual(audio.channels, 2)
+        XCTAssertEqual(try Probe.stream(path).duration, span, accuracy: 0.5)
+        XCTAssertEqual(try Probe.decodeErrors(path), "")
+        let times = try Probe.packetTimes(path)
+        let back = zip(times, times.dropFirst()).map { $0 - $1 }.max() ?? 0
+        XCTAssertLessThanOrEqual(back, 0.007, "blocks in time order across the tracks (within Opus's 6.5-ms CodecDelay)")
+        let tone = try Probe.audio(path, from: 0.5)
+        XCTAssertGreaterThan(tone.count, 48_000 * 2 * 2, "at least 2 s of sound")
+        XCTAssertEqual(SoundMeasure.frequency(tone, channels: 2, rate: 48_000), 1000, accuracy: 5)
+        XCTAssertEqual(SoundMeasure.rmsDBFS(tone), -20, accuracy: 1)
+        XCTAssertEqual(Double(tone.count) / 2 / 48_000 + 0.5, span, accuracy: 0.5, "the sound lasts as long as the recording")
     }
 
     /// `kill -9` of `screencast-call --record FILE.mp4 --audio-test-tone 1000` 3 s in: the file still plays, both

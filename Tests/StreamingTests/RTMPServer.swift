@@ -156,6 +156,18 @@ enum Probe {
         return data.withUnsafeBytes { raw in (0..<(data.count / 2)).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) } }
     }
 
+    /// The size in bytes of every packet of the first audio stream, in order (as stored: no decoding).
+    static func audioPacketSizes(_ path: String) throws -> [Int] {
+        let out = try run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=size", "-of", "csv=p=0", path]).stdout
+        return out.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// Every packet's pts in seconds, of all streams, in file order.
+    static func packetTimes(_ path: String) throws -> [Double] {
+        let out = try run("ffprobe", ["-v", "error", "-show_entries", "packet=pts_time", "-of", "csv=p=0", path]).stdout
+        return out.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     /// Every video frame's (keyframe, pts seconds), in order.
     static func frames(_ path: String) throws -> [(key: Bool, pts: Double)] {
         let out = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0", path]).stdout

@@ -183,4 +183,11 @@ final class StreamingRulesTests: XCTestCase {
         XCTAssertEqual(AnnexB.parameterSets(stream), [0, 0, 0, 1, 0x67, 1, 2, 0, 0, 0, 1, 0x68, 3])
         XCTAssertNil(AnnexB.parameterSets([0, 0, 1, 0x41, 5]))
     }
+
+    /// The WebM track's CodecDelay comes from the OpusHead's pre-skip (RFC 7845 §5.1: bytes 10-11, little-endian).
+    func testOpusPreSkipFromTheOpusHead() {
+        let head: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
+        XCTAssertEqual(AVMuxer.AudioTrack.opusPreSkip(head), 312)
+        XCTAssertEqual(AVMuxer.AudioTrack.opusPreSkip(Array(head.prefix(11))), 0, "too short: none")
+    }
 }
