@@ -147,7 +147,9 @@ extension Call {
         var others = outputs.withLock { $0.list }.filter { !($0.output is ViewersOutput) }.compactMap { $0.output.stats }
         if let h264 = h264.withLock({ $0 }) { others.insert(("h264", h264.json), at: 0) }
         others.insert(("audio", audioJSON), at: 0)
-        return CallStats.json(source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, about: about, outputs: others)
+        return CallStats.json(
+            source: video.source, viewers: viewers.hub.json, e2ee: video.encryption, e2eeAudio: rotation?.audio, about: about,
+            outputs: others)
     }
 
     /// What the viewer page shows of the sharer (`GET /source`): ``SharerState/ended`` once the call is stopping,

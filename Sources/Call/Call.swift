@@ -60,7 +60,7 @@ public final class Call: Sendable {
     public let audio: SharedAudioSource
     /// The audio encodings, each made once when the first output consuming it is added.
     let audioEncodings: AudioEncodings
-    private let rotation: KeyRotation?
+    let rotation: KeyRotation?
     let about: CallStats.About
     let stopRequest: StopRequest
     /// The outputs in the order they were added (the viewers among them), and the next id.
@@ -193,8 +193,8 @@ public final class Call: Sendable {
             configuredBitrateKbps: configuration.source.bitrateKbps, maxFramesPerSecond: configuration.source.maxFramesPerSecond,
             fixedDroppablePeriod: configuration.droppablePeriod)
         sharing.consentLimitMicros = UInt64(configuration.consentTimeoutSeconds) * 1_000_000
-        // The sound goes to viewers in Opus, but not yet end-to-end encrypted: with E2EE on, pictures only.
-        sharing.sendsAudio = configuration.e2ee == nil
+        // The sound goes to viewers in Opus; with E2EE on, encrypted like the pictures (EncryptingAudioSink).
+        sharing.sendsAudio = true
         return sharing
     }
 

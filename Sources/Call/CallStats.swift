@@ -27,10 +27,12 @@ enum CallStats {
         var uptimeSeconds: Double { Double(clock.nowMicros() - startedMicros) / 1e6 }
     }
 
-    /// The `/stats` JSON: the facts, the source's numbers, then `viewers` (the viewers output), `e2ee`, and
-    /// every other output's entry (`sfu`) in the order they were added.
+    /// The `/stats` JSON: the facts, the source's numbers, then `viewers` (the viewers output), `e2ee` (with
+    /// `audio`: the sound's key index and Opus packet counts, when it is encrypted), and every other output's
+    /// entry (`sfu`) in the order they were added.
     static func json(
-        source: VideoSource, viewers: JSONValue, e2ee: EncryptingSink?, about: About, outputs: [(key: String, value: JSONValue)]
+        source: VideoSource, viewers: JSONValue, e2ee: EncryptingSink?, e2eeAudio: EncryptingAudioSink? = nil, about: About,
+        outputs: [(key: String, value: JSONValue)]
     ) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("version", .string(ScreencastVersion.string)),
@@ -40,7 +42,15 @@ enum CallStats {
         ]
         if case .object(let sourceFields) = source.stats.json { fields += sourceFields }
         fields.append(("viewers", viewers))
-        fields.append(("e2ee", e2ee?.json ?? EncryptingSink.disabledJSON))
+        var e2eeJSON = e2ee?.json ?? EncryptingSink.disabledJSON
+        if let audio = e2eeAudio?.stats, case .object(var e2eeFields) = e2eeJSON {
+            e2eeFields.append(("audio", .object([
+                ("keyIndex", .number(audio.keyIndex)), ("pendingKeyIndex", audio.pendingKeyIndex.map { .number($0) } ?? .null),
+                ("framesEncrypted", .uint(audio.framesEncrypted)), ("framesDropped", .number(audio.framesDropped)),
+            ])))
+            e2eeJSON = .object(e2eeFields)
+        }
+        fields.append(("e2ee", e2eeJSON))
         for output in outputs { fields.append((output.key, output.value)) }
         return .object(fields)
     }

@@ -1,3 +1,4 @@
+import AudioSource
 import Media
 import Dispatch
 import FrameCrypto
@@ -7,7 +8,8 @@ import Synchronization
 import VideoSource
 
 /// End-to-end encryption's keys for the whole call: it makes every ``EncryptingSink`` (one per encoding, the
-/// main one first) from the passphrase, and rotates them together, so all reach the same next key index.
+/// main one first) and the sound's ``EncryptingAudioSink`` from the passphrase, and rotates them together, so
+/// all reach the same next key index (the sound switches when the main video sink has).
 ///
 /// A rotation reads the key file again (``E2EESettings/keyFile``) and derives the next key (PBKDF2: tens of
 /// milliseconds); ``requestRotation()`` does that on a queue of its own, so a signal thread stays free. A
@@ -16,6 +18,7 @@ final class KeyRotation: Sendable {
     let settings: E2EESettings
     private let logger: Logger
     private let sinks = Mutex<[EncryptingSink]>([])
+    private let audioSinks = Mutex<[EncryptingAudioSink]>([])
     private let queue = DispatchQueue(label: "screencast.e2ee-rotation")
 
     /// - Parameter logger: the `e2ee` logger (rotations are logged under it).
@@ -37,6 +40,24 @@ final class KeyRotation: Sendable {
         }
     }
 
+    /// A sink that encrypts each Opus packet once for `sink` under the current key and key index, registered
+    /// for rotation; it follows the main video sink's switches.
+    func makeAudioSink(for sink: any EncodedAudioSink, logger: Logger) throws(CallError) -> EncryptingAudioSink {
+        do throws(FrameCryptoError) {
+            let key = try FrameKey.derive(passphrase: settings.passphrase, salt: settings.salt)
+            let audio = try EncryptingAudioSink(
+                key: key, keyIndex: settings.keyIndex, sink: sink, leaderKeyIndex: { [weak self] in self?.main?.stats.keyIndex },
+                logger: logger)
+            audioSinks.withLock { $0.append(audio) }
+            return audio
+        } catch {
+            throw .encryption(error)
+        }
+    }
+
+    /// The sound's sink, nil before it is made (or when the call has no sound for viewers).
+    var audio: EncryptingAudioSink? { audioSinks.withLock { $0.first } }
+
     /// The main sink (the first made), nil before any.
     var main: EncryptingSink? { sinks.withLock { $0.first } }
 
@@ -56,6 +77,7 @@ final class KeyRotation: Sendable {
             let index = try first.rotate(to: key)
             // Rotated together, every sink reaches the same next index.
             for sink in all.dropFirst() { try sink.rotate(to: key) }
+            for sink in audioSinks.withLock({ $0 }) { try sink.rotate(to: key, keyIndex: index) }
             return index
         } catch {
             throw .encryption(error)

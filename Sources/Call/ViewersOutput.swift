@@ -18,10 +18,13 @@ public final class ViewersOutput: CallOutput {
     public let hub: ViewerHub
     /// The sink that encrypts the second encoding's frames (nil without end-to-end encryption).
     private let secondEncryption: EncryptingSink?
+    /// Where the Opus packets go: the hub, behind an ``EncryptingAudioSink`` with end-to-end encryption.
+    private let audioSink: (any EncodedAudioSink)?
 
     /// - Parameters:
     ///   - secondEncoding: start a second encoding for viewers far below the others (`--second-encoding`).
-    ///   - rotation: with end-to-end encryption, makes the second encoding's encrypting sink (rotated with the main one).
+    ///   - rotation: with end-to-end encryption, makes the second encoding's encrypting sink and the sound's
+    ///     (rotated with the main one).
     ///   - logger: the call's logger (the hub logs as `viewers`, the second encoder as `second-encoder`).
     init(
         sharing: SharingConfiguration, source: VideoSource, secondEncoding: Bool, rotation: KeyRotation?, logger: Logger
@@ -47,15 +50,22 @@ public final class ViewersOutput: CallOutput {
         secondEncryption = try rotation?.makeSink(
             for: [hub.secondEncodingSink], encoder: hub.secondEncodingKeyframes, logger: logger.named("e2ee-second"))
         protectedInlet.set(secondEncryption)
+        if sharing.sendsAudio {
+            let inlet = ViewersAudioInlet(hub: hub)
+            audioSink = try rotation?.makeAudioSink(for: inlet, logger: logger.named("e2ee-audio")) ?? inlet
+        } else {
+            audioSink = nil
+        }
     }
 
     public var inlet: OutputInlet { .video(hub) }
 
-    /// The sound in Opus (one encoding for every viewer) when viewers get sound (not with E2EE yet).
-    public var consumesAudio: MediaSelection? { hub.configuration.sendsAudio ? .audioOpus : nil }
+    /// The sound in Opus (one encoding for every viewer) when viewers get sound.
+    public var consumesAudio: MediaSelection? { audioSink == nil ? nil : .audioOpus }
 
-    /// Each Opus packet to every viewer whose answer accepted audio (``ViewerHub/sendAudio(_:)``).
-    public var audioInlet: (any EncodedAudioSink)? { hub.configuration.sendsAudio ? ViewersAudioInlet(hub: hub) : nil }
+    /// Each Opus packet to every viewer whose answer accepted audio (``ViewerHub/sendAudio(_:)``), encrypted
+    /// once for all of them with end-to-end encryption (``EncryptingAudioSink``).
+    public var audioInlet: (any EncodedAudioSink)? { audioSink }
 
     /// Viewers arrive through the HTTP server's WHEP sessions: nothing to start.
     public func start() {}

@@ -29,6 +29,9 @@ public enum FrameCryptorFormat {
     public static let keyframeClearLength = 10
     /// Clear bytes of a VP8 delta frame: the frame tag (RFC 6386 §9.1).
     public static let deltaFrameClearLength = 3
+    /// Clear bytes of an Opus packet: its TOC byte (RFC 6716 §3.1), as the webrtc-sdk and LiveKit's
+    /// `UNENCRYPTED_BYTES` leave audio frames.
+    public static let opusClearLength = 1
     /// The largest VP8 frame accepted for encryption, bytes (OpenSSL lengths are `int`; a 4K keyframe is a
     /// few MB).
     public static let maximumFrameBytes = 64 << 20
@@ -41,16 +44,35 @@ public enum FrameCryptorFormat {
     }
 }
 
+/// What a frame of the FrameCryptor format holds, which decides its clear prefix: a VP8 frame keeps its
+/// header clear (10 bytes on keyframes, 3 on delta frames; RFC 6386 §9.1), an Opus packet its TOC byte
+/// (1 byte; RFC 6716 §3.1). The rest of the layout (ciphertext, tag, IV, `ivL`, `kI`) is the same.
+public enum FrameCryptorMedia: Sendable, Equatable {
+    /// A complete VP8 frame (RFC 6386).
+    case vp8
+    /// One Opus packet (RFC 6716 §3), audio.
+    case opus
+
+    /// Clear prefix bytes of a frame whose first byte is `first`.
+    @inline(__always)
+    public func clearLength(firstByte first: UInt8) -> Int {
+        switch self {
+        case .vp8: FrameCryptorFormat.clearLength(firstByte: first)
+        case .opus: FrameCryptorFormat.opusClearLength
+        }
+    }
+}
+
 /// Where the parts of an encrypted frame lie, read from its last bytes and its first byte (nothing is
 /// decrypted). Offsets are from the frame's start.
 public struct EncryptedFrameLayout: Sendable, Equatable {
-    /// Bytes of the clear VP8 header (10 on keyframes, 3 on delta frames).
+    /// Bytes of the clear prefix (VP8: 10 on keyframes, 3 on delta frames; Opus: 1).
     public var clearLength: Int
     /// Bytes of ciphertext (the encrypted rest of the VP8 frame; may be 0).
     public var ciphertextLength: Int
     /// The trailer's key index, 0…255 as written (the key ring holds 0…15).
     public var keyIndex: Int
-    /// True when the clear header says keyframe.
+    /// True when the clear header says keyframe (VP8 only; never for Opus).
     public var isKeyframe: Bool { clearLength == FrameCryptorFormat.keyframeClearLength }
 
     /// Offset of the tag.
@@ -59,18 +81,18 @@ public struct EncryptedFrameLayout: Sendable, Equatable {
     public var ivOffset: Int { tagOffset + FrameCryptorFormat.tagLength }
     /// Total bytes of the encrypted frame.
     public var frameLength: Int { ivOffset + FrameCryptorFormat.trailerLength }
-    /// Bytes of the VP8 frame once decrypted.
+    /// Bytes of the VP8 frame or Opus packet once decrypted.
     public var plainLength: Int { clearLength + ciphertextLength }
 
-    /// Reads the layout of an encrypted frame.
+    /// Reads the layout of an encrypted frame of `media` (VP8 unless told).
     /// - Throws: ``FrameCryptoError/frameTooShort(bytes:needed:)`` below the clear header + 30 bytes (the
     ///   length needed is known once the first byte is), ``FrameCryptoError/unsupportedIVLength(_:)`` when
     ///   the `ivLength` byte is not 12. The key index is not checked here (the key ring does that).
-    public init(parsing frame: some RandomAccessCollection<UInt8>) throws(FrameCryptoError) {
+    public init(parsing frame: some RandomAccessCollection<UInt8>, media: FrameCryptorMedia = .vp8) throws(FrameCryptoError) {
         guard let first = frame.first else {
-            throw .frameTooShort(bytes: 0, needed: FrameCryptorFormat.deltaFrameClearLength + FrameCryptorFormat.overhead)
+            throw .frameTooShort(bytes: 0, needed: media.clearLength(firstByte: 0x01) + FrameCryptorFormat.overhead)
         }
-        let clear = FrameCryptorFormat.clearLength(firstByte: first)
+        let clear = media.clearLength(firstByte: first)
         let needed = clear + FrameCryptorFormat.overhead
         guard frame.count >= needed else { throw .frameTooShort(bytes: frame.count, needed: needed) }
         let end = frame.endIndex

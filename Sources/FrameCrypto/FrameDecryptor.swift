@@ -31,13 +31,14 @@ public final class FrameDecryptor {
     /// True when the ring holds a key at `index`.
     public func hasKey(at index: Int) -> Bool { FrameKeyRing.indices.contains(index) && ring[index] != nil }
 
-    /// The VP8 frame inside an encrypted frame: the clear header followed by the decrypted rest.
+    /// The VP8 frame (or, with `media` `.opus`, the Opus packet) inside an encrypted frame: the clear prefix
+    /// followed by the decrypted rest.
     /// - Throws: ``FrameCryptoError/frameTooShort(bytes:needed:)``, ``FrameCryptoError/unsupportedIVLength(_:)``,
     ///   ``FrameCryptoError/unknownKeyIndex(_:)``, ``FrameCryptoError/authenticationFailed(keyIndex:)`` (a
     ///   changed clear header, ciphertext, tag or IV, or a key that is not the sender's),
     ///   ``FrameCryptoError/openSSL(function:detail:)``.
-    public func decrypt(_ frame: [UInt8]) throws(FrameCryptoError) -> [UInt8] {
-        let layout = try EncryptedFrameLayout(parsing: frame)
+    public func decrypt(_ frame: [UInt8], media: FrameCryptorMedia = .vp8) throws(FrameCryptoError) -> [UInt8] {
+        let layout = try EncryptedFrameLayout(parsing: frame, media: media)
         guard FrameKeyRing.indices.contains(layout.keyIndex), let context = ring[layout.keyIndex] else {
             throw .unknownKeyIndex(layout.keyIndex)
         }

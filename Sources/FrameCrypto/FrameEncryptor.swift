@@ -1,4 +1,4 @@
-/// Encrypts VP8 frames into the FrameCryptor format (``FrameCryptorFormat``) under one key and key index.
+/// Encrypts VP8 frames and Opus packets into the FrameCryptor format (``FrameCryptorFormat``) under one key and key index.
 ///
 /// IVs come from a ``FrameIVSequence`` with a random 64-bit prefix drawn when the encryptor is made, and a
 /// fresh prefix once 2³² frames have used the current one, so no IV repeats under the key (see ``FrameIV``).
@@ -44,33 +44,34 @@ public final class FrameEncryptor {
         return sequence.next()!  // a fresh sequence starts at counter 0
     }
 
-    /// Encrypts one complete VP8 frame (RFC 6386 §9.1: a keyframe when bit 0 of byte 0 is 0) with the next
-    /// IV: `clear header ‖ ciphertext ‖ tag ‖ IV ‖ 12 ‖ keyIndex`, 30 bytes longer than `frame`.
+    /// Encrypts one complete VP8 frame (RFC 6386 §9.1: a keyframe when bit 0 of byte 0 is 0) or, with
+    /// `media` `.opus`, one Opus packet (its TOC byte clear, RFC 6716 §3.1) with the next IV:
+    /// `clear prefix ‖ ciphertext ‖ tag ‖ IV ‖ 12 ‖ keyIndex`, 30 bytes longer than `frame`.
     /// - Throws: ``FrameCryptoError/emptyFrame``, ``FrameCryptoError/vp8FrameTooShort(bytes:clearLength:)``,
     ///   ``FrameCryptoError/frameTooLarge(bytes:limit:)``, ``FrameCryptoError/openSSL(function:detail:)``.
-    public func encrypt(_ frame: [UInt8]) throws(FrameCryptoError) -> [UInt8] {
-        try check(frame)
-        return try seal(frame, iv: try nextIV())
+    public func encrypt(_ frame: [UInt8], media: FrameCryptorMedia = .vp8) throws(FrameCryptoError) -> [UInt8] {
+        try check(frame, media: media)
+        return try seal(frame, media: media, iv: try nextIV())
     }
 
     /// Encrypts with a given IV, for known-answer tests against other implementations. An IV must never be
     /// used twice under one key: everything else goes through ``encrypt(_:)``.
-    public func encrypt(_ frame: [UInt8], iv: FrameIV) throws(FrameCryptoError) -> [UInt8] {
-        try check(frame)
-        return try seal(frame, iv: iv)
+    public func encrypt(_ frame: [UInt8], media: FrameCryptorMedia = .vp8, iv: FrameIV) throws(FrameCryptoError) -> [UInt8] {
+        try check(frame, media: media)
+        return try seal(frame, media: media, iv: iv)
     }
 
-    private func check(_ frame: [UInt8]) throws(FrameCryptoError) {
+    private func check(_ frame: [UInt8], media: FrameCryptorMedia) throws(FrameCryptoError) {
         guard !frame.isEmpty else { throw .emptyFrame }
         guard frame.count <= FrameCryptorFormat.maximumFrameBytes else {
             throw .frameTooLarge(bytes: frame.count, limit: FrameCryptorFormat.maximumFrameBytes)
         }
-        let clear = FrameCryptorFormat.clearLength(firstByte: frame[0])
+        let clear = media.clearLength(firstByte: frame[0])
         guard frame.count >= clear else { throw .vp8FrameTooShort(bytes: frame.count, clearLength: clear) }
     }
 
-    private func seal(_ frame: [UInt8], iv: FrameIV) throws(FrameCryptoError) -> [UInt8] {
-        let clear = FrameCryptorFormat.clearLength(firstByte: frame[0])
+    private func seal(_ frame: [UInt8], media: FrameCryptorMedia, iv: FrameIV) throws(FrameCryptoError) -> [UInt8] {
+        let clear = media.clearLength(firstByte: frame[0])
         let total = frame.count + FrameCryptorFormat.overhead
         var failure: FrameCryptoError?
         let output = frame.withUnsafeBufferPointer { input in

@@ -202,7 +202,8 @@ public enum ViewerPage {
               const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
               attachDecryptor(transceiver);
               showAtOnce(transceiver.receiver);
-              pc.addTransceiver("audio", { direction: "recvonly" });  // the call's sound (ViewerPageSound)
+              // The call's sound (ViewerPageSound), decrypted like the pictures with e2ee.
+              attachDecryptor(pc.addTransceiver("audio", { direction: "recvonly" }), "audio");
               await pc.setLocalDescription(await pc.createOffer());
               await waitForGathering(pc, gatherLimitMs);
               if (generation !== viewer.generation) return;

@@ -5,7 +5,8 @@
 ///
 /// Format: the webrtc-sdk FrameCryptor trailer (FrameCrypto's `FrameCryptorFormat`), VP8:
 /// `clear header (10 bytes on keyframes, 3 on delta frames; RFC 6386 §9.1) ‖ AES-GCM(rest), the header as
-/// additional data ‖ 16-byte tag ‖ 12-byte IV ‖ 12 ‖ key index`. Keys: PBKDF2-HMAC-SHA256 of the passphrase,
+/// additional data ‖ 16-byte tag ‖ 12-byte IV ‖ 12 ‖ key index`; Opus (the sound's receiver, decrypted by
+/// the same worker with the same keys): the same with a 1-byte clear prefix, the TOC byte (RFC 6716 §3.1). Keys: PBKDF2-HMAC-SHA256 of the passphrase,
 /// the call's ratchet salt (`data-e2ee-salt`), 100 000 iterations, AES-128 (WebCrypto `deriveKey`).
 ///
 /// Where the transform is set matters (Chromium 156): on the receiver right after `addTransceiver`, before
@@ -17,9 +18,12 @@ enum ViewerPageE2EE {
     /// The Worker's script (runs in a dedicated worker; no DOM, no external resources).
     ///
     /// Messages in: `{type: "salt", salt}`, `{type: "key", passphrase}` (up to 4 kept, newest tried first for
-    /// a key index without a working key), `{type: "streams", readable, writable}` (the encoded-streams
-    /// path). Out, every 500 ms: `{type: "counts", received, decrypted, failed, noKey, malformed, keyIndex,
-    /// keyframes, heldBack, failedKeyIndex, switches: [{keyIndex, keyframe, afterFrames}], keyframeRequests}`.
+    /// a key index without a working key), `{type: "streams", readable, writable, kind}` (the encoded-streams
+    /// path; `kind` "audio" or "video"; a script transform says its kind in its options). Out, every 500 ms:
+    /// `{type: "counts", received, decrypted, failed, noKey, malformed, keyIndex, keyframes, heldBack,
+    /// failedKeyIndex, switches: [{keyIndex, keyframe, afterFrames}], keyframeRequests, audio: {received,
+    /// decrypted, failed, noKey, malformed, keyIndex}}` (the top-level counts are the video's). Opus packets
+    /// that do not decrypt are dropped (the decoder conceals them); there is nothing to hold back.
     ///
     /// After a frame was dropped (no key, wrong key, malformed) decrypted delta frames are held back until a
     /// keyframe (they lack their reference), with a keyframe request (`sendKeyFrameRequest`, at most one a
@@ -30,7 +34,8 @@ enum ViewerPageE2EE {
         const working = new Map();
         let salt = "LKFrameEncryptionKey";
         const counts = { type: "counts", received: 0, decrypted: 0, failed: 0, noKey: 0, malformed: 0, keyIndex: null,
-          keyframes: 0, heldBack: 0, failedKeyIndex: null, switches: [], keyframeRequests: 0 };
+          keyframes: 0, heldBack: 0, failedKeyIndex: null, switches: [], keyframeRequests: 0,
+          audio: { received: 0, decrypted: 0, failed: 0, noKey: 0, malformed: 0, keyIndex: null } };
         let dropped = false, lastRequest = 0;
         const text = new TextEncoder();
 
@@ -46,6 +51,39 @@ enum ViewerPageE2EE {
           lastRequest = now;
           counts.keyframeRequests++;
           transformer.sendKeyFrameRequest().catch(() => {});
+        }
+
+        // Opus: the TOC byte (RFC 6716 §3.1) is clear; nothing else differs from the video's format.
+        async function decryptAudio(frame, controller) {
+          const audio = counts.audio;
+          audio.received++;
+          const data = new Uint8Array(frame.data);
+          if (data.length < 31 || data[data.length - 2] !== 12) { audio.malformed++; return; }
+          const index = data[data.length - 1];
+          const preferred = working.get(index);
+          const candidates = preferred ? [preferred].concat(keys.filter((key) => key !== preferred)) : keys.slice().reverse();
+          if (candidates.length === 0) { audio.noKey++; return; }
+          const header = data.subarray(0, 1);
+          const iv = data.slice(data.length - 14, data.length - 2);
+          const sealed = data.subarray(1, data.length - 14);
+          for (const key of candidates) {
+            let plain;
+            try {
+              plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: header, tagLength: 128 }, key, sealed);
+            } catch (error) {
+              continue;
+            }
+            working.set(index, key);
+            audio.decrypted++;
+            audio.keyIndex = index;
+            const out = new Uint8Array(1 + plain.byteLength);
+            out[0] = data[0];
+            out.set(new Uint8Array(plain), 1);
+            frame.data = out.buffer;
+            controller.enqueue(frame);
+            return;
+          }
+          audio.failed++;
         }
 
         async function decrypt(frame, controller, transformer) {
@@ -91,12 +129,14 @@ enum ViewerPageE2EE {
           dropped = true;
         }
 
-        function pipe(readable, writable, transformer) {
-          readable.pipeThrough(new TransformStream({ transform: (frame, controller) => decrypt(frame, controller, transformer) }))
-            .pipeTo(writable).catch(() => {});
+        function pipe(readable, writable, transformer, kind) {
+          const transform = kind === "audio" ? (frame, controller) => decryptAudio(frame, controller)
+            : (frame, controller) => decrypt(frame, controller, transformer);
+          readable.pipeThrough(new TransformStream({ transform })).pipeTo(writable).catch(() => {});
         }
 
-        self.onrtctransform = (event) => pipe(event.transformer.readable, event.transformer.writable, event.transformer);
+        self.onrtctransform = (event) => pipe(event.transformer.readable, event.transformer.writable, event.transformer,
+          (event.transformer.options || {}).kind);
         self.onmessage = async (event) => {
           const message = event.data || {};
           if (message.type === "salt" && message.salt) {
@@ -105,7 +145,7 @@ enum ViewerPageE2EE {
             keys.push(await deriveKey(message.passphrase));
             if (keys.length > 4) keys.shift();
           } else if (message.type === "streams") {
-            pipe(message.readable, message.writable, null);
+            pipe(message.readable, message.writable, null, message.kind);
           }
         };
         setInterval(() => self.postMessage(counts), 500);
@@ -177,16 +217,17 @@ enum ViewerPageE2EE {
             return e2ee.enabled && !usesScriptTransform() ? { encodedInsertableStreams: true } : {};
           }
 
-          function attachDecryptor(transceiver) {
+          // On the video's receiver and the sound's ("audio": Opus, 1 clear byte), one worker and one key ring.
+          function attachDecryptor(transceiver, kind) {
             if (!e2ee.enabled) return;
             const receiver = transceiver.receiver;
             if (usesScriptTransform()) {
-              receiver.transform = new RTCRtpScriptTransform(e2eeWorker(), { operation: "decrypt" });
+              receiver.transform = new RTCRtpScriptTransform(e2eeWorker(), { operation: "decrypt", kind: kind || "video" });
               e2ee.mode = "script-transform";
             } else if (typeof receiver.createEncodedStreams === "function") {
               const streams = receiver.createEncodedStreams();
-              e2eeWorker().postMessage({ type: "streams", readable: streams.readable, writable: streams.writable },
-                [streams.readable, streams.writable]);
+              e2eeWorker().postMessage({ type: "streams", readable: streams.readable, writable: streams.writable,
+                kind: kind || "video" }, [streams.readable, streams.writable]);
               e2ee.mode = "encoded-streams";
             } else {
               setE2EEState("unsupported");

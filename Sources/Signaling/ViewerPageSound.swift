@@ -1,8 +1,9 @@
 /// The viewer page's sound (issue 28): the call's Opus track plays through the same `<video>` element as the
 /// picture (one media stream, so the browser lip-syncs them from the RTCP Sender Reports). Browsers refuse to
 /// autoplay sound, so the page starts muted and shows a clear "Unmute" button (key `m`) beside a level meter;
-/// it says "no sound in this share" when the call's answer carried no audio (a call with end-to-end
-/// encryption, which does not encrypt sound yet, or one whose viewers get no sound), and "silent" while the
+/// it says "no sound in this share" when the call's answer carried no audio (a call whose viewers get no
+/// sound; with end-to-end encryption the sound comes encrypted and the e2ee worker decrypts it, see
+/// ``ViewerPageE2EE``), and "silent" while the
 /// sound has been quiet for ``quietAfterMs``.
 ///
 /// The meter reads `audioLevel` (0…1, linear, RFC 6464's scale as browsers report it in `inbound-rtp`) from

@@ -129,7 +129,8 @@ final class CallLibraryTests: CallTestCase {
     }
 
     /// With end-to-end encryption, ``Call/rotateKey()`` reads the key file again and moves to the next key index
-    /// at the next keyframe; a key file that became readable by others is refused and the key stays.
+    /// at the next keyframe, the sound's key with it; a key file that became readable by others is refused and
+    /// the key stays.
     func testKeyRotationReadsTheKeyFileAgain() throws {
         let keyFile = folder.path("key")
         func writeKey(_ text: String, mode: mode_t = 0o600) {
@@ -154,6 +155,11 @@ final class CallLibraryTests: CallTestCase {
         XCTAssertEqual(try call.rotateKey(), 4)
         XCTAssertTrue(eventually { number(e2ee(), "keyIndex") == 4 && number(e2ee(), "rotations") == 1 }, "\(e2ee())\n\(logText)")
         XCTAssertTrue(logText.contains("e2ee key rotated key.index=4"), logText)
+        // The sound's packets follow: under key index 4 once the pictures are (issue 28).
+        XCTAssertTrue(eventually {
+            let audio = e2ee()["audio"] as? [String: Any] ?? [:]
+            return number(audio, "keyIndex") == 4 && audio["pendingKeyIndex"] is NSNull && (number(audio, "framesEncrypted") ?? 0) > 0
+        }, "\(e2ee())")
 
         writeKey("third passphrase", mode: 0o644)
         XCTAssertThrowsError(try call.rotateKey()) { error in

@@ -6,7 +6,8 @@ import XCTest
 /// Headless Chromium on the viewer page of a call that encrypts end to end (`--e2ee-key-file`), in a
 /// loopback-only network namespace: with the key the page decrypts in its Worker and shows the test pattern;
 /// without it, or with a wrong one, no frame is decoded and the page says so; SIGHUP rotates the key at a
-/// keyframe without a frame lost.
+/// keyframe without a frame lost. The sound is encrypted too: the page with the key plays it, without it
+/// nothing of it decodes.
 final class ChromiumE2EETests: XCTestCase {
     private let (width, height) = (640, 360)
     private let passphrase = "correct horse + battery/é"
@@ -15,24 +16,26 @@ final class ChromiumE2EETests: XCTestCase {
     private let tools = [URL(fileURLWithPath: "/usr/lib/chromium/chromium"), EndToEnd.systemPython, TestPaths.executable("screencast-call")]
 
     /// A call with a key file (mode 0600) in a folder of its own, and the Chromium profile folder.
-    private func startCall() throws -> (call: CallUnderTest, keyFile: String, profile: String, keys: TemporaryDirectory) {
+    private func startCall(_ more: [String] = []) throws -> (call: CallUnderTest, keyFile: String, profile: String, keys: TemporaryDirectory) {
         let keys = try TemporaryDirectory(prefix: "sc-e2ee")
         let keyFile = keys.path("key")
         XCTAssertTrue(FileManager.default.createFile(atPath: keyFile, contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
-        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "\(width)x\(height)", "--e2ee-key-file", keyFile])
+        let call = try CallUnderTest(["--source", "testpattern", "--pattern-size", "\(width)x\(height)", "--e2ee-key-file", keyFile] + more)
         let profile = call.folder.path("chromium")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
         return (call, keyFile, profile, keys)
     }
 
     /// Runs chromium_e2ee.py with `steps` and returns its snapshots.
-    private func browse(_ call: CallUnderTest, profile: String, query: String = "", fragment: String = "", steps: [[String: Any]]) throws -> [[String: Any]] {
+    private func browse(
+        _ call: CallUnderTest, profile: String, query: String = "", fragment: String = "", sound: Bool = false, steps: [[String: Any]]
+    ) throws -> [[String: Any]] {
         let points = barSamplePoints(width: width, height: height).map { "\($0.x),\($0.y)" }.joined(separator: ";")
         let stepsJSON = String(decoding: try JSONSerialization.data(withJSONObject: steps), as: UTF8.self)
         let report = try EndToEnd.runPeer(
             EndToEnd.systemPython, "chromium_e2ee.py",
             ["--url", call.baseURL + "/" + query + fragment, "--profile", profile + "/profile", "--steps", stepsJSON,
-             "--points", points, "--timeout", "60"],
+             "--points", points, "--timeout", "60"] + (sound ? ["--sound"] : []),
             timeout: 120, environment: ["HOME": profile, "TMPDIR": profile])
         print("e2e: chromium e2ee \(report)")
         XCTAssertNil(report["error"] as? String, "\(report)")
@@ -246,6 +249,56 @@ final class ChromiumE2EETests: XCTestCase {
         XCTAssertLessThanOrEqual(keyframes, 4, "not one a second for everyone")
         XCTAssertGreaterThanOrEqual(after.held - before.held, 5, "it kept asking and was held")
         XCTAssertTrue(ProcessRunner.isRunning(light), "the light viewer watched throughout")
+    }
+
+    /// The sound is end-to-end encrypted (Opus, its TOC byte clear) under the video's key. A 1000 Hz test tone,
+    /// the page unmuted: without the key the worker refuses every Opus packet (no key) and nothing plays
+    /// (`audioLevel` ~0); once the key is in the link, over 3 s `totalSamplesReceived` rises by at least 2 s of
+    /// sound, `concealedSamples` stay under 2 % of those and the level shows the tone (> 0.05); the worker
+    /// decrypted the Opus packets, none failed, and the call counts them encrypted under the video's key index.
+    func testTheSoundIsEncryptedAndPlaysOnlyWithTheKey() throws {
+        guard EndToEnd.isInsideNamespace else {
+            return try EndToEnd.rerunInLoopbackNamespace("EndToEndTests.ChromiumE2EETests/testTheSoundIsEncryptedAndPlaysOnlyWithTheKey", timeout: 150)
+        }
+        guard EndToEnd.requireTools(tools + [URL(fileURLWithPath: "/usr/bin/chromedriver")]) else { return }
+        let (call, _, profile, keys) = try startCall(["--audio-test-tone", "1000"])
+        defer { call.stop(); keys.remove() }
+        let snapshots = try browse(call, profile: profile, sound: true, steps: [
+            ["wait": "state", "state": "no-key", "received": 30], ["unmute": true], ["hold": 2],
+            ["fragment": passphrase], ["wait": "decoded", "more": 30], ["hold": 3],
+        ])
+        XCTAssertEqual(snapshots.count, 6)
+        guard snapshots.count == 6 else { return }
+        func audio(_ snapshot: [String: Any]) -> [String: Any] { e2ee(snapshot)["audio"] as? [String: Any] ?? [:] }
+        func sound(_ snapshot: [String: Any]) -> [String: Any] { snapshot["sound"] as? [String: Any] ?? [:] }
+        let keyless = snapshots[2]
+        print("e2e: keyless sound \(sound(keyless)), worker \(audio(keyless))")
+        XCTAssertGreaterThanOrEqual(audio(keyless)["noKey"] as? Int ?? 0, 50, "Opus packets arrive (50 a second) and are refused")
+        XCTAssertEqual(audio(keyless)["decrypted"] as? Int, 0)
+        XCTAssertLessThan(sound(keyless)["audioLevel"] as? Double ?? 0, 0.01, "nothing plays without the key")
+        XCTAssertEqual(keyless["framesDecoded"] as? Int, 0, "nor is a picture shown")
+
+        let (before, after) = (sound(snapshots[4]), sound(snapshots[5]))
+        print("e2e: sound with the key \(before) -> \(after), worker \(audio(snapshots[5]))")
+        let received = (after["totalSamplesReceived"] as? Int ?? 0) - (before["totalSamplesReceived"] as? Int ?? 0)
+        let concealed = (after["concealedSamples"] as? Int ?? 0) - (before["concealedSamples"] as? Int ?? 0)
+        XCTAssertGreaterThanOrEqual(received, 96_000, "at least 2 s of 48 kHz sound in 3 s")
+        XCTAssertLessThan(Double(concealed), 0.02 * Double(max(received, 1)), "concealed \(concealed) of \(received)")
+        let level = after["audioLevel"] as? Double ?? 0
+        XCTAssertGreaterThan(level, 0.05, "the tone plays: \(after)")
+        XCTAssertLessThan(level, 0.3, "\(after)")
+        let worker = audio(snapshots[5])
+        XCTAssertGreaterThanOrEqual(worker["decrypted"] as? Int ?? 0, 150, "3 s of 20-ms Opus packets decrypted")
+        XCTAssertEqual(worker["failed"] as? Int, 0)
+        XCTAssertEqual(worker["keyIndex"] as? Int, 0)
+        XCTAssertEqual(e2ee(snapshots[5])["failed"] as? Int, 0, "the pictures as before")
+
+        let stats = try call.stats()["e2ee"] as? [String: Any] ?? [:]
+        let callAudio = stats["audio"] as? [String: Any] ?? [:]
+        print("e2e: the call's e2ee stats \(stats)")
+        XCTAssertEqual(callAudio["keyIndex"] as? Int, stats["keyIndex"] as? Int)
+        XCTAssertGreaterThanOrEqual(callAudio["framesEncrypted"] as? Int ?? 0, 250, "5 s and more of Opus packets")
+        XCTAssertEqual(callAudio["framesDropped"] as? Int, 0)
     }
 
     /// Without RTCRtpScriptTransform (forced: `?e2ee-api=encoded-streams`), the page decrypts through

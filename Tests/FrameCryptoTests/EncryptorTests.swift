@@ -37,6 +37,42 @@ final class EncryptorTests: XCTestCase {
         XCTAssertEqual(encryptor.framesEncrypted, 7)
     }
 
+    /// An Opus packet keeps its TOC byte (RFC 6716 §3.1) clear, whatever its bit 0 (which would say "VP8 delta
+    /// frame": 3 clear bytes), the rest is ciphertext, and it decrypts as Opus; read as VP8 it does not
+    /// authenticate (the additional data differs). A 1-byte packet (a DTX frame) is all clear prefix.
+    func testOpusPacketsKeepOnlyTheirTOCByteClearAndRoundTrip() throws {
+        var generator = SeededGenerator(seed: 28)
+        let encryptor = try FrameEncryptor(key: key, keyIndex: 2)
+        let decryptor = FrameDecryptor()
+        try decryptor.setKey(key, at: 2)
+        for (toc, count) in [(UInt8(0x78), 1), (0x78, 3), (0x79, 80), (0xFC, 160), (0x01, 1275)] {
+            var plain = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            plain[0] = toc
+            let sealed = try encryptor.encrypt(plain, media: .opus)
+            XCTAssertEqual(sealed.count, count + FrameCryptorFormat.overhead)
+            XCTAssertEqual(sealed[0], toc, "the TOC byte is clear")
+            if count > 4 {
+                XCTAssertNotEqual(Array(sealed[1..<count]), Array(plain[1...]), "the rest is not")
+            }
+            XCTAssertEqual(Array(sealed.suffix(2)), [12, 2])
+            let layout = try EncryptedFrameLayout(parsing: sealed, media: .opus)
+            XCTAssertEqual(layout.clearLength, 1)
+            XCTAssertEqual(layout.plainLength, count)
+            XCTAssertFalse(layout.isKeyframe)
+            XCTAssertEqual(try decryptor.decrypt(sealed, media: .opus), plain, "\(count) bytes")
+            if count >= 3 { XCTAssertThrowsError(try decryptor.decrypt(sealed), "read as VP8") }
+            var tampered = sealed
+            tampered[0] ^= 0x04
+            XCTAssertThrowsError(try decryptor.decrypt(tampered, media: .opus), "the TOC byte is authenticated") { error in
+                XCTAssertEqual(error as? FrameCryptoError, .authenticationFailed(keyIndex: 2))
+            }
+        }
+        XCTAssertThrowsError(try encryptor.encrypt([], media: .opus)) { XCTAssertEqual($0 as? FrameCryptoError, .emptyFrame) }
+        XCTAssertThrowsError(try decryptor.decrypt(Array(repeating: 12, count: 30), media: .opus)) {
+            XCTAssertEqual($0 as? FrameCryptoError, .frameTooShort(bytes: 30, needed: 31))
+        }
+    }
+
     func testAES256KeysWork() throws {
         let key = try FrameKey(raw: Array(repeating: 0xA5, count: 32))
         XCTAssertEqual(key.bits, 256)

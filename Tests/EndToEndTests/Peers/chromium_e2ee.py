@@ -16,6 +16,8 @@ Opens --url (the key, if any, in its #key= fragment), then runs --steps, a JSON 
                                            write P to PATH (mode 0600) and send SIGHUP to PID (the call)
   {"hold": SECONDS}                        wait
   {"pixels": true}                         read the video's pixels at --points through a canvas
+  {"unmute": true}                         click the page's Unmute button (with --sound: Chromium plays
+                                           without a gesture)
   {"pointer": ID}                          move the pointer onto the element ID (a pointer move, then
                                            hover), wait (3 s at most) until the overlay (#bar) is fully
                                            shown again, and count the lock's green pixels in a screenshot
@@ -26,7 +28,9 @@ Every step ends with a snapshot of the page. Prints one JSON object on stdout:
    "framesDecoded", "e2eeState", "message": the panel's text or null, "panelVisible", "overlay": the
    stats overlay's text, "bar": {"opacity": #bar's computed opacity, "idle": body.idle, "lockHidden",
    "lockSvg": #lock holds an <svg>, "lockBox": [width, height] in CSS px}, "panelGlyph": the computed
-   content of the key panel message's ::before (its lock), "pixels"}, ...]}
+   content of the key panel message's ::before (its lock), "sound": the page's sound stats
+   (window.screencastViewer.sound.stats: audioLevel, totalSamplesReceived, concealedSamples, ...),
+   "pixels"}, ...]}
 A step that times out (--timeout for the whole run) ends the run with "error".
 """
 
@@ -54,6 +58,7 @@ return { stats: viewer ? viewer.lastStats : null, e2eeState: document.body.datas
   status: document.getElementById("status").textContent, statusState: document.getElementById("status").dataset.state,
   statusBlocked: document.getElementById("status").dataset.blocked || null,
   panelGlyph: getComputedStyle(document.getElementById("e2ee-message"), "::before").content,
+  sound: viewer && viewer.sound ? viewer.sound.stats : null,
   bar: (() => {
     const bar = document.getElementById("bar"), lock = document.getElementById("lock");
     const box = lock ? lock.getBoundingClientRect() : { width: 0, height: 0 };
@@ -124,11 +129,12 @@ def main():
     parser.add_argument("--steps", required=True)
     parser.add_argument("--points", default="")
     parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--sound", action="store_true", help="let the page play sound without a gesture")
     args = parser.parse_args()
     points = [[int(v) for v in p.split(",")] for p in args.points.split(";") if p]
     steps = json.loads(args.steps)
 
-    driver = start_browser(args.profile)
+    driver = start_browser(args.profile, sound=args.sound)
     result = {"error": None, "snapshots": []}
     start = time.monotonic()
     deadline = start + args.timeout
@@ -174,6 +180,8 @@ def main():
                 os.close(descriptor)
                 os.replace(rotate["file"] + ".new", rotate["file"])
                 os.kill(rotate["pid"], signal.SIGHUP)
+            elif "unmute" in step:
+                driver.execute_script("document.getElementById('unmute').click()")
             elif "hold" in step:
                 time.sleep(step["hold"])
             elif "pointer" in step:
