@@ -154,13 +154,14 @@ final class ConfigFileTests: XCTestCase {
             // Every option in one file: the keys are checked (unknown, switch or value) before any value is, so
             // one run per program says whether each is a key; the values ("1") may then be refused, with the line.
             var lines: [String] = []
+            var seen = Set<String>()  // an option listed twice (--record FILE.mp4, --record FILE.webm) is one key
             for match in pattern.matches(in: help, range: NSRange(help.startIndex..., in: help)) {
                 let names = ([String(help[Range(match.range(at: 1), in: help)!])]
                     + String(help[Range(match.range(at: 2), in: help)!]).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
                     .map { String($0.dropFirst(2)) }
                 let tail = String(help[Range(match.range(at: 3), in: help)!])
                 let takesValue = tail.hasPrefix(" ") && tail != "  " || tail.contains("|")
-                for name in names where !["help", "version", "config", "print-config"].contains(name) {
+                for name in names where !["help", "version", "config", "print-config"].contains(name) && seen.insert(name).inserted {
                     lines.append("\(name) = \(takesValue ? "\"1\"" : "true")")
                 }
             }
