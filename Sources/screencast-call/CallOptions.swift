@@ -172,15 +172,17 @@ struct CallOptions {
           --e2ee-salt S            the key derivation's ratchet salt (default LKFrameEncryptionKey)
           --e2ee-key-index N       the first key index, 0-15 (default 0)
 
-        SIGINT/SIGTERM: stop, flush the IVF file, remove the socket file, exit 0 (1 if the IVF write
-        failed).
+        SIGINT/SIGTERM: stop, flush and close the recordings (--record-ivf, --record), remove the socket
+        file, exit 0 (1 if a recording was not written completely: a full disk).
         SIGHUP: with --e2ee-key-file, read FILE again and move to the next key index, starting at a keyframe
         (a bad file is logged and the current key kept); without it, stop as on SIGTERM.
         Exit codes: 0 done; 64 bad usage, when the command line must change: an unknown option, a bad value,
         a file that is not there or cannot be used as asked (--source file:, --e2ee-key-file, the folder of
-        --record-ivf or --stats-file, a --socket whose folder's parent is missing or that names a non-socket
-        file); 1 a runtime failure: the socket or HTTP port in use, a dump that does
-        not decode, the IVF file not written completely, ….
+        --record-ivf, --record or --stats-file, a --socket whose folder's parent is missing or that names a
+        non-socket file); 1 a runtime failure: the socket or HTTP port in use, a dump that does not
+        decode, a recording not written completely, ….
+        Subcommands: status (who watches, each output's state), kick ID, pause, resume: of the call
+        running on this machine (--http or --share as it was started); see the README, "The sharer's view".
         """
 
     /// The options that take a value, and the switches (also the keys of the config file, ``ProgramSettings``).

@@ -20,11 +20,11 @@ enum StreamingOptions {
           --rtmp-bitrate KBPS      the H.264 target, 100-100000 (CBR, 1-s VBV; default width x height x
                                    fps x 0.08)
           --rtmp-retries N         failed attempts in a row before a destination gives up, 0-1000000
-                                   (default 5; 0 = never)
+                                   (default 5; 0 = retry for ever)
           --record FILE.mp4        record the H.264 and AAC encodings to a fragmented MP4 (a kill loses at
                                    most the last ~2 s; the file still plays)
           --record FILE.webm       record the viewers' VP8 and Opus frames as they are to WebM (no
-                                   re-encoding; seekable once the call stops)
+                                   re-encoding; seekable once the call stops); one of each kind at most
         """
 
     /// The streaming part of the call's configuration.
@@ -53,13 +53,18 @@ enum StreamingOptions {
         }
         if let kbps = try arguments.int("rtmp-bitrate", in: 100...100_000) { streaming.bitsPerSecond = kbps * 1000 }
         if let retries = try arguments.int("rtmp-retries", in: 0...1_000_000) { streaming.retries = retries }
-        if let path = arguments.string("record") {
+        // One MP4 and one WebM at most (--record x.mp4 --record x.webm records both).
+        for path in arguments.strings("record") {
             let lower = path.lowercased()
             guard lower.hasSuffix(".mp4") || lower.hasSuffix(".webm") else {
                 throw UsageError("--record takes a FILE.mp4 or FILE.webm, not '\(path)'")
             }
             try PathArgument.writableFile(path, option: "--record")
-            if lower.hasSuffix(".webm") { streaming.recordWebM = path } else { streaming.recordMP4 = path }
+            let webm = lower.hasSuffix(".webm")
+            if let first = webm ? streaming.recordWebM : streaming.recordMP4 {
+                throw UsageError("--record: two \(webm ? "WebM" : "MP4") recordings ('\(first)', '\(path)'): one of each kind at most")
+            }
+            if webm { streaming.recordWebM = path } else { streaming.recordMP4 = path }
         }
         return streaming
     }

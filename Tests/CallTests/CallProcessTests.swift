@@ -19,6 +19,8 @@ final class CallProcessTests: CallTestCase {
             (["--source", "camera"], "--source must be screen, testpattern or file:PATH"),
             (["--cpu-used", "4"], "--cpu-used must be negative"),
             (["--bitrate", "0"], "--bitrate must be a whole number"),
+            (["--record", "/tmp/a.mp4", "--record", "/tmp/b.mp4"], "--record: two MP4 recordings ('/tmp/a.mp4', '/tmp/b.mp4'): one of each kind at most"),
+            (["--record", "/tmp/a.mov"], "--record takes a FILE.mp4 or FILE.webm, not '/tmp/a.mov'"),
             (["--max-fps", "abc"], "--max-fps must be a number"),
             (["--min-q", "40", "--max-q", "20"], "--min-q (40) must not exceed --max-q (20)"),
             (["--min-fps", "12", "--max-fps", "10"], "--min-fps (12) must not exceed --max-fps (10)"),
