@@ -53,10 +53,7 @@ final class CaptureLoop {
         bodies = try FrameBodyMaker(configuration: configuration)
         paintOver = configuration.effectivePaintOver
         let interval = UInt64(1_000_000 / configuration.maxFramesPerSecond)
-        scheduler = CaptureScheduler(
-            minimumIntervalMicros: interval,
-            keepaliveMicros: UInt64(configuration.keepaliveSeconds * 1_000_000),
-            paintOverDelayMicros: paintOver.map { UInt64($0.delaySeconds * 1_000_000) })
+        scheduler = CaptureScheduler(configuration: configuration)
         pointerPollMicros = min(max(interval, 16_000), 100_000)
         try updateArea()
     }
@@ -85,17 +82,9 @@ final class CaptureLoop {
             }
             if monitorMissingSince != nil { try updateArea() }
             // Nobody reads (no call on the socket): the X events are drained above, nothing is grabbed or encoded.
-            switch hold.turn(readerPresent: readerPresent()) {
-            case .hold:
-                stats.turnsWithoutReader += 1
-                sleep(micros: ReaderHold.pollMicros, stop: stop)
-                continue
-            case .resume:
-                changes.invalidate()
-                scheduler.markDirty()
-            case .run:
-                break
-            }
+            if hold.skipsTurn(
+                readerPresent: readerPresent(), stats: &stats, scheduler: &scheduler,
+                sleep: { sleep(micros: $0, stop: stop) }, resume: { changes.invalidate() }) { continue }
             let now = MonotonicClock.nowMicros()
             let held = monitorMissingSince != nil
             switch held ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {

@@ -38,6 +38,15 @@ struct CaptureScheduler: Equatable {
     private(set) var lastDelivery: UInt64?
     private(set) var lastChange: UInt64?
 
+    /// The scheduler of a capture loop with `configuration`'s frame rate (its interval × `intervalShare`: the portal
+    /// takes half, its producer already paces), keepalive and paint-over delay.
+    init(configuration: CaptureConfiguration, intervalShare: Double = 1) {
+        self.init(
+            minimumIntervalMicros: UInt64(1_000_000 * intervalShare / configuration.maxFramesPerSecond),
+            keepaliveMicros: UInt64(configuration.keepaliveSeconds * 1_000_000),
+            paintOverDelayMicros: configuration.effectivePaintOver.map { UInt64($0.delaySeconds * 1_000_000) })
+    }
+
     init(minimumIntervalMicros: UInt64, keepaliveMicros: UInt64, paintOverDelayMicros: UInt64?) {
         self.minimumIntervalMicros = minimumIntervalMicros
         self.keepaliveMicros = max(1, keepaliveMicros)

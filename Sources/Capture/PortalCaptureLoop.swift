@@ -28,14 +28,10 @@ final class PortalCaptureLoop {
         self.staging = staging
         self.logger = logger
         bodies = try FrameBodyMaker(configuration: configuration)
-        let paintOver = configuration.effectivePaintOver
         // The producer already paces the stream to the frame rate negotiated (PipeWire's max framerate = --fps):
         // a second limiter at the same rate here, out of phase with it, held pictures up to a whole interval
         // (capture -> received p50 20 ms at 30 fps). Half the interval only absorbs the producer's jitter.
-        scheduler = CaptureScheduler(
-            minimumIntervalMicros: UInt64(500_000 / configuration.maxFramesPerSecond),
-            keepaliveMicros: UInt64(configuration.keepaliveSeconds * 1_000_000),
-            paintOverDelayMicros: paintOver.map { UInt64($0.delaySeconds * 1_000_000) })
+        scheduler = CaptureScheduler(configuration: configuration, intervalShare: 0.5)
         stats.method = "portal"
     }
 
@@ -60,17 +56,9 @@ final class PortalCaptureLoop {
                 havePicture = true
                 scheduler.markDirty()
             }
-            switch hold.turn(readerPresent: readerPresent()) {
-            case .hold:
-                stats.turnsWithoutReader += 1
-                sleep(micros: ReaderHold.pollMicros, stop: stop)
-                continue
-            case .resume:
-                changes.invalidate()
-                scheduler.markDirty()
-            case .run:
-                break
-            }
+            if hold.skipsTurn(
+                readerPresent: readerPresent(), stats: &stats, scheduler: &scheduler,
+                sleep: { sleep(micros: $0, stop: stop) }, resume: { changes.invalidate() }) { continue }
             let now = MonotonicClock.nowMicros()
             let action: CaptureScheduler.Action = havePicture ? scheduler.next(now: now) : .wait(until: now + 1_000_000)
             do throws(CaptureError) {

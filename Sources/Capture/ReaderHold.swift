@@ -26,3 +26,27 @@ struct ReaderHold {
         return holding ? .resume : .run
     }
 }
+
+extension ReaderHold {
+    /// A capture loop's turn with nobody reading, done the same way by every loop: counted in `stats`, a wait of
+    /// ``pollMicros`` (`sleep`, which a stop ends early); when a reader is back, `resume` (forget the damage
+    /// since the last frame sent) and the scheduler marked dirty, so the next frame is whole and due now.
+    /// - Returns: true when the loop makes nothing this turn (`continue`).
+    mutating func skipsTurn(
+        readerPresent: Bool, stats: inout CaptureStats, scheduler: inout CaptureScheduler, sleep: (UInt64) -> Void,
+        resume: () -> Void = {}
+    ) -> Bool {
+        switch turn(readerPresent: readerPresent) {
+        case .hold:
+            stats.turnsWithoutReader += 1
+            sleep(Self.pollMicros)
+            return true
+        case .resume:
+            resume()
+            scheduler.markDirty()
+            return false
+        case .run:
+            return false
+        }
+    }
+}

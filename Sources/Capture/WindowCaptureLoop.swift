@@ -45,11 +45,7 @@ final class WindowCaptureLoop {
         window = try CapturedWindow(connection: connection, selector: selector)
         grabber = ScreenGrabber(connection: connection, allowSharedMemory: configuration.usesSharedMemory, logger: logger)
         bodies = try FrameBodyMaker(configuration: configuration)
-        let paintOver = configuration.effectivePaintOver
-        scheduler = CaptureScheduler(
-            minimumIntervalMicros: UInt64(1_000_000 / configuration.maxFramesPerSecond),
-            keepaliveMicros: UInt64(configuration.keepaliveSeconds * 1_000_000),
-            paintOverDelayMicros: paintOver.map { UInt64($0.delaySeconds * 1_000_000) })
+        scheduler = CaptureScheduler(configuration: configuration)
         firstSize = (window.width, window.height)
         frameSize = configuration.outputSize.frameSize(width: window.width, height: window.height)
         hidden = window.pixmap == nil
@@ -71,16 +67,8 @@ final class WindowCaptureLoop {
         while !stop.isRequested {
             try connection.checkAlive()
             if let closed = try drainEvents() { return .ended(closed) }
-            switch hold.turn(readerPresent: readerPresent()) {
-            case .hold:
-                stats.turnsWithoutReader += 1
-                sleep(micros: ReaderHold.pollMicros, stop: stop)
-                continue
-            case .resume:
-                scheduler.markDirty()
-            case .run:
-                break
-            }
+            if hold.skipsTurn(
+                readerPresent: readerPresent(), stats: &stats, scheduler: &scheduler, sleep: { sleep(micros: $0, stop: stop) }) { continue }
             let now = MonotonicClock.nowMicros()
             switch hidden ? scheduler.nextWhileHeld(now: now) : scheduler.next(now: now) {
             case .capture:
