@@ -150,7 +150,8 @@ public final class AACEncoder: AudioEncoder {
     /// The capture time of sample `sample`, from the latest input at or before it (else the oldest kept).
     private func captureMicros(of sample: UInt64) -> UInt64 {
         guard let anchor = stamps.last(where: { $0.sample <= sample }) ?? stamps.first else { return 0 }
-        let offset = (Int64(sample) - Int64(anchor.sample)) * 1_000_000 / Int64(AudioFrame.sampleRate)
-        return UInt64(max(0, Int64(anchor.micros) + offset))
+        let offset = (Int64(clamping: sample) &- Int64(clamping: anchor.sample)) / Int64(AudioFrame.sampleRate) * 1_000_000
+            + (Int64(clamping: sample) &- Int64(clamping: anchor.sample)) % Int64(AudioFrame.sampleRate) * 1_000_000 / Int64(AudioFrame.sampleRate)
+        return UInt64(max(0, Int64(clamping: anchor.micros) &+ offset))
     }
 }

@@ -59,10 +59,11 @@ public struct AudioTimeline: Sendable {
         stats.screenMessages += 1
         lastScreenArrival = now
         var skip = 0
-        if timelineMicros == nil { timelineMicros = header.timestampMicros }
+        let stamp = Self.plausible(header.timestampMicros, now: now)
+        if stamp != header.timestampMicros { stats.restamped += 1 }
+        if timelineMicros == nil { timelineMicros = stamp }
         // Where the first new sample falls on the timeline, and how far the agent's stamp is from it.
         let expected = timelineMicros! &+ UInt64(pending.count / 2) * 1_000_000 / UInt64(AudioFrame.sampleRate)
-        let stamp = header.timestampMicros
         if stamp > expected, stamp - expected > configuration.maxSlipMicros {
             if stamp - expected > Self.reanchorMicros {
                 reanchor(to: stamp)
@@ -117,6 +118,18 @@ public struct AudioTimeline: Sendable {
         return frames
     }
 
+    /// How far a sound message's `Sound-Timestamp` may lie from now on our clock before it is replaced by now, µs:
+    /// 5 s back (a sound server's latency, a slow reader) and 1 s ahead. The agent stamps CLOCK_MONOTONIC on this
+    /// machine; anything else (a replayed dump's old times, a forged u64) is not a time of this clock, and
+    /// arithmetic on it must never overflow.
+    public static let plausibleMicros: (past: UInt64, future: UInt64) = (5_000_000, 1_000_000)
+
+    /// `stamp` when it is within ``plausibleMicros`` of `now`, else `now`.
+    static func plausible(_ stamp: UInt64, now: UInt64) -> UInt64 {
+        if stamp > now { return stamp - now <= plausibleMicros.future ? stamp : now }
+        return now - stamp <= plausibleMicros.past ? stamp : now
+    }
+
     private mutating func reanchor(to micros: UInt64) {
         timelineMicros = micros
         stats.reanchors += 1
@@ -125,7 +138,7 @@ public struct AudioTimeline: Sendable {
     private mutating func makeFrame(_ samples: [Int16], origin: AudioFrame.Origin) -> AudioFrame {
         let frame = AudioFrame(samples: samples, sampleTime: nextSampleTime, captureMicros: timelineMicros!, origin: origin)
         nextSampleTime += UInt64(AudioFrame.samplesPerChannel)
-        timelineMicros! += AudioFrame.durationMicros
+        timelineMicros! &+= AudioFrame.durationMicros
         stats.count(frame)
         return frame
     }
@@ -164,6 +177,9 @@ public struct AudioSourceStats: Sendable, Equatable {
     public var droppedSamples: UInt64 = 0
     /// Times the timeline jumped to a new capture time (see ``AudioTimeline/reanchorMicros``).
     public var reanchors: UInt64 = 0
+    /// Sound messages whose `Sound-Timestamp` was not a time of this clock, stamped with now instead
+    /// (``AudioTimeline/plausibleMicros``).
+    public var restamped: UInt64 = 0
     /// The last frame's RMS level, dBFS (nil before the first frame; −∞ for digital silence).
     public var lastLevelDBFS: Double?
 

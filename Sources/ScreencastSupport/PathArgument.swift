@@ -11,6 +11,7 @@ public enum PathArgument {
     /// - Throws: ``UsageError`` `"--OPTION: 'PATH' does not exist"` (or is a folder, or cannot be read: the
     ///   `strerror` text).
     public static func readableFile(_ path: String, option: String) throws(UsageError) {
+        try noNUL(path, option: option)
         var info = stat()
         guard stat(path, &info) == 0 else { throw UsageError("\(option): '\(path)': \(SystemErrorText.of())") }
         if info.st_mode & S_IFMT == S_IFDIR { throw UsageError("\(option): '\(path)' is a folder, not a file") }
@@ -21,6 +22,7 @@ public enum PathArgument {
     /// not a folder. Nothing is created.
     /// - Throws: ``UsageError`` `"--OPTION: folder 'DIR' does not exist"` (or is not a folder, or is not writable).
     public static func writableFile(_ path: String, option: String) throws(UsageError) {
+        try noNUL(path, option: option)
         let folder = Self.folder(of: path)
         var info = stat()
         guard stat(folder, &info) == 0 else {
@@ -36,6 +38,11 @@ public enum PathArgument {
             // An existing character device (/dev/null, /dev/full) or file must be writable itself.
             guard access(path, W_OK) == 0 else { throw UsageError("\(option): '\(path)' is not writable: \(SystemErrorText.of())") }
         }
+    }
+
+    /// A path with a NUL byte names another file than it says (the kernel stops at the NUL: `out\0.mp4` is `out`).
+    static func noNUL(_ path: String, option: String) throws(UsageError) {
+        if path.utf8.contains(0) { throw UsageError("\(option): the path contains a NUL byte") }
     }
 
     /// The folder part of `path`: everything before the last `/` (`/` for `/x`, `.` without a slash).

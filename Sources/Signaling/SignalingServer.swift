@@ -94,8 +94,18 @@ public final class SignalingServer: Sendable {
         }
         // The sharer's controls: from this machine only (a viewer on the LAN holds the share link's token too),
         // then the token as for /stats.
+        // A browser says where a request comes from (`Origin`, RFC 6454 §7; sent with every cross-site POST): a
+        // web page the sharer has open must not pause the share or kick viewers by a form, so any Origin is
+        // refused (the sharer's `screencast-call` sends none); and the token only as a header, never in the URL
+        // a page could build from a share link.
         let controlCheck: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
             guard Self.isLoopback(request.clientAddress) else { return .text(403, "the call's controls answer on this machine only (loopback)") }
+            if request.headers["Origin"] != nil {
+                return .text(403, "the call's controls take no request from a web page (Origin); use screencast-call status, kick, pause, resume")
+            }
+            if request.query["token"] != nil {
+                return .text(403, "the call's controls take the token as 'Authorization: Bearer', not in the URL")
+            }
             return needsToken(request)
         }
         return [

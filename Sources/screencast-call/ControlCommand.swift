@@ -37,6 +37,11 @@ enum ControlCommand {
             let arguments = try CommandLineArguments(words, options: ["http", "token"], flags: ["share"])
             let positionals = try arguments.positionals(exactly: command == "kick" ? 1 : 0, names: "the viewer's ID (screencast-call status lists them)")
             viewer = positionals.first
+            // A token goes into a header: a CR, LF or other control character would write another header.
+            if let token = arguments.string("token"), token.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
+                throw UsageError("--token: only printable ASCII without spaces (the call's tokens are URL-safe)")
+            }
+            if let id = viewer, id.count > 128 { throw UsageError("kick: a viewer ID is at most 128 characters (status lists them)") }
             let share = arguments.has("share")
             var endpoint = share ? HTTPEndpoint(host: "127.0.0.1", port: 8443) : .default
             if let text = arguments.string("http") {

@@ -64,6 +64,27 @@ final class AudioTimelineTests: XCTestCase {
         XCTAssertEqual(frames[0].samples[959], 579)
     }
 
+    /// A `Sound-Timestamp` that is no time of this clock (a forged u64, a replayed dump's old times) is replaced
+    /// by now: the call went down on `UInt64.max` (an overflow in the timeline's arithmetic).
+    func testImplausibleStampsAreReplacedByNowAndNothingOverflows() throws {
+        let now: UInt64 = 50_000_000
+        for stamp in [UInt64.max, UInt64.max - 10_000, 1 << 63, now + 2_000_000, now - 6_000_000, 0] {
+            var t = AudioTimeline(configuration: .init())
+            var frames: [AudioFrame] = []
+            for k in 0..<3 {
+                frames += try push(&t, message(samples: 480, first: k * 480, stamp: stamp &+ UInt64(k) * 10_000), now: now + UInt64(k) * 10_000)
+            }
+            XCTAssertEqual(frames.first?.captureMicros, now, "\(stamp)")
+            XCTAssertEqual(frames.count, 3)
+            XCTAssertEqual(t.stats.restamped, 3)
+            XCTAssertEqual(t.tick(now: now + 200_000).count, 17, "then silence up to now (30 to 190 ms), no overflow")
+        }
+        var t = AudioTimeline(configuration: .init())
+        _ = try push(&t, message(samples: 480, first: 0, stamp: now - 40_000), now: now)
+        _ = try push(&t, message(samples: 480, first: 0, stamp: now + 500_000), now: now)
+        XCTAssertEqual(t.stats.restamped, 0, "5 s back and 1 s ahead are this clock's")
+    }
+
     func testOtherRatesAndChannelCountsAreRefusedAndCounted() throws {
         var t = AudioTimeline(configuration: .init())
         XCTAssertThrowsError(try push(&t, message(samples: 441, first: 0, stamp: 0, rate: 44100), now: 0)) {
@@ -127,11 +148,12 @@ final class AudioTimelineTests: XCTestCase {
         frames = try push(&t, message(samples: 4800, first: 0, stamp: 1_050_000), now: 1_120_000)
         XCTAssertEqual(t.stats.droppedSamples, 2880)
         XCTAssertEqual(frames.first?.samples[0], 2880)
-        // A second late (a replayed dump, a stall): the capture time jumps, the sample clock goes on.
+        // Most of a second off the timeline (a stall of the sound server): the capture time jumps, the sample
+        // clock goes on.
         let before = frames.last!.sampleTime
-        frames = try push(&t, message(samples: 480, first: 0, stamp: 9_000_000), now: 1_200_000)
+        frames = try push(&t, message(samples: 480, first: 0, stamp: 2_000_000), now: 1_200_000)
         XCTAssertEqual(t.stats.reanchors, 1)
-        XCTAssertEqual(frames.first?.captureMicros, 9_000_000)
+        XCTAssertEqual(frames.first?.captureMicros, 2_000_000)
         XCTAssertEqual(frames.first?.sampleTime, before + 480)
     }
 }

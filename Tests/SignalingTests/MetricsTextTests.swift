@@ -107,6 +107,14 @@ final class MetricsTextTests: XCTestCase {
         XCTAssertEqual(kick("v1", from: "127.0.0.1", token: nil), 401)
         XCTAssertEqual(kick("v1", from: "127.0.0.1", token: "wrong"), 401)
         XCTAssertEqual(router.respond(to: HTTPRequest(method: "GET", path: "/control/kick/v1", clientAddress: "127.0.0.1")).status, 405)
+        // A web page the sharer has open (a cross-site form POST carries Origin), and a token in the URL a page
+        // could build from a share link: refused even from loopback with the right token.
+        let forged = router.respond(to: HTTPRequest(
+            method: "POST", path: "/control/kick/v1", headers: ["Authorization": "Bearer s3cret-token-123", "Origin": "https://evil.example"],
+            clientAddress: "127.0.0.1"))
+        XCTAssertEqual(forged.status, 403, String(decoding: forged.body, as: UTF8.self))
+        XCTAssertEqual(router.respond(to: HTTPRequest(
+            method: "POST", path: "/control/kick/v1", query: ["token": "s3cret-token-123"], clientAddress: "127.0.0.1")).status, 403)
     }
 
     /// `/proc/PID/stat` read as proc(5) says, with a command name holding spaces and parentheses.
