@@ -61,7 +61,7 @@ final class EncryptedPageTests: XCTestCase {
         XCTAssertTrue(page.contains(#"data-e2ee="on" data-e2ee-salt="my &quot;salt&quot; &lt;&amp;&gt;""#), "the salt, escaped")
         XCTAssertTrue(page.contains(#"data-source-fps="30.0""#))
         for needle in [
-            "new RTCRtpScriptTransform(e2eeWorker(), { operation: \"decrypt\" })", "createEncodedStreams()", "encodedInsertableStreams: true",
+            "new RTCRtpScriptTransform(e2eeWorker(), { operation: \"decrypt\", kind: kind || \"video\" })", "createEncodedStreams()", "encodedInsertableStreams: true",
             "attachDecryptor(transceiver)", "showAtOnce(transceiver.receiver)", "location.hash", "end-to-end encrypted \\u2014 enter the key",
             "self.onrtctransform", "name: \"PBKDF2\", hash: \"SHA-256\"", "iterations: 100000", "additionalData: header", "parts.push(\"key \" + e2ee.counts.keyIndex)",
             "<span id=\"lock\" hidden title=\"end-to-end encrypted\"><svg viewBox=", "content: url(\"data:image/svg+xml,%3Csvg ",
