@@ -30,7 +30,9 @@ let package = Package(
         .systemLibrary(name: "COpus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        .systemLibrary(name: "CUsrSCTP", pkgConfig: "usrsctp", providers: [.apt(["libusrsctp-dev"])]),
+        // usrsctp.pc carries -DINET -DINET6 (for building the library itself), which SwiftPM refuses with a warning on
+        // every build; the header is in /usr/include and the module map links usrsctp, so no pkg-config.
+        .systemLibrary(name: "CUsrSCTP", providers: [.apt(["libusrsctp-dev"])]),
         // The Wayland path (issue 30): the xdg-desktop-portal ScreenCast session through libportal (a .pc file of
         // ours, as for CNice: libportal.pc's GIO requirements bring "-pthread") and the PipeWire stream it hands out.
         .systemLibrary(
