@@ -290,11 +290,7 @@ final class CaptureLoop {
         frame.shared = shared
         frame.damage = damage
         lastFrame = frame
-        stats.frames += 1
-        if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
-        stats.grabMicros += frame.grabMicros
-        stats.encodeMicros += frame.encodeMicros
-        stats.jpegBytes += body.count
+        stats.countProduced(frame, paintOver: kind == .paintOver, bytes: body.count)
         stats.method = grabber.method?.rawValue ?? ""
         return frame
     }

@@ -131,4 +131,14 @@ extension CaptureStats {
         keepaliveFrames += 1
         jpegBytes += bytes
     }
+
+    /// Counts a frame made from a new grab (a change or a paint-over) with a body of `bytes` bytes (every
+    /// capture loop's `produce`).
+    mutating func countProduced(_ frame: CapturedFrame, paintOver: Bool, bytes: Int) {
+        frames += 1
+        if paintOver { paintOverFrames += 1 } else { changeFrames += 1 }
+        grabMicros += frame.grabMicros
+        encodeMicros += frame.encodeMicros
+        jpegBytes += bytes
+    }
 }

@@ -144,11 +144,7 @@ final class PortalCaptureLoop {
         frame.damage = damage
         nextIndex += 1
         lastFrame = frame
-        stats.frames += 1
-        if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
-        stats.grabMicros += frame.grabMicros
-        stats.encodeMicros += frame.encodeMicros
-        stats.jpegBytes += made.bytes.count
+        stats.countProduced(frame, paintOver: kind == .paintOver, bytes: made.bytes.count)
         return frame
     }
 

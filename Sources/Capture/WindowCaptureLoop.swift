@@ -163,11 +163,7 @@ final class WindowCaptureLoop {
         frame.shared = made.shared
         nextIndex += 1
         lastFrame = frame
-        stats.frames += 1
-        if kind == .paintOver { stats.paintOverFrames += 1 } else { stats.changeFrames += 1 }
-        stats.grabMicros += frame.grabMicros
-        stats.encodeMicros += frame.encodeMicros
-        stats.jpegBytes += made.bytes.count
+        stats.countProduced(frame, paintOver: kind == .paintOver, bytes: made.bytes.count)
         if grabber.method != statsMethod, let method = grabber.method {  // a new string only when the method changes
             statsMethod = method
             stats.method = "composite+" + method.rawValue
