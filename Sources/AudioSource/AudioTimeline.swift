@@ -18,6 +18,7 @@ public struct AudioTimeline: Sendable {
     /// which the timeline re-anchors instead of filling or dropping, µs: 500 ms.
     public static let reanchorMicros: UInt64 = 500_000
 
+    /// The idle content, hold and slip it works with.
     public let configuration: AudioSourceConfiguration
     /// What happened so far.
     public private(set) var stats = AudioSourceStats()
@@ -165,7 +166,9 @@ public struct AudioTimeline: Sendable {
 public struct AudioSourceStats: Sendable, Equatable {
     /// Frames made, by origin.
     public var screenFrames: UInt64 = 0
+    /// Frames of generated silence (no agent sound).
     public var silenceFrames: UInt64 = 0
+    /// Frames of the test tone (no agent sound).
     public var toneFrames: UInt64 = 0
     /// The agent's sound messages taken.
     public var screenMessages: UInt64 = 0

@@ -22,6 +22,7 @@ public struct EncodedAudioFrame: Sendable, Equatable {
     /// True when the encoder judged it silence (Opus DTX: a comfort-noise or empty frame).
     public var isSilence: Bool
 
+    /// A frame as given (`durationSamples` per channel at 48 kHz).
     public init(codec: AudioCodec, data: [UInt8], sampleTime: UInt64, durationSamples: Int, captureMicros: UInt64, isSilence: Bool = false) {
         self.codec = codec
         self.data = data

@@ -14,6 +14,7 @@ public final class SharedAudioSource: Sendable {
     /// The ticker's period, µs.
     static let tickMicros: UInt64 = 10_000
 
+    /// The idle content, hold and slip (``AudioSourceConfiguration``).
     public let configuration: AudioSourceConfiguration
     private let logger: Logger
     private let clock: @Sendable () -> UInt64

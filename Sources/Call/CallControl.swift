@@ -9,10 +9,12 @@ import ScreencastSupport
 public struct CallControl: Sendable {
     /// `http://127.0.0.1:8080` or `https://127.0.0.1:8443`.
     public let baseURL: String
+    /// The call's token, sent as `Authorization: Bearer` (never in the URL: `/control` refuses that); nil: none.
     public let token: String?
     /// A PEM file holding the only certificate the call may present (nil: plain HTTP, or the system's authorities).
     public let trustedCertificate: String?
 
+    /// A client of the call at `baseURL` (no request is made here).
     public init(baseURL: String, token: String?, trustedCertificate: String?) {
         self.baseURL = baseURL
         self.token = token

@@ -19,6 +19,7 @@ public enum PayloadProtocol: UInt32, Sendable {
 
 /// How a channel delivers (RFC 8832 §5.1, DATA_CHANNEL_OPEN's Channel Type and Reliability Parameter).
 public struct ChannelReliability: Sendable, Equatable {
+    /// When a message is given up (the Channel Type's reliability bits and its 32-bit Reliability Parameter).
     public enum Limit: Sendable, Equatable {
         /// Retransmitted until acknowledged.
         case reliable
@@ -30,8 +31,10 @@ public struct ChannelReliability: Sendable, Equatable {
 
     /// Delivered in order.
     public var ordered: Bool
+    /// When a message is given up.
     public var limit: Limit
 
+    /// Ordered and reliable by default (an `RTCDataChannel`'s defaults).
     public init(ordered: Bool = true, limit: Limit = .reliable) {
         self.ordered = ordered
         self.limit = limit

@@ -20,13 +20,16 @@ public struct DataChannelEstablishment: Sendable {
     public struct Channel: Sendable, Equatable {
         /// The SCTP stream id (both directions).
         public var streamID: UInt16
+        /// The label (`RTCDataChannel.label`), UTF-8, at most ``DCEPMessage/maxLabelBytes`` bytes.
         public var label: String
         /// The sub-protocol (`RTCDataChannel.protocol`).
         public var `protocol`: String
+        /// How it delivers (DATA_CHANNEL_OPEN's Channel Type and Reliability Parameter).
         public var reliability: ChannelReliability
         /// True when the peer opened it.
         public var openedByPeer: Bool
 
+        /// A channel as given.
         public init(streamID: UInt16, label: String, protocol proto: String, reliability: ChannelReliability, openedByPeer: Bool) {
             self.streamID = streamID
             self.label = label
@@ -85,10 +88,13 @@ public struct DataChannelEstablishment: Sendable {
     public let maxMessageSize: Int
     /// The largest message the peer takes (its `a=max-message-size`; 0 there means "any", kept as Int.max).
     public let remoteMaxMessageSize: Int
+    /// Which stream ids we open (RFC 8832 §6: even for the DTLS client, odd for the server).
     public let parity: Parity
 
     private(set) var channels: [UInt16: (Channel, Phase)] = [:]
 
+    /// No channel yet. `maxMessageSize` and `remoteMaxMessageSize` in bytes (our and the peer's
+    /// `a=max-message-size`), `streamCount` the SCTP streams negotiated (the highest stream id + 1).
     public init(parity: Parity, maxMessageSize: Int, remoteMaxMessageSize: Int, streamCount: UInt16) {
         self.parity = parity
         self.maxMessageSize = maxMessageSize

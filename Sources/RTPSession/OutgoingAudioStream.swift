@@ -11,6 +11,7 @@ public struct OutgoingAudioFrame: Sendable {
     /// A DTX packet (1–2 bytes, RFC 7587 §3.1.3): not sent; the next sound packet after it has the marker.
     public var isSilence: Bool
 
+    /// An Opus packet (`bytes`, RFC 6716 §3) of the call's 48 kHz sample clock at `sampleTime`.
     public init(bytes: [UInt8], sampleTime: UInt64, captureMicros: UInt64, isSilence: Bool = false) {
         self.bytes = bytes
         self.sampleTime = sampleTime
@@ -32,6 +33,7 @@ public struct OutgoingAudioFrame: Sendable {
 ///
 /// Sans-I/O and deterministic: every random starting point is passed in.
 public struct OutgoingAudioStream: Sendable {
+    /// The stream's counters (`/stats` per viewer `audio`).
     public struct Statistics: Sendable, Equatable {
         /// Packets made (RTP, sent once: Opus has no NACK here), their payload and whole RTP bytes.
         public var packetsSent = 0
